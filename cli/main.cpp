@@ -1,0 +1,43 @@
+// The thn command.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "build_config.h"
+#include "cli/ops_doc.h"
+
+namespace {
+
+const char* kUsage = R"(usage: thn <command> [options]
+
+commands:
+  docs-ops [--check FILE]   print docs/ops.md from the op table (or check FILE against it)
+  --version                 print the version and the backends this build has
+  --help                    print this help
+)";
+
+int version() {
+  std::cout << "thn " << THN_VERSION << "\n";
+  std::cout << "backends: cpu (eager)";
+  if (THN_HAVE_CUDA_TOOLKIT) std::cout << "; CUDA toolkit " << THN_CUDA_VERSION << " found at build time";
+  else std::cout << "; CUDA backend off (no CUDA toolkit at build time)";
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string cmd = argc > 1 ? argv[1] : "--help";
+  if (cmd == "--version") return version();
+  if (cmd == "--help" || cmd == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "docs-ops") {
+    if (argc == 2) return thn::print_ops_doc(std::cout);
+    if (argc == 4 && std::strcmp(argv[2], "--check") == 0) return thn::check_ops_doc(argv[3]);
+  }
+  std::cerr << "thn: unknown command or arguments: " << cmd << "\n" << kUsage;
+  return 2;
+}

@@ -1,0 +1,192 @@
+// Elementwise ops with two inputs: broadcasting and type promotion.
+#include "runtime/elementwise_impl.h"
+#include "runtime/error.h"
+#include "runtime/scalar_math.h"
+
+namespace thn {
+
+namespace {
+
+#define THN_BINARY_ARITH(X) X(add) X(sub) X(mul) X(div) X(floor_divide) X(remainder) X(pow) X(maximum) X(minimum) X(atan2)
+#define THN_BINARY_BITS(X) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
+#define THN_BINARY_BOOL(X) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor)
+
+enum class Rounding { None, Trunc, Floor };
+
+struct Options {
+  Scalar alpha = Scalar(int64_t(1));
+  Rounding rounding = Rounding::None;
+};
+
+bool bool_result(OpId op) {
+  switch (op) {
+#define THN_X(name) case OpId::name:
+    THN_BINARY_BOOL(THN_X) return true;
+#undef THN_X
+    default: return false;
+  }
+}
+
+// The dtype the kernel computes in (inputs are cast to it).
+DType compute_dtype(OpId op, DType common, Rounding rounding) {
+  bool to_float = op == OpId::atan2 || (op == OpId::div && rounding == Rounding::None);
+  return to_float && !is_floating(common) ? kDefaultFloat : common;
+}
+
+void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Options& opt) {
+  std::string_view tn = dtype_torch_name(common);
+  switch (op) {
+    case OpId::sub:
+      if (a.dtype() == DType::Bool && b.dtype() == DType::Bool)
+        fail("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` "
+             "operator instead.");
+      if (a.dtype() == DType::Bool || b.dtype() == DType::Bool)
+        fail("Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, "
+             "use the `~` or `logical_not()` operator instead.");
+      [[fallthrough]];
+    case OpId::add:
+      if (is_integral(common, true) && opt.alpha.is_float())
+        fail("For integral input tensors, argument alpha must not be a floating point number.");
+      if (common != DType::Bool && opt.alpha.is_bool()) fail("Boolean alpha only supported for Boolean results.");
+      break;
+    case OpId::floor_divide:
+      if (common == DType::Bool) fail("\"div_floor_cpu\" not implemented for 'Bool'");
+      break;
+    case OpId::div:
+      if (common == DType::Bool && opt.rounding != Rounding::None)
+        fail("\"div_{}_cpu\" not implemented for 'Bool'", opt.rounding == Rounding::Trunc ? "trunc" : "floor");
+      break;
+    case OpId::remainder:
+      if (common == DType::Bool) fail("\"remainder_cpu\" not implemented for 'Bool'");
+      break;
+    case OpId::pow:
+      if (common == DType::Bool) fail("\"pow\" not implemented for 'Bool'");
+      if (is_integral(common, false) && b.is_wrapped_number() && b.item().to_int() < 0)
+        fail("Integers to negative integer powers are not allowed.");
+      break;
+    case OpId::bitwise_and:
+    case OpId::bitwise_or:
+    case OpId::bitwise_xor:
+      if (is_floating(common)) fail("\"{}_cpu\" not implemented for '{}'", op_def(op).name, tn);
+      break;
+    case OpId::bitwise_left_shift:
+    case OpId::bitwise_right_shift:
+      if (!is_integral(common, false))
+        fail("\"{}_cpu\" not implemented for '{}'", op == OpId::bitwise_left_shift ? "lshift" : "rshift", tn);
+      break;
+    default: break;
+  }
+}
+
+template <class C>
+C checked_divisor(C b) {
+  if constexpr (std::is_integral_v<C>) {
+    if (b == 0) fail("ZeroDivisionError");
+  }
+  return b;
+}
+
+template <class S>
+void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Options& opt) {
+  using C = compute_t<S>;
+  constexpr bool is_bool = std::is_same_v<S, bool>;
+  constexpr bool is_int = std::is_integral_v<S> && !is_bool;
+  auto map = [&](auto f) { map_kernel<S, S, S>(o, f, a, b); };
+  switch (op) {
+    case OpId::add:
+    case OpId::sub: {
+      C alpha = opt.alpha.to<C>();
+      if constexpr (is_bool) {
+        map([alpha](C x, C y) { return thn_add(x, C(alpha && y)); });
+      } else {
+        if (op == OpId::sub) alpha = C(-alpha);
+        if (alpha == C(1)) map([](C x, C y) { return C(x + y); });
+        else map([alpha](C x, C y) { return C(x + alpha * y); });
+      }
+      return;
+    }
+    case OpId::mul: map([](C x, C y) { return thn_mul(x, y); }); return;
+    case OpId::div:
+      if constexpr (!is_bool) {
+        if (opt.rounding == Rounding::None) map([](C x, C y) { return thn_div(x, y); });
+        else if (opt.rounding == Rounding::Trunc) map([](C x, C y) { return thn_div_trunc(x, checked_divisor(y)); });
+        else map([](C x, C y) { return thn_floor_divide(x, checked_divisor(y)); });
+      }
+      return;
+    case OpId::floor_divide:
+      if constexpr (!is_bool) map([](C x, C y) { return thn_floor_divide(x, checked_divisor(y)); });
+      return;
+    case OpId::remainder:
+      if constexpr (!is_bool) map([](C x, C y) { return thn_remainder(x, checked_divisor(y)); });
+      return;
+    case OpId::pow: map([](C x, C y) { return thn_pow(x, y); }); return;
+    case OpId::maximum: map([](C x, C y) { return thn_maximum(x, y); }); return;
+    case OpId::minimum: map([](C x, C y) { return thn_minimum(x, y); }); return;
+    case OpId::atan2:
+      if constexpr (!is_int && !is_bool) map([](C x, C y) { return thn_atan2(x, y); });
+      return;
+#define THN_X(name)                                                  \
+  case OpId::name:                                                   \
+    if constexpr (is_int || is_bool) map([](C x, C y) { return thn_##name(x, y); }); \
+    return;
+      THN_X(bitwise_and) THN_X(bitwise_or) THN_X(bitwise_xor)
+#undef THN_X
+    case OpId::bitwise_left_shift:
+      // PyTorch 1.13 shifts left without a range check (the count wraps as on x86).
+      if constexpr (is_int) map([](C x, C y) { return C(std::make_unsigned_t<C>(x) << (y & C(sizeof(C) * 8 - 1))); });
+      return;
+    case OpId::bitwise_right_shift:
+      if constexpr (is_int) map([](C x, C y) { return thn_bitwise_right_shift(x, y); });
+      return;
+#define THN_X(name) \
+  case OpId::name: map_kernel<bool, S, S>(o, [](C x, C y) { return thn_##name(x, y); }, a, b); return;
+      THN_BINARY_BOOL(THN_X)
+#undef THN_X
+    default: fail("{} is not a binary op", op_def(op).name);
+  }
+}
+
+Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt, const Tensor* out) {
+  DType common = result_type({a, b});
+  check(op, a, b, common, opt);
+  DType compute = compute_dtype(op, common, opt.rounding);
+  DType rd = bool_result(op) ? DType::Bool : compute;
+  Dims shape = broadcast_shapes(a.sizes(), b.sizes());
+  Tensor o = elementwise_output(shape, rd, {a, b}, out);
+  Tensor ac = to_dtype(a, compute), bc = to_dtype(b, compute);
+  dispatch_dtype(compute, [&]<class S>() { run<S>(op, o, ac, bc, opt); });
+  return finish_inplace(o, out);
+}
+
+const Tensor* inplace_target(const Args& a) { return a.inplace() ? &a.tensor(0) : nullptr; }
+
+}  // namespace
+
+DType binary_result_dtype(OpId op, const Tensor& a, const Tensor& b) {
+  DType common = result_type({a, b});
+  return bool_result(op) ? DType::Bool : compute_dtype(op, common, Rounding::None);
+}
+
+Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Tensor* out) { return binary_impl(op, a, b, {}, out); }
+
+IValue op_add(const Args& a) { return binary_impl(OpId::add, a.tensor(0), a.tensor(1), {a.scalar(2)}, inplace_target(a)); }
+IValue op_sub(const Args& a) { return binary_impl(OpId::sub, a.tensor(0), a.tensor(1), {a.scalar(2)}, inplace_target(a)); }
+
+IValue op_div(const Args& a) {
+  Options opt;
+  if (auto mode = a.opt_str(2)) {
+    if (*mode == "trunc") opt.rounding = Rounding::Trunc;
+    else if (*mode == "floor") opt.rounding = Rounding::Floor;
+    else fail("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
+  }
+  return binary_impl(OpId::div, a.tensor(0), a.tensor(1), opt, inplace_target(a));
+}
+
+#define THN_X(name) \
+  IValue op_##name(const Args& a) { return binary(OpId::name, a.tensor(0), a.tensor(1), inplace_target(a)); }
+THN_X(mul) THN_X(floor_divide) THN_X(remainder) THN_X(pow) THN_X(maximum) THN_X(minimum) THN_X(atan2)
+THN_BINARY_BITS(THN_X)
+THN_BINARY_BOOL(THN_X)
+#undef THN_X
+
+}  // namespace thn

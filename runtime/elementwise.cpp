@@ -1,0 +1,403 @@
+#include "runtime/elementwise.h"
+
+#include <numeric>
+
+#include "runtime/elementwise_impl.h"
+#include "runtime/error.h"
+#include "runtime/scalar_math.h"
+
+namespace thn {
+
+Dims broadcast_shapes(const Dims& a, const Dims& b) {
+  size_t n = std::max(a.size(), b.size());
+  Dims out(n);
+  for (size_t i = 0; i < n; i++) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1)
+      fail("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}", da, db, i);
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+Dims broadcast_strides(const Tensor& t, const Dims& shape) {
+  Dims s(shape.size(), 0);
+  size_t lead = shape.size() - size_t(t.dim());
+  for (size_t i = 0; i < size_t(t.dim()); i++) s[lead + i] = t.sizes()[i] == 1 ? 0 : t.strides()[i];
+  return s;
+}
+
+Tensor broadcast_to(const Tensor& t, const Dims& shape) {
+  return t.as_strided(shape, broadcast_strides(t, shape), t.offset());
+}
+
+DType result_type(std::initializer_list<Tensor> operands) {
+  // One promoted dtype per priority class, then PyTorch's combine_categories.
+  std::optional<DType> dim, zero, wrapped;
+  auto update = [](std::optional<DType>& acc, DType d) { acc = acc ? promote_types(*acc, d) : d; };
+  for (const Tensor& t : operands) {
+    if (!t.defined()) continue;
+    if (t.is_wrapped_number()) {
+      DType d = t.dtype();
+      update(wrapped, is_floating(d) ? kDefaultFloat : d);
+    } else {
+      update(t.dim() == 0 ? zero : dim, t.dtype());
+    }
+  }
+  auto combine = [](std::optional<DType> higher, std::optional<DType> lower) -> std::optional<DType> {
+    if (!higher) return lower;
+    if (!lower || is_floating(*higher)) return higher;
+    if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+    return higher;
+  };
+  return *combine(dim, combine(zero, wrapped));
+}
+
+namespace {
+
+// TensorIterator's stride order for a new output: dims sorted by the inputs'
+// strides (broadcast dims ignored), ties broken by size; contiguous when the
+// inputs don't decide.
+Dims output_strides(const Dims& shape, std::initializer_list<Tensor> inputs) {
+  const int64_t nd = int64_t(shape.size());
+  bool same = true;
+  for (const Tensor& t : inputs) same = same && t.sizes() == shape;
+  if (same && inputs.size() > 0) {
+    const Tensor& first = *inputs.begin();
+    bool all_contig = true, all_same_dense = first.is_non_overlapping_and_dense();
+    for (const Tensor& t : inputs) {
+      all_contig = all_contig && t.is_contiguous();
+      all_same_dense = all_same_dense && t.strides() == first.strides();
+    }
+    if (all_contig) return contiguous_strides(shape);
+    if (all_same_dense) return first.strides();
+  }
+  std::vector<Dims> st;
+  for (const Tensor& t : inputs) st.push_back(broadcast_strides(t, shape));
+  // perm[0] is the innermost dim, as in TensorIterator.
+  std::vector<int64_t> perm(nd);
+  for (int64_t i = 0; i < nd; i++) perm[i] = nd - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const Dims& s : st) {
+      if (s[d0] == 0 || s[d1] == 0) continue;
+      if (s[d0] != s[d1]) return s[d0] < s[d1] ? -1 : 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < nd; i++) {
+    int64_t dim1 = i;
+    for (int64_t dim0 = i - 1; dim0 >= 0; dim0--) {
+      int c = should_swap(perm[dim0], perm[dim1]);
+      if (c > 0) {
+        std::swap(perm[dim0], perm[dim1]);
+        dim1 = dim0;
+      } else if (c < 0) {
+        break;
+      }
+    }
+  }
+  Dims strides(nd);
+  int64_t next = 1;
+  for (int64_t d : perm) {
+    strides[d] = next;
+    next *= std::max<int64_t>(shape[d], 1);
+  }
+  return strides;
+}
+
+// Overlap of two tensors' memory, as PyTorch's get_overlap_status.
+enum class Overlap { No, Full, Partial, TooHard };
+Overlap overlap(const Tensor& a, const Tensor& b) {
+  if (a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return Overlap::No;
+  if (!a.is_non_overlapping_and_dense() || !b.is_non_overlapping_and_dense()) return Overlap::TooHard;
+  auto span = [](const Tensor& t) {
+    int64_t lo = t.offset(), hi = t.offset();
+    for (int64_t d = 0; d < t.dim(); d++) hi += (t.sizes()[d] - 1) * t.strides()[d];
+    return std::pair{lo, hi + 1};
+  };
+  auto [a0, a1] = span(a);
+  auto [b0, b1] = span(b);
+  if (a0 == b0 && a1 == b1 && a.strides() == b.strides()) return Overlap::Full;
+  if (a0 < b1 && b0 < a1) return Overlap::Partial;
+  return Overlap::No;
+}
+
+bool has_internal_overlap(const Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); d++)
+    if (t.strides()[d] == 0 && t.sizes()[d] > 1) return true;
+  return false;
+}
+
+}  // namespace
+
+void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs) {
+  if (has_internal_overlap(out))
+    fail("unsupported operation: more than one element of the written-to tensor refers to a single memory location. "
+         "Please clone() the tensor before performing the operation.");
+  for (const Tensor& in : inputs) {
+    if (in.defined() && overlap(out, in) == Overlap::Partial)
+      fail("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.");
+  }
+}
+
+Tensor elementwise_output(const Dims& shape, DType dtype, std::initializer_list<Tensor> inputs, const Tensor* out) {
+  if (!out) return empty_strided(shape, output_strides(shape, inputs), dtype);
+  if (out->sizes() != shape)
+    fail("output with shape {} doesn't match the broadcast shape {}", dims_str(out->sizes()), dims_str(shape));
+  if (!can_cast(dtype, out->dtype()))
+    fail("result type {} can't be cast to the desired output type {}", dtype_torch_name(dtype),
+         dtype_torch_name(out->dtype()));
+  check_inplace_write(*out, inputs);
+  if (out->dtype() != dtype) return empty_strided(shape, output_strides(shape, inputs), dtype);
+  return *out;
+}
+
+Tensor finish_inplace(const Tensor& computed, const Tensor* out) {
+  if (!out) return computed;
+  if (out->storage() != computed.storage()) copy_into(*out, computed);
+  return *out;
+}
+
+Tensor empty_like(const Tensor& t, std::optional<DType> dtype) {
+  DType d = dtype.value_or(t.dtype());
+  if (t.is_non_overlapping_and_dense()) return empty_strided(t.sizes(), t.strides(), d);
+  return empty_strided(t.sizes(), output_strides(t.sizes(), {t}), d);
+}
+
+namespace {
+// dst[i] = src[i] converted, over dst's shape (src already broadcast).
+void cast_kernel(const Tensor& dst, const Tensor& src) {
+  dispatch_dtype(dst.dtype(), [&]<class D>() {
+    dispatch_dtype(src.dtype(), [&]<class S>() {
+      map_kernel<D, S>(dst, [](auto v) { return compute_t<D>(v); }, src);
+    });
+  });
+}
+}  // namespace
+
+void copy_into(const Tensor& dst, const Tensor& src) {
+  broadcast_shapes(dst.sizes(), src.sizes());
+  if (src.dim() > dst.dim() || broadcast_shapes(dst.sizes(), src.sizes()) != dst.sizes())
+    fail("output with shape {} doesn't match the broadcast shape {}", dims_str(dst.sizes()),
+         dims_str(broadcast_shapes(dst.sizes(), src.sizes())));
+  check_inplace_write(dst, {src});
+  if (overlap(dst, src) == Overlap::Full && dst.dtype() == src.dtype()) return;
+  Tensor s = broadcast_to(src, dst.sizes());
+  if (overlap(dst, src) != Overlap::No) s = clone(s);  // TooHard: read from a copy
+  cast_kernel(dst, s);
+}
+
+Tensor to_dtype(const Tensor& t, DType d) {
+  if (t.dtype() == d) return t;
+  Tensor out = empty_like(t, d);
+  cast_kernel(out, t);
+  return out;
+}
+
+Tensor contiguous(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor out = empty(t.sizes(), t.dtype());
+  cast_kernel(out, t);
+  return out;
+}
+
+Tensor clone(const Tensor& t) {
+  Tensor out = empty_like(t);
+  cast_kernel(out, t);
+  return out;
+}
+
+void fill(const Tensor& dst, const Scalar& v) {
+  check_inplace_write(dst, {});
+  Tensor s = scalar_tensor(v, dst.dtype());
+  cast_kernel(dst, broadcast_to(s, dst.sizes()));
+}
+
+// ---- ops.def rows: Pointwise ----
+
+namespace {
+
+Dims broadcast_all(std::initializer_list<Tensor> ts) {
+  Dims shape;
+  for (const Tensor& t : ts)
+    if (t.defined()) shape = broadcast_shapes(shape, t.sizes());
+  return shape;
+}
+
+// Runs a same-dtype kernel over (self, others...) in `dtype`, into the
+// in-place target when asked: the shared path of clamp, lerp, addcmul, addcdiv.
+template <class Kernel>
+Tensor pointwise(const Args& a, DType dtype, std::initializer_list<Tensor> ins, Kernel&& kernel) {
+  const Tensor& self = *ins.begin();
+  Dims shape = broadcast_all(ins);
+  const Tensor* out = a.inplace() ? &self : nullptr;
+  Tensor o = elementwise_output(shape, dtype, ins, out);
+  std::vector<Tensor> cast;
+  for (const Tensor& t : ins) cast.push_back(to_dtype(t, dtype));
+  kernel(o, cast);
+  return finish_inplace(o, out);
+}
+
+}  // namespace
+
+IValue op_where(const Args& a) {
+  const Tensor &cond = a.tensor(0), &x = a.tensor(1), &y = a.tensor(2);
+  if (cond.dtype() != DType::Bool)
+    fail("where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+         dtype_torch_name(cond.dtype()));
+  DType dt = result_type({x, y});
+  Dims shape = broadcast_all({cond, x, y});
+  Tensor o = elementwise_output(shape, dt, {cond, x, y}, nullptr);
+  Tensor xc = to_dtype(x, dt), yc = to_dtype(y, dt);
+  dispatch_dtype(dt, [&]<class S>() {
+    map_kernel<S, bool, S, S>(o, [](bool c, auto u, auto v) { return thn_where(c, u, v); }, cond, xc, yc);
+  });
+  return o;
+}
+
+std::string_view cpp_type_name(DType d) {
+  switch (d) {
+    case DType::Bool: return "bool";
+    case DType::Int32: return "int";
+    case DType::Int64: return "long int";
+    default: return dtype_torch_name(d);
+  }
+}
+
+IValue op_clamp(const Args& a) {
+  const Tensor& self = a.tensor(0);
+  auto lo = a.opt_tensor(1), hi = a.opt_tensor(2);
+  if (!lo && !hi) fail("torch.clamp: At least one of 'min' or 'max' must not be None");
+  DType dt = result_type({self, lo.value_or(Tensor()), hi.value_or(Tensor())});
+  if (a.inplace() && !can_cast(dt, self.dtype()))  // clamp_'s message names C++ types
+    fail("result type {} can't be cast to the desired output type {}", dtype_torch_name(dt), cpp_type_name(self.dtype()));
+  if (lo && hi) {
+    return pointwise(a, dt, {self, *lo, *hi}, [](const Tensor& o, const std::vector<Tensor>& c) {
+      dispatch_dtype(o.dtype(), [&]<class S>() {
+        map_kernel<S, S, S, S>(o, [](auto x, auto l, auto h) { return thn_clamp(x, l, h); }, c[0], c[1], c[2]);
+      });
+    });
+  }
+  bool is_min = bool(lo);
+  return pointwise(a, dt, {self, is_min ? *lo : *hi}, [is_min](const Tensor& o, const std::vector<Tensor>& c) {
+    dispatch_dtype(o.dtype(), [&]<class S>() {
+      if (is_min) map_kernel<S, S, S>(o, [](auto x, auto l) { return thn_clamp_min(x, l); }, c[0], c[1]);
+      else map_kernel<S, S, S>(o, [](auto x, auto h) { return thn_clamp_max(x, h); }, c[0], c[1]);
+    });
+  });
+}
+
+IValue op_lerp(const Args& a) {
+  const Tensor &self = a.tensor(0), &end = a.tensor(1), &w = a.tensor(2);
+  if (!is_floating(self.dtype())) fail("\"lerp_kernel_scalar\" not implemented for '{}'", dtype_torch_name(self.dtype()));
+  if (end.dtype() != self.dtype())
+    fail("expected dtype {} for `end` but got dtype {}", dtype_torch_name(self.dtype()), dtype_torch_name(end.dtype()));
+  return pointwise(a, self.dtype(), {self, end, w}, [](const Tensor& o, const std::vector<Tensor>& c) {
+    dispatch_floating(o.dtype(), [&]<class S>() {
+      map_kernel<S, S, S, S>(o, [](auto x, auto e, auto t) { return thn_lerp(x, e, t); }, c[0], c[1], c[2]);
+    });
+  });
+}
+
+namespace {
+IValue addc(const Args& a, bool divide) {
+  const Tensor &self = a.tensor(0), &t1 = a.tensor(1), &t2 = a.tensor(2);
+  Scalar value = a.scalar(3);
+  DType dt = result_type({self, t1, t2});
+  if (divide && is_integral(t1.dtype(), true) && is_integral(t2.dtype(), true))
+    fail("Integer division with addcdiv is no longer supported, and in a future  release addcdiv will perform a true "
+         "division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * "
+         "torch.trunc(tensor1 / tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+         "tensor2) for float inputs. The future addcdiv behavior is just the latter implementation: (input + value * "
+         "tensor1 / tensor2), for all dtypes.");
+  return pointwise(a, dt, {self, t1, t2}, [&](const Tensor& o, const std::vector<Tensor>& c) {
+    dispatch_dtype(o.dtype(), [&]<class S>() {
+      using C = compute_t<S>;
+      if constexpr (!std::is_same_v<S, bool>) {
+        C v = value.to<C>();
+        if (divide) map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * (p / q)); }, c[0], c[1], c[2]);
+        else map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * p * q); }, c[0], c[1], c[2]);
+      } else {
+        fail("\"addcmul_cpu_out\" not implemented for 'Bool'");
+      }
+    });
+  });
+}
+}  // namespace
+
+IValue op_addcmul(const Args& a) { return addc(a, false); }
+IValue op_addcdiv(const Args& a) { return addc(a, true); }
+
+IValue op_masked_fill(const Args& a) {
+  const Tensor &self = a.tensor(0), &mask = a.tensor(1), &value = a.tensor(2);
+  if (value.dim() != 0)
+    fail("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).", value.dim());
+  if (mask.dtype() != DType::Bool && mask.dtype() != DType::Int64 && mask.dtype() != DType::Int32)
+    fail("masked_fill_ only supports boolean masks, but got mask with dtype {}", dtype_name(mask.dtype()));
+  if (a.inplace() && broadcast_shapes(self.sizes(), mask.sizes()) != self.sizes())
+    fail("output with shape {} doesn't match the broadcast shape {}", dims_str(self.sizes()),
+         dims_str(broadcast_shapes(self.sizes(), mask.sizes())));
+  Dims shape = broadcast_shapes(self.sizes(), mask.sizes());
+  const Tensor* out = a.inplace() ? &self : nullptr;
+  Tensor o = elementwise_output(shape, self.dtype(), {self, mask}, out);
+  Tensor v = to_dtype(value, self.dtype());
+  Tensor m = to_dtype(mask, DType::Bool);
+  dispatch_dtype(self.dtype(), [&]<class S>() {
+    map_kernel<S, S, bool, S>(o, [](auto x, bool c, auto f) { return c ? f : x; }, self, m, v);
+  });
+  return o;
+}
+
+IValue op_copy_(const Args& a) {
+  copy_into(a.tensor(0), a.tensor(1));
+  return a.tensor(0);
+}
+
+IValue op_fill_(const Args& a) {
+  const Tensor& v = a.tensor(1);
+  if (v.dim() != 0)
+    fail("fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", v.dim());
+  fill(a.tensor(0), v.item());
+  return a.tensor(0);
+}
+
+IValue op_zero_(const Args& a) {
+  fill(a.tensor(0), Scalar(int64_t(0)));
+  return a.tensor(0);
+}
+
+// ---- ops.def rows: Conversion ----
+
+namespace {
+Tensor convert(const Tensor& t, DType d, bool copy) { return copy && t.dtype() == d ? clone(t) : to_dtype(t, d); }
+}  // namespace
+
+IValue op_to(const Args& a) {
+  const Tensor& self = a.tensor(0);
+  std::optional<DType> dtype = a.opt_dtype(3);
+  std::optional<Device> device = a.opt_device(4);
+  for (size_t i : {1, 2}) {
+    const IValue& v = a[i];
+    if (v.is_dtype()) dtype = v.to_dtype();
+    else if (v.is_device()) device = v.to_device();
+    else if (v.is_tensor()) dtype = v.to_tensor().dtype();
+    else if (v.is_string()) device = Device{v.to_string() == "cuda" ? DeviceType::CUDA : DeviceType::CPU};
+    else if (!v.is_none()) fail(ErrorKind::TypeError, "to() received an invalid combination of arguments");
+  }
+  if (device && device->type == DeviceType::CUDA)
+    fail("CUDA is not available: thn was built or is running without a GPU");
+  return convert(self, dtype.value_or(self.dtype()), a.boolean(5));
+}
+
+IValue op_to_float(const Args& a) { return to_dtype(a.tensor(0), DType::Float32); }
+IValue op_to_double(const Args& a) { return to_dtype(a.tensor(0), DType::Float64); }
+IValue op_to_half(const Args& a) { return to_dtype(a.tensor(0), DType::Float16); }
+IValue op_to_bfloat16(const Args& a) { return to_dtype(a.tensor(0), DType::BFloat16); }
+IValue op_to_int(const Args& a) { return to_dtype(a.tensor(0), DType::Int32); }
+IValue op_to_long(const Args& a) { return to_dtype(a.tensor(0), DType::Int64); }
+IValue op_to_bool(const Args& a) { return to_dtype(a.tensor(0), DType::Bool); }
+
+}  // namespace thn

@@ -1,0 +1,45 @@
+#pragma once
+// Elementwise ops (unary, binary, where/clamp/lerp/addc*/masked_fill,
+// conversions, copy_/fill_) and the machinery other families share:
+// broadcasting, type promotion, casts, layout-preserving allocation and the
+// checks PyTorch makes before an in-place write.
+#include <initializer_list>
+#include <optional>
+
+#include "runtime/op_registry.h"
+#include "runtime/tensor.h"
+
+namespace thn {
+
+// Broadcast shape of a and b; PyTorch's error when they don't broadcast.
+Dims broadcast_shapes(const Dims& a, const Dims& b);
+// t viewed with `shape` (t's shape must broadcast to it): stride 0 on new dims.
+Tensor broadcast_to(const Tensor& t, const Dims& shape);
+// torch.result_type over operands: dimensioned tensors > 0-dim tensors >
+// wrapped Python numbers, within the highest category present.
+DType result_type(std::initializer_list<Tensor> operands);
+
+// A tensor of the same shape, and of t's strides when t is dense (PyTorch's
+// empty_like with preserve_format).
+Tensor empty_like(const Tensor& t, std::optional<DType> dtype = std::nullopt);
+// t itself when it already has dtype d, else a converted copy.
+Tensor to_dtype(const Tensor& t, DType d);
+Tensor contiguous(const Tensor& t);  // t itself when contiguous
+Tensor clone(const Tensor& t);       // a copy with t's layout (when dense)
+// dst.copy_(src): broadcasts src to dst, casts, checks overlap.
+void copy_into(const Tensor& dst, const Tensor& src);
+void fill(const Tensor& dst, const Scalar& v);
+
+// Errors PyTorch raises before writing `out`: internal overlap (an expanded
+// tensor) and partial overlap with any input.
+void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs);
+
+// The elementwise ops by id, for C++ callers (other families, later the trace
+// executor). `out` set: the in-place form writing into it.
+Tensor unary(OpId op, const Tensor& x, const Tensor* out = nullptr);
+Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
+// Result dtypes, shared with the tracer.
+DType unary_result_dtype(OpId op, DType in);
+DType binary_result_dtype(OpId op, const Tensor& a, const Tensor& b);
+
+}  // namespace thn

@@ -1,0 +1,36 @@
+#pragma once
+// Errors raised by the runtime. The kind is the Python exception type a
+// PyTorch user would see; the message uses PyTorch's wording.
+#include <fmt/format.h>
+#include <stdexcept>
+#include <string>
+
+namespace thn {
+
+enum class ErrorKind { RuntimeError, IndexError, ValueError, TypeError, ZeroDivisionError, OverflowError, NotImplementedError };
+
+const char* error_kind_name(ErrorKind k);
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string msg) : std::runtime_error(std::move(msg)), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+template <class... A>
+[[noreturn]] void fail(fmt::format_string<A...> f, A&&... a) {
+  throw Error(ErrorKind::RuntimeError, fmt::format(f, std::forward<A>(a)...));
+}
+template <class... A>
+[[noreturn]] void fail(ErrorKind k, fmt::format_string<A...> f, A&&... a) {
+  throw Error(k, fmt::format(f, std::forward<A>(a)...));
+}
+#define THN_CHECK(cond, ...) \
+  do {                       \
+    if (!(cond)) ::thn::fail(__VA_ARGS__); \
+  } while (0)
+
+}  // namespace thn

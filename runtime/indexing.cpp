@@ -1,0 +1,1 @@
+// PLACEHOLDER: indexing (getitem / setitem) is being implemented.

@@ -1,0 +1,326 @@
+#include "runtime/op_registry.h"
+
+#include <unordered_map>
+
+#include "runtime/error.h"
+
+namespace thn {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+IValue parse_default(std::string_view text) {
+  if (text == "None") return IValue();
+  if (text == "True") return IValue(true);
+  if (text == "False") return IValue(false);
+  if (text == "[]") return IValue::list({});
+  if (text.front() == '"') return IValue(std::string(text.substr(1, text.size() - 2)));
+  if (text.find('.') != std::string_view::npos) return IValue(std::stod(std::string(text)));
+  return IValue(int64_t(std::stoll(std::string(text))));
+}
+
+ParamType parse_type(std::string_view t) {
+  static const std::unordered_map<std::string_view, ParamType> kTypes = {
+      {"Tensor", ParamType::Tensor}, {"Operand", ParamType::Operand}, {"Scalar", ParamType::Scalar},
+      {"int", ParamType::Int},       {"int[]", ParamType::IntList},   {"float", ParamType::Float},
+      {"bool", ParamType::Bool},     {"str", ParamType::Str},         {"ScalarType", ParamType::DType},
+      {"Device", ParamType::Device}, {"Tensor[]", ParamType::TensorList}, {"Any", ParamType::Any}};
+  auto it = kTypes.find(t);
+  if (it == kTypes.end()) throw std::logic_error("ops.def: unknown parameter type " + std::string(t));
+  return it->second;
+}
+
+}  // namespace
+
+Schema parse_schema(std::string_view name, std::string_view sig) {
+  Schema s;
+  s.name = std::string(name);
+  size_t close = sig.rfind(')');
+  std::string_view params = sig.substr(1, close - 1);
+  size_t arrow = sig.find("->", close);
+  if (arrow != std::string_view::npos) s.returns = std::string(trim(sig.substr(arrow + 2)));
+  bool kwarg_only = false;
+  while (!params.empty()) {
+    size_t comma = params.find(',');
+    std::string_view p = trim(params.substr(0, comma));
+    params = comma == std::string_view::npos ? std::string_view() : params.substr(comma + 1);
+    if (p == "*") {
+      kwarg_only = true;
+      continue;
+    }
+    Param param;
+    param.kwarg_only = kwarg_only;
+    size_t eq = p.find('=');
+    if (eq != std::string_view::npos) {
+      param.has_default = true;
+      param.default_value = parse_default(trim(p.substr(eq + 1)));
+      p = trim(p.substr(0, eq));
+    }
+    size_t space = p.rfind(' ');
+    std::string_view type = p.substr(0, space);
+    param.name = std::string(p.substr(space + 1));
+    if (type.ends_with("...")) {
+      param.varargs = true;
+      type.remove_suffix(3);
+      type = type == "int" ? "int[]" : type;
+    }
+    if (type.ends_with('?')) {
+      param.optional = true;
+      type.remove_suffix(1);
+    }
+    param.type = parse_type(type);
+    if (param.name == "self") s.self_index = int(s.params.size());
+    s.params.push_back(std::move(param));
+  }
+  return s;
+}
+
+std::string_view family_name(OpFamily f) {
+  switch (f) {
+    case OpFamily::Creation: return "creation";
+    case OpFamily::Random: return "random";
+    case OpFamily::Attribute: return "introspection";
+    case OpFamily::Unary: return "elementwise (unary)";
+    case OpFamily::Binary: return "elementwise (binary)";
+    case OpFamily::Pointwise: return "elementwise (other)";
+    case OpFamily::Conversion: return "conversion";
+    case OpFamily::Reduction: return "reduction";
+    case OpFamily::View: return "view";
+    case OpFamily::Copy: return "copy / gather";
+    case OpFamily::LinAlg: return "linear algebra";
+  }
+  return "?";
+}
+
+const std::vector<OpDef>& all_ops() {
+  static const std::vector<OpDef> ops = [] {
+    std::vector<OpDef> v = {
+#define THN_OP_NAMED(id, pyname, family, flags, sig) {OpId::id, pyname, OpFamily::family, flags, sig, &op_##id, {}},
+#define THN_OP(name, family, flags, sig) THN_OP_NAMED(name, #name, family, flags, sig)
+#include "runtime/ops.def"
+#undef THN_OP
+#undef THN_OP_NAMED
+    };
+    for (OpDef& op : v) op.schema = parse_schema(op.name, op.signature);
+    return v;
+  }();
+  return ops;
+}
+
+namespace {
+struct NameTables {
+  std::unordered_map<std::string_view, const OpDef*> functions, attributes;
+  std::unordered_map<std::string, MethodRef> methods;
+};
+const NameTables& tables() {
+  static const NameTables t = [] {
+    NameTables t;
+    for (const OpDef& op : all_ops()) {
+      if (op.has('F')) t.functions[op.name] = &op;
+      if (op.has('A')) t.attributes[op.name] = &op;
+      if (op.has('M')) t.methods[std::string(op.name)] = {&op, false};
+      if (op.has('I')) t.methods[std::string(op.name) + "_"] = {&op, true};
+    }
+    return t;
+  }();
+  return t;
+}
+}  // namespace
+
+const OpDef* find_function(std::string_view name) {
+  auto it = tables().functions.find(name);
+  return it == tables().functions.end() ? nullptr : it->second;
+}
+const OpDef* find_attribute(std::string_view name) {
+  auto it = tables().attributes.find(name);
+  return it == tables().attributes.end() ? nullptr : it->second;
+}
+std::optional<MethodRef> find_method(std::string_view name) {
+  auto it = tables().methods.find(std::string(name));
+  if (it == tables().methods.end()) return std::nullopt;
+  return it->second;
+}
+
+namespace {
+
+// `position` is 1-based for a positional argument, 0 for a keyword one.
+[[noreturn]] void type_error(const Schema& s, const Param& p, const IValue& v, std::string_view expected,
+                             size_t position) {
+  std::string pos = position ? fmt::format(" (position {})", position) : "";
+  fail(ErrorKind::TypeError, "{}(): argument '{}'{} must be {}, not {}", s.name, p.name, pos, expected, v.type_name());
+}
+
+bool is_int_like(const IValue& v) { return v.is_int() || v.is_bool(); }
+
+// Checks v against p's type and converts where PyTorch does (a number for an
+// Operand becomes a wrapped 0-dim tensor, an int for int[] a one-element list).
+IValue convert(const Schema& s, const Param& p, const IValue& v, size_t position) {
+  if (v.is_none()) {
+    if (p.optional || p.type == ParamType::Any) return v;
+    type_error(s, p, v, "not None", position);
+  }
+  switch (p.type) {
+    case ParamType::Any: return v;
+    case ParamType::Tensor:
+      if (!v.is_tensor()) type_error(s, p, v, "Tensor", position);
+      return v;
+    case ParamType::Operand:
+      if (v.is_tensor()) return v;
+      if (v.is_number()) return IValue(wrap_scalar(v.to_scalar()));
+      type_error(s, p, v, "Tensor or Number", position);
+    case ParamType::Scalar:
+      if (v.is_number()) return v;
+      if (v.is_tensor() && v.to_tensor().numel() == 1) return IValue(v.to_tensor().item());
+      type_error(s, p, v, "Number", position);
+    case ParamType::Int:
+      if (v.is_int()) return v;
+      if (v.is_bool()) return IValue(int64_t(v.to_bool()));
+      type_error(s, p, v, "int", position);
+    case ParamType::IntList: {
+      if (v.is_int()) return IValue::dims({v.to_int()});
+      if (!v.is_list()) type_error(s, p, v, "tuple of ints", position);
+      for (const IValue& e : v.to_list().items)
+        if (!is_int_like(e)) type_error(s, p, v, "tuple of ints", position);
+      return v;
+    }
+    case ParamType::Float:
+      if (v.is_number()) return IValue(v.to_scalar().to_double());
+      type_error(s, p, v, "float", position);
+    case ParamType::Bool:
+      if (v.is_bool()) return v;
+      type_error(s, p, v, "bool", position);
+    case ParamType::Str:
+      if (v.is_string()) return v;
+      type_error(s, p, v, "str", position);
+    case ParamType::DType:
+      if (v.is_dtype()) return v;
+      type_error(s, p, v, "torch.dtype", position);
+    case ParamType::Device:
+      if (v.is_device()) return v;
+      type_error(s, p, v, "torch.device", position);
+    case ParamType::TensorList: {
+      if (!v.is_list()) type_error(s, p, v, "tuple of Tensors", position);
+      for (const IValue& e : v.to_list().items)
+        if (!e.is_tensor()) type_error(s, p, v, "tuple of Tensors", position);
+      return v;
+    }
+  }
+  return v;
+}
+
+}  // namespace
+
+Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
+               bool inplace) {
+  const Schema& s = op.schema;
+  std::vector<IValue> bound(s.params.size());
+  std::vector<bool> given(s.params.size(), false);
+  auto set = [&](size_t i, IValue v, bool positional) {
+    if (given[i]) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", s.name, s.params[i].name);
+    bound[i] = convert(s, s.params[i], v, positional ? i + 1 : 0);
+    given[i] = true;
+  };
+  if (self) {
+    if (s.self_index < 0) fail(ErrorKind::TypeError, "{}() is not a method", s.name);
+    set(size_t(s.self_index), *self, true);
+  }
+  size_t next = 0;
+  for (size_t k = 0; k < positional.size(); k++) {
+    while (next < s.params.size() && given[next]) next++;
+    if (next >= s.params.size() || s.params[next].kwarg_only) {
+      size_t max_pos = 0;
+      for (const Param& p : s.params) max_pos += !p.kwarg_only;
+      fail(ErrorKind::TypeError, "{}() takes {} positional arguments but {} were given", s.name, max_pos,
+           positional.size() + (self ? 1 : 0));
+    }
+    const Param& p = s.params[next];
+    // `int... size`: zeros(2, 3) gathers the remaining ints into one list.
+    if (p.varargs && positional[k].is_int()) {
+      std::vector<IValue> items;
+      while (k < positional.size() && is_int_like(positional[k])) items.push_back(positional[k++]);
+      k--;
+      set(next, IValue::list(std::move(items), true), true);
+    } else {
+      set(next, positional[k], true);
+    }
+  }
+  for (const auto& [name, value] : kwargs) {
+    size_t i = 0;
+    while (i < s.params.size() && s.params[i].name != name) i++;
+    if (i == s.params.size()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", s.name, name);
+    set(i, value, false);
+  }
+  for (size_t i = 0; i < s.params.size(); i++) {
+    if (given[i]) continue;
+    if (!s.params[i].has_default)
+      fail(ErrorKind::TypeError, "{}() missing required argument '{}' (pos {})", s.name, s.params[i].name, i + 1);
+    bound[i] = s.params[i].default_value;
+  }
+  return Args(s, std::move(bound), inplace);
+}
+
+IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
+               bool inplace) {
+  return op.impl(bind_args(op, std::move(self), positional, kwargs, inplace));
+}
+
+IValue call(std::string_view function, std::vector<IValue> positional, const Kwargs& kwargs) {
+  const OpDef* op = find_function(function);
+  if (!op) fail(ErrorKind::TypeError, "no function named '{}'", function);
+  return call_op(*op, std::nullopt, positional, kwargs);
+}
+
+IValue call_method(const Tensor& self, std::string_view method, std::vector<IValue> positional, const Kwargs& kwargs) {
+  if (const OpDef* attr = find_attribute(method); attr && positional.empty())
+    return call_op(*attr, IValue(self), {}, kwargs);
+  auto m = find_method(method);
+  if (!m) fail(ErrorKind::TypeError, "'Tensor' object has no attribute '{}'", method);
+  return call_op(*m->op, IValue(self), positional, kwargs, m->inplace);
+}
+
+std::optional<Tensor> Args::opt_tensor(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return v_[i].to_tensor();
+}
+std::optional<Scalar> Args::opt_scalar(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return v_[i].to_scalar();
+}
+std::optional<int64_t> Args::opt_i64(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return v_[i].to_int();
+}
+Dims Args::dims(size_t i) const {
+  if (v_[i].is_int()) return {v_[i].to_int()};
+  Dims d;
+  for (const IValue& e : v_[i].to_list().items) d.push_back(e.is_bool() ? int64_t(e.to_bool()) : e.to_int());
+  return d;
+}
+std::optional<Dims> Args::opt_dims(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return dims(i);
+}
+std::optional<std::string> Args::opt_str(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return v_[i].to_string();
+}
+std::optional<DType> Args::opt_dtype(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return v_[i].to_dtype();
+}
+std::optional<Device> Args::opt_device(size_t i) const {
+  if (v_[i].is_none()) return std::nullopt;
+  return v_[i].to_device();
+}
+std::vector<Tensor> Args::tensors(size_t i) const {
+  std::vector<Tensor> ts;
+  for (const IValue& e : v_[i].to_list().items) ts.push_back(e.to_tensor());
+  return ts;
+}
+
+}  // namespace thn

@@ -1,0 +1,120 @@
+#pragma once
+// The op table: every tensor op of LANGUAGE.md, listed once in ops.def with
+// its family, how it is offered (function / method / in-place method /
+// attribute) and its PyTorch-style signature. Binding arguments to a
+// signature, the name tables, docs/ops.md and (later) the tracer and the code
+// generators all read this table.
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "runtime/ivalue.h"
+
+namespace thn {
+
+enum class ParamType { Tensor, Operand, Scalar, Int, IntList, Float, Bool, Str, DType, Device, TensorList, Any };
+
+struct Param {
+  std::string name;
+  ParamType type = ParamType::Any;
+  bool optional = false;    // "T?": None is accepted
+  bool varargs = false;     // "int... size": zeros(2, 3) as well as zeros((2, 3))
+  bool kwarg_only = false;  // after "*"
+  bool has_default = false;
+  IValue default_value;
+};
+
+struct Schema {
+  std::string name;
+  std::vector<Param> params;
+  std::string returns;
+  int self_index = -1;  // the parameter a method's receiver binds to
+};
+Schema parse_schema(std::string_view name, std::string_view signature);
+
+// One id per row of ops.def.
+enum class OpId : uint16_t {
+#define THN_OP(name, family, flags, sig) name,
+#include "runtime/ops.def"
+#undef THN_OP
+};
+
+enum class OpFamily { Creation, Random, Attribute, Unary, Binary, Pointwise, Conversion, Reduction, View, Copy, LinAlg };
+std::string_view family_name(OpFamily f);
+
+// Arguments bound to a schema, in parameter order, defaults filled in.
+class Args {
+ public:
+  Args(const Schema& s, std::vector<IValue> v, bool inplace) : schema_(&s), v_(std::move(v)), inplace_(inplace) {}
+  const IValue& operator[](size_t i) const { return v_[i]; }
+  size_t size() const { return v_.size(); }
+  bool inplace() const { return inplace_; }
+  const Schema& schema() const { return *schema_; }
+
+  bool is_none(size_t i) const { return v_[i].is_none(); }
+  const Tensor& tensor(size_t i) const { return v_[i].to_tensor(); }
+  std::optional<Tensor> opt_tensor(size_t i) const;
+  Scalar scalar(size_t i) const { return v_[i].to_scalar(); }
+  std::optional<Scalar> opt_scalar(size_t i) const;
+  int64_t i64(size_t i) const { return v_[i].to_int(); }
+  std::optional<int64_t> opt_i64(size_t i) const;
+  double f64(size_t i) const { return v_[i].to_scalar().to_double(); }
+  bool boolean(size_t i) const { return v_[i].to_bool(); }
+  Dims dims(size_t i) const;
+  std::optional<Dims> opt_dims(size_t i) const;
+  const std::string& str(size_t i) const { return v_[i].to_string(); }
+  std::optional<std::string> opt_str(size_t i) const;
+  std::optional<DType> opt_dtype(size_t i) const;
+  std::optional<Device> opt_device(size_t i) const;
+  std::vector<Tensor> tensors(size_t i) const;
+
+ private:
+  const Schema* schema_;
+  std::vector<IValue> v_;
+  bool inplace_;
+};
+
+using OpImpl = IValue (*)(const Args&);
+
+struct OpDef {
+  OpId id;
+  std::string_view name;
+  OpFamily family;
+  std::string_view flags;  // F: torch function, M: method, I: also `name_` in place, A: attribute
+  std::string_view signature;
+  OpImpl impl;
+  Schema schema;
+  bool has(char flag) const { return flags.find(flag) != std::string_view::npos; }
+};
+
+const std::vector<OpDef>& all_ops();
+inline const OpDef& op_def(OpId id) { return all_ops()[size_t(id)]; }
+const OpDef* find_function(std::string_view name);
+const OpDef* find_attribute(std::string_view name);
+struct MethodRef {
+  const OpDef* op;
+  bool inplace;
+};
+std::optional<MethodRef> find_method(std::string_view name);
+
+using Kwargs = std::vector<std::pair<std::string, IValue>>;
+// Binds (positional, keyword) arguments to op's schema; a method call passes its
+// receiver as `self`. TypeError on a mismatch.
+Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional,
+               const Kwargs& kwargs, bool inplace);
+IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional,
+               const Kwargs& kwargs = {}, bool inplace = false);
+// Convenience for C++ callers and tests: a function by name.
+IValue call(std::string_view function, std::vector<IValue> positional, const Kwargs& kwargs = {});
+IValue call_method(const Tensor& self, std::string_view method, std::vector<IValue> positional,
+                   const Kwargs& kwargs = {});
+
+// The implementations, one per table row.
+#define THN_OP(name, family, flags, sig) IValue op_##name(const Args&);
+#include "runtime/ops.def"
+#undef THN_OP
+
+}  // namespace thn

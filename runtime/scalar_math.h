@@ -1,0 +1,167 @@
+#pragma once
+// The per-element math of every elementwise op, written once: the eager CPU
+// kernels call these functions, and the code generators will emit calls to
+// them (this header is included in generated host and CUDA source). T is a
+// compute type: bool, int32_t, int64_t, float or double.
+#ifndef THN_HD
+#define THN_HD
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+#endif
+
+namespace thn {
+
+template <class T> inline constexpr bool thn_is_float = std::is_floating_point_v<T>;
+
+// One input
+template <class T> THN_HD T thn_neg(T a) { return -a; }
+template <class T> THN_HD T thn_abs(T a) {
+  if constexpr (thn_is_float<T>) return std::fabs(a); else return a < 0 ? -a : a;
+}
+template <class T> THN_HD T thn_exp(T a) { return std::exp(a); }
+template <class T> THN_HD T thn_exp2(T a) { return std::exp2(a); }
+template <class T> THN_HD T thn_log(T a) { return std::log(a); }
+template <class T> THN_HD T thn_log2(T a) { return std::log2(a); }
+template <class T> THN_HD T thn_log10(T a) { return std::log10(a); }
+template <class T> THN_HD T thn_log1p(T a) { return std::log1p(a); }
+template <class T> THN_HD T thn_expm1(T a) { return std::expm1(a); }
+template <class T> THN_HD T thn_sqrt(T a) { return std::sqrt(a); }
+template <class T> THN_HD T thn_rsqrt(T a) { return T(1) / std::sqrt(a); }
+template <class T> THN_HD T thn_square(T a) { return a * a; }
+template <class T> THN_HD T thn_sin(T a) { return std::sin(a); }
+template <class T> THN_HD T thn_cos(T a) { return std::cos(a); }
+template <class T> THN_HD T thn_tan(T a) { return std::tan(a); }
+template <class T> THN_HD T thn_sinh(T a) { return std::sinh(a); }
+template <class T> THN_HD T thn_cosh(T a) { return std::cosh(a); }
+template <class T> THN_HD T thn_tanh(T a) { return std::tanh(a); }
+template <class T> THN_HD T thn_asin(T a) { return std::asin(a); }
+template <class T> THN_HD T thn_acos(T a) { return std::acos(a); }
+template <class T> THN_HD T thn_atan(T a) { return std::atan(a); }
+template <class T> THN_HD T thn_asinh(T a) { return std::asinh(a); }
+template <class T> THN_HD T thn_acosh(T a) { return std::acosh(a); }
+template <class T> THN_HD T thn_atanh(T a) { return std::atanh(a); }
+template <class T> THN_HD T thn_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
+template <class T> THN_HD T thn_relu(T a) { return a > T(0) ? a : (a != a ? a : T(0)); }
+template <class T> THN_HD T thn_erf(T a) { return std::erf(a); }
+template <class T> THN_HD T thn_floor(T a) { if constexpr (thn_is_float<T>) return std::floor(a); else return a; }
+template <class T> THN_HD T thn_ceil(T a) { if constexpr (thn_is_float<T>) return std::ceil(a); else return a; }
+template <class T> THN_HD T thn_round(T a) { if constexpr (thn_is_float<T>) return std::nearbyint(a); else return a; }
+template <class T> THN_HD T thn_trunc(T a) { if constexpr (thn_is_float<T>) return std::trunc(a); else return a; }
+template <class T> THN_HD T thn_frac(T a) { return a - std::trunc(a); }
+template <class T> THN_HD T thn_sign(T a) {
+  if constexpr (std::is_same_v<T, bool>) return a;
+  else return T((T(0) < a) - (a < T(0)));
+}
+template <class T> THN_HD T thn_reciprocal(T a) { return T(1) / a; }
+template <class T> THN_HD bool thn_logical_not(T a) { return !a; }
+template <class T> THN_HD T thn_bitwise_not(T a) {
+  if constexpr (std::is_same_v<T, bool>) return !a; else return ~a;
+}
+template <class T> THN_HD bool thn_isnan(T a) { if constexpr (thn_is_float<T>) return a != a; else return false; }
+template <class T> THN_HD bool thn_isinf(T a) {
+  if constexpr (thn_is_float<T>) return std::fabs(a) == std::numeric_limits<T>::infinity(); else return false;
+}
+
+// Two inputs
+template <class T> THN_HD T thn_add(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a || b; else return a + b;
+}
+template <class T> THN_HD T thn_sub(T a, T b) { return a - b; }
+template <class T> THN_HD T thn_mul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b;
+}
+template <class T> THN_HD T thn_div(T a, T b) { return a / b; }
+template <class T> THN_HD T thn_div_trunc(T a, T b) {
+  if constexpr (thn_is_float<T>) return std::trunc(a / b); else return a / b;
+}
+// Python's floor division, as PyTorch computes it for floats.
+template <class T> THN_HD T thn_floor_divide(T a, T b) {
+  if constexpr (thn_is_float<T>) {
+    if (b == 0) return a / b;
+    T mod = std::fmod(a, b);
+    T div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= T(1);
+    if (div == 0) return std::copysign(T(0), a / b);
+    T fl = std::floor(div);
+    if (div - fl > T(0.5)) fl += T(1);
+    return fl;
+  } else {
+    T q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
+    return q;
+  }
+}
+template <class T> THN_HD T thn_remainder(T a, T b) {
+  if constexpr (thn_is_float<T>) {
+    T m = std::fmod(a, b);
+    if (m != 0 && ((b < 0) != (m < 0))) m += b;
+    return m;
+  } else {
+    T m = a % b;
+    if (m != 0 && ((m < 0) != (b < 0))) m += b;
+    return m;
+  }
+}
+template <class T> THN_HD T thn_pow(T a, T b) {
+  if constexpr (thn_is_float<T>) {
+    return std::pow(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else {
+    if (b < 0) return a == 1 ? T(1) : a == -1 ? T(b % 2 == 0 ? 1 : -1) : T(0);
+    T r = 1;
+    while (b) {
+      if (b & 1) r *= a;
+      b >>= 1;
+      a *= a;
+    }
+    return r;
+  }
+}
+template <class T> THN_HD T thn_maximum(T a, T b) {
+  if constexpr (thn_is_float<T>) { if (a != a) return a; if (b != b) return b; }
+  return a > b ? a : b;
+}
+template <class T> THN_HD T thn_minimum(T a, T b) {
+  if constexpr (thn_is_float<T>) { if (a != a) return a; if (b != b) return b; }
+  return a < b ? a : b;
+}
+template <class T> THN_HD T thn_atan2(T a, T b) { return std::atan2(a, b); }
+template <class T> THN_HD bool thn_eq(T a, T b) { return a == b; }
+template <class T> THN_HD bool thn_ne(T a, T b) { return a != b; }
+template <class T> THN_HD bool thn_lt(T a, T b) { return a < b; }
+template <class T> THN_HD bool thn_le(T a, T b) { return a <= b; }
+template <class T> THN_HD bool thn_gt(T a, T b) { return a > b; }
+template <class T> THN_HD bool thn_ge(T a, T b) { return a >= b; }
+template <class T> THN_HD bool thn_logical_and(T a, T b) { return bool(a) && bool(b); }
+template <class T> THN_HD bool thn_logical_or(T a, T b) { return bool(a) || bool(b); }
+template <class T> THN_HD bool thn_logical_xor(T a, T b) { return bool(a) != bool(b); }
+template <class T> THN_HD T thn_bitwise_and(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a && b; else return a & b; }
+template <class T> THN_HD T thn_bitwise_or(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a || b; else return a | b; }
+template <class T> THN_HD T thn_bitwise_xor(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a != b; else return a ^ b; }
+template <class T> THN_HD T thn_bitwise_left_shift(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  constexpr T bits = sizeof(T) * 8;
+  return (b < 0 || b >= bits) ? T(0) : T(U(a) << b);
+}
+template <class T> THN_HD T thn_bitwise_right_shift(T a, T b) {
+  constexpr T bits = sizeof(T) * 8;
+  return (b < 0 || b >= bits) ? (a < 0 ? T(-1) : T(0)) : T(a >> b);
+}
+
+// More inputs
+template <class T> THN_HD T thn_where(bool c, T a, T b) { return c ? a : b; }
+template <class T> THN_HD T thn_clamp(T a, T lo, T hi) {
+  if constexpr (thn_is_float<T>) { if (a != a) return a; }
+  return thn_minimum(thn_maximum(a, lo), hi);
+}
+template <class T> THN_HD T thn_clamp_min(T a, T lo) { return thn_maximum(a, lo); }
+template <class T> THN_HD T thn_clamp_max(T a, T hi) { return thn_minimum(a, hi); }
+template <class T> THN_HD T thn_lerp(T a, T b, T w) {
+  T d = b - a;
+  return std::fabs(w) < T(0.5) ? a + w * d : b - d * (T(1) - w);
+}
+
+}  // namespace thn

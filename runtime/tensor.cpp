@@ -1,0 +1,123 @@
+#include "runtime/tensor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+#include "runtime/error.h"
+#include <fmt/ranges.h>
+
+namespace thn {
+
+Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  THN_CHECK(device.type == DeviceType::CPU, "CUDA storage is not available in this build");
+  // 64-byte alignment lets the compiler use aligned vector loads.
+  size_t n = size_t((nbytes + 63) / 64 * 64);
+  data_ = std::aligned_alloc(64, n ? n : 64);
+  THN_CHECK(data_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes);
+}
+
+Storage::~Storage() { std::free(data_); }
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, int64_t offset, Dims sizes, Dims strides, DType dtype)
+    : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)), strides_(std::move(strides)), dtype_(dtype) {}
+
+int64_t Tensor::size(int64_t d) const { return sizes_[wrap_dim(d, dim())]; }
+int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim())]; }
+int64_t Tensor::numel() const { return numel_of(sizes_); }
+
+bool Tensor::is_contiguous() const {
+  int64_t expected = 1;
+  for (int64_t d = dim() - 1; d >= 0; d--) {
+    if (sizes_[d] == 1) continue;
+    if (sizes_[d] == 0) return true;
+    if (strides_[d] != expected) return false;
+    expected *= sizes_[d];
+  }
+  return true;
+}
+
+bool Tensor::is_non_overlapping_and_dense() const {
+  if (dim() == 1) return sizes_[0] < 2 || strides_[0] == 1;
+  std::vector<int64_t> perm(dim());
+  for (int64_t i = 0; i < dim(); i++) perm[i] = i;
+  std::sort(perm.begin(), perm.end(), [&](int64_t a, int64_t b) {
+    if (sizes_[a] < 2) return false;
+    if (sizes_[b] < 2) return true;
+    return strides_[a] < strides_[b];
+  });
+  int64_t expected = 1;
+  for (int64_t d : perm) {
+    if (sizes_[d] == 1) continue;
+    if (strides_[d] != expected) return false;
+    expected *= sizes_[d];
+  }
+  return true;
+}
+
+Tensor Tensor::as_strided(Dims sizes, Dims strides, int64_t offset) const {
+  return Tensor(storage_, offset, std::move(sizes), std::move(strides), dtype_);
+}
+
+Scalar Tensor::item() const {
+  THN_CHECK(numel() == 1, "a Tensor with {} elements cannot be converted to Scalar", numel());
+  return dispatch_dtype(dtype_, [&]<class S>() -> Scalar {
+    compute_t<S> v = *data<S>();
+    if constexpr (std::is_same_v<S, bool>) return Scalar(bool(v));
+    else if constexpr (std::is_integral_v<S>) return Scalar(int64_t(v));
+    else return Scalar(double(v));
+  });
+}
+
+Dims contiguous_strides(const Dims& sizes) {
+  Dims s(sizes.size());
+  int64_t acc = 1;
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; d--) {
+    s[d] = acc;
+    acc *= std::max<int64_t>(sizes[d], 1);
+  }
+  return s;
+}
+
+int64_t numel_of(const Dims& sizes) {
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  return n;
+}
+
+int64_t wrap_dim(int64_t dim, int64_t ndim) {
+  int64_t n = std::max<int64_t>(ndim, 1);  // a 0-dim tensor accepts dims -1 and 0
+  if (dim < -n || dim >= n)
+    fail(ErrorKind::IndexError, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1, dim);
+  return dim < 0 ? dim + n : dim;
+}
+
+std::string dims_str(const Dims& d) { return fmt::format("[{}]", fmt::join(d, ", ")); }
+
+Tensor empty(const Dims& sizes, DType dtype, Device device) {
+  return empty_strided(sizes, contiguous_strides(sizes), dtype, device);
+}
+
+Tensor empty_strided(const Dims& sizes, const Dims& strides, DType dtype, Device device) {
+  int64_t span = 1;
+  for (size_t d = 0; d < sizes.size(); d++) {
+    THN_CHECK(sizes[d] >= 0, "Trying to create tensor with negative dimension {}: {}", sizes[d], dims_str(sizes));
+    if (sizes[d] == 0) { span = 0; break; }
+    span += (sizes[d] - 1) * strides[d];
+  }
+  auto storage = std::make_shared<Storage>(span * itemsize(dtype), device);
+  return Tensor(std::move(storage), 0, sizes, strides, dtype);
+}
+
+Tensor scalar_tensor(const Scalar& s, DType dtype) {
+  Tensor t = empty({}, dtype);
+  dispatch_dtype(dtype, [&]<class S>() { *t.data<S>() = S(s.to<compute_t<S>>()); });
+  return t;
+}
+
+Tensor wrap_scalar(const Scalar& s) {
+  DType d = s.is_bool() ? DType::Bool : s.is_int() ? DType::Int64 : DType::Float64;
+  return scalar_tensor(s, d).set_wrapped_number(true);
+}
+
+}  // namespace thn

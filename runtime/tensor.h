@@ -1,0 +1,94 @@
+#pragma once
+// Storage and Tensor: a strided view (sizes, strides, offset, dtype) of a
+// refcounted storage on a device. Copying a Tensor copies the view and shares
+// the storage, so writes are visible through every alias, as in PyTorch.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/dtype.h"
+#include "runtime/scalar.h"
+
+namespace thn {
+
+using Dims = std::vector<int64_t>;
+
+enum class DeviceType : uint8_t { CPU, CUDA };
+struct Device {
+  DeviceType type = DeviceType::CPU;
+  bool operator==(const Device&) const = default;
+  std::string str() const { return type == DeviceType::CPU ? "cpu" : "cuda"; }
+};
+constexpr Device kCPU{DeviceType::CPU};
+
+class Storage {
+ public:
+  Storage(int64_t nbytes, Device device);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  void* data() const { return data_; }
+  int64_t nbytes() const { return nbytes_; }
+  Device device() const { return device_; }
+
+ private:
+  void* data_ = nullptr;
+  int64_t nbytes_ = 0;
+  Device device_;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;  // undefined
+  Tensor(std::shared_ptr<Storage> storage, int64_t offset, Dims sizes, Dims strides, DType dtype);
+
+  bool defined() const { return storage_ != nullptr; }
+  const Dims& sizes() const { return sizes_; }
+  const Dims& strides() const { return strides_; }
+  int64_t size(int64_t d) const;    // d may be negative
+  int64_t stride(int64_t d) const;
+  int64_t dim() const { return int64_t(sizes_.size()); }
+  int64_t numel() const;
+  int64_t offset() const { return offset_; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return storage_->device(); }
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
+
+  // A Python number turned into a 0-dim tensor for an op: it takes part in
+  // type promotion with the lowest priority, as in PyTorch.
+  bool is_wrapped_number() const { return wrapped_number_; }
+  Tensor& set_wrapped_number(bool w) { wrapped_number_ = w; return *this; }
+
+  bool is_contiguous() const;
+  // No two elements share memory and together they fill a dense block.
+  bool is_non_overlapping_and_dense() const;
+
+  void* raw_data() const { return static_cast<char*>(storage_->data()) + offset_ * itemsize(dtype_); }
+  template <class T> T* data() const { return static_cast<T*>(storage_->data()) + offset_; }
+
+  // A new view of the same storage.
+  Tensor as_strided(Dims sizes, Dims strides, int64_t offset) const;
+  Scalar item() const;
+
+ private:
+  std::shared_ptr<Storage> storage_;
+  int64_t offset_ = 0;  // in elements
+  Dims sizes_, strides_;
+  DType dtype_ = DType::Float32;
+  bool wrapped_number_ = false;
+};
+
+Dims contiguous_strides(const Dims& sizes);
+int64_t numel_of(const Dims& sizes);
+// Wraps a possibly negative dim into [0, ndim); IndexError when out of range.
+int64_t wrap_dim(int64_t dim, int64_t ndim);
+std::string dims_str(const Dims& d);  // "[2, 3]"
+
+Tensor empty(const Dims& sizes, DType dtype, Device device = kCPU);
+Tensor empty_strided(const Dims& sizes, const Dims& strides, DType dtype, Device device = kCPU);
+// A 0-dim tensor holding a Python number (wrapped: lowest promotion priority).
+Tensor wrap_scalar(const Scalar& s);
+Tensor scalar_tensor(const Scalar& s, DType dtype);
+
+}  // namespace thn

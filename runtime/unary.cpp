@@ -1,0 +1,103 @@
+// Elementwise ops with one input.
+#include "runtime/elementwise_impl.h"
+#include "runtime/error.h"
+#include "runtime/scalar_math.h"
+
+namespace thn {
+
+namespace {
+
+// Ops computed in floating point: integer and bool inputs become the default float.
+#define THN_UNARY_FLOAT(X) \
+  X(exp) X(exp2) X(log) X(log2) X(log10) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(sinh) \
+  X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(sigmoid) X(erf) X(reciprocal)
+// Ops that keep the input's dtype.
+#define THN_UNARY_SAME(X) X(neg) X(abs) X(square) X(relu) X(floor) X(ceil) X(round) X(trunc) X(frac) X(sign) X(bitwise_not)
+// Predicates: bool results.
+#define THN_UNARY_BOOL(X) X(logical_not) X(isnan) X(isinf)
+
+enum class Rule { Float, Same, Bool };
+Rule rule(OpId op) {
+  switch (op) {
+#define THN_X(name) case OpId::name:
+    THN_UNARY_FLOAT(THN_X) return Rule::Float;
+    THN_UNARY_SAME(THN_X) return Rule::Same;
+#undef THN_X
+    default: return Rule::Bool;
+  }
+}
+
+// PyTorch's dtype restrictions, with its messages.
+void check_dtype(OpId op, DType d) {
+  std::string_view name = op_def(op).name;
+  if (d == DType::Bool) {
+    if (op == OpId::neg)
+      fail("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
+           "`~` or `logical_not()` operator instead.");
+    if (op == OpId::relu) fail("Boolean inputs not supported for relu");
+    if (op == OpId::abs || op == OpId::frac) fail("\"{}_cpu\" not implemented for 'Bool'", name);
+    if (op == OpId::floor || op == OpId::ceil || op == OpId::round || op == OpId::trunc)
+      fail("\"{}_vml_cpu\" not implemented for 'Bool'", name);
+  }
+  if (op == OpId::frac && !is_floating(d)) fail("\"frac_cpu\" not implemented for '{}'", dtype_torch_name(d));
+  if (op == OpId::bitwise_not && is_floating(d)) fail("\"bitwise_not_cpu\" not implemented for '{}'", dtype_torch_name(d));
+}
+
+template <class S>
+void run(OpId op, const Tensor& o, const Tensor& x) {
+  switch (op) {
+#define THN_X(name)                                                                    \
+  case OpId::name:                                                                     \
+    if constexpr (is_float_storage<S>) map_kernel<S, S>(o, [](auto v) { return thn_##name(v); }, x); \
+    return;
+    THN_UNARY_FLOAT(THN_X)
+    THN_X(frac)
+#undef THN_X
+#define THN_X(name)                                                                     \
+  case OpId::name:                                                                      \
+    if constexpr (!std::is_same_v<S, bool>) map_kernel<S, S>(o, [](auto v) { return thn_##name(v); }, x); \
+    return;
+    THN_X(neg) THN_X(abs) THN_X(square) THN_X(relu) THN_X(floor) THN_X(ceil) THN_X(round) THN_X(trunc)
+#undef THN_X
+    case OpId::sign: map_kernel<S, S>(o, [](auto v) { return thn_sign(v); }, x); return;
+    case OpId::bitwise_not:
+      if constexpr (std::is_integral_v<S>) map_kernel<S, S>(o, [](auto v) { return thn_bitwise_not(v); }, x);
+      return;
+#define THN_X(name) \
+  case OpId::name: map_kernel<bool, S>(o, [](auto v) { return thn_##name(v); }, x); return;
+    THN_UNARY_BOOL(THN_X)
+#undef THN_X
+    default: fail("{} is not a unary op", op_def(op).name);
+  }
+}
+
+}  // namespace
+
+DType unary_result_dtype(OpId op, DType in) {
+  check_dtype(op, in);
+  switch (rule(op)) {
+    case Rule::Float: return is_floating(in) ? in : kDefaultFloat;
+    case Rule::Same: return op == OpId::square && in == DType::Bool ? kDefaultInt : in;
+    case Rule::Bool: return DType::Bool;
+  }
+  return in;
+}
+
+Tensor unary(OpId op, const Tensor& x, const Tensor* out) {
+  DType rd = unary_result_dtype(op, x.dtype());
+  // logical_not_ keeps the target's dtype: its result is cast back, like PyTorch.
+  DType compute = rule(op) == Rule::Bool ? x.dtype() : rd;
+  Tensor o = elementwise_output(x.sizes(), rd, {x}, out);
+  Tensor xin = to_dtype(x, compute);
+  dispatch_dtype(compute, [&]<class S>() { run<S>(op, o, xin); });
+  return finish_inplace(o, out);
+}
+
+#define THN_X(name) \
+  IValue op_##name(const Args& a) { return unary(OpId::name, a.tensor(0), a.inplace() ? &a.tensor(0) : nullptr); }
+THN_UNARY_FLOAT(THN_X)
+THN_UNARY_SAME(THN_X)
+THN_UNARY_BOOL(THN_X)
+#undef THN_X
+
+}  // namespace thn
