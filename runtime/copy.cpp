@@ -1,23 +1,457 @@
-// PLACEHOLDER: being implemented; every op below must get a real kernel.
+// Copies and gathers: every result is a new tensor (the in-place forms write
+// into self), laid out as PyTorch 1.13 lays it out. Most ops are a strided
+// view of the input copied with copy_into; the index ops share one loop.
+#include <algorithm>
+
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
+#include "runtime/loops.h"
+#include "runtime/views.h"
 
 namespace thn {
 
-IValue op_clone(const Args&) { fail(ErrorKind::NotImplementedError, "clone: not implemented yet"); }
-IValue op_contiguous(const Args&) { fail(ErrorKind::NotImplementedError, "contiguous: not implemented yet"); }
-IValue op_cat(const Args&) { fail(ErrorKind::NotImplementedError, "cat: not implemented yet"); }
-IValue op_stack(const Args&) { fail(ErrorKind::NotImplementedError, "stack: not implemented yet"); }
-IValue op_index_select(const Args&) { fail(ErrorKind::NotImplementedError, "index_select: not implemented yet"); }
-IValue op_gather(const Args&) { fail(ErrorKind::NotImplementedError, "gather: not implemented yet"); }
-IValue op_index_copy(const Args&) { fail(ErrorKind::NotImplementedError, "index_copy: not implemented yet"); }
-IValue op_index_add(const Args&) { fail(ErrorKind::NotImplementedError, "index_add: not implemented yet"); }
-IValue op_masked_select(const Args&) { fail(ErrorKind::NotImplementedError, "masked_select: not implemented yet"); }
-IValue op_nonzero(const Args&) { fail(ErrorKind::NotImplementedError, "nonzero: not implemented yet"); }
-IValue op_tril(const Args&) { fail(ErrorKind::NotImplementedError, "tril: not implemented yet"); }
-IValue op_triu(const Args&) { fail(ErrorKind::NotImplementedError, "triu: not implemented yet"); }
-IValue op_flip(const Args&) { fail(ErrorKind::NotImplementedError, "flip: not implemented yet"); }
-IValue op_roll(const Args&) { fail(ErrorKind::NotImplementedError, "roll: not implemented yet"); }
-IValue op_repeat(const Args&) { fail(ErrorKind::NotImplementedError, "repeat: not implemented yet"); }
+namespace {
+
+// A contiguous copy of t (PyTorch's clone(Contiguous)), for the out-of-place
+// forms whose result is self modified.
+Tensor contiguous_copy(const Tensor& t) {
+  Tensor out = empty(t.sizes(), t.dtype());
+  copy_into(out, t);
+  return out;
+}
+
+// PyTorch's ensure_nonempty_size/stride: a 0-dim tensor acts as one of shape [1].
+int64_t size_or_1(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.sizes()[dim]; }
+int64_t stride_or_1(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.strides()[dim]; }
+
+// ---- cat, stack ----
+
+// PyTorch's legacy rule: 1-D tensors of shape [0] take no part in cat.
+bool cat_skips(const Tensor& t) { return t.dim() == 1 && t.sizes()[0] == 0; }
+
+Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
+  THN_CHECK(!ts.empty(), "torch.cat(): expected a non-empty list of Tensors");
+  for (size_t i = 0; i < ts.size(); i++)
+    THN_CHECK(ts[i].dim() > 0, "zero-dimensional tensor (at position {}) cannot be concatenated", i);
+  auto first = std::find_if(ts.begin(), ts.end(), [](const Tensor& t) { return !cat_skips(t); });
+  DType dtype = ts[0].dtype();
+  for (const Tensor& t : ts) dtype = promote_types(dtype, t.dtype());
+  if (first == ts.end()) return empty({0}, dtype);
+  dim = wrap_dim(dim, first->dim());
+  Dims shape = first->sizes();
+  shape[dim] = 0;
+  for (size_t i = 0; i < ts.size(); i++) {
+    const Tensor& t = ts[i];
+    if (cat_skips(t)) continue;
+    THN_CHECK(t.dim() == first->dim(), "Tensors must have same number of dimensions: got {} and {}", first->dim(), t.dim());
+    for (int64_t d = 0; d < t.dim(); d++)
+      THN_CHECK(d == dim || t.sizes()[d] == shape[d],
+                "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor "
+                "number {} in the list.",
+                dim, shape[d], t.sizes()[d], i);
+    shape[dim] += t.sizes()[dim];
+  }
+  Tensor out = empty(shape, dtype);
+  int64_t at = 0;
+  for (const Tensor& t : ts) {
+    if (cat_skips(t)) continue;
+    copy_into(narrow(out, dim, at, t.sizes()[dim]), t);
+    at += t.sizes()[dim];
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
+  THN_CHECK(!ts.empty(), "stack expects a non-empty TensorList");
+  dim = wrap_dim(dim, ts[0].dim() + 1);
+  std::vector<Tensor> parts;
+  for (size_t i = 0; i < ts.size(); i++) {
+    THN_CHECK(ts[i].sizes() == ts[0].sizes(), "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
+              dims_str(ts[0].sizes()), dims_str(ts[i].sizes()), i);
+    parts.push_back(unsqueeze(ts[i], dim));
+  }
+  return cat(parts, dim);
+}
+
+// ---- the index ops ----
+
+// One walk over `shape` shared by index_select, gather, index_copy and
+// index_add. `plain` is walked with its strides; `indexed` has stride 0
+// along the indexed dim and is displaced by index[i] * indexed_dim_stride
+// instead; `index` (int64, in range) is walked with its strides.
+struct IndexedWalk {
+  Dims shape;
+  Tensor plain;
+  Dims plain_strides;
+  Tensor indexed;
+  Dims indexed_strides;
+  int64_t indexed_dim_stride;
+  Tensor index;
+  Dims index_strides;
+};
+
+// Calls f(plain_element, indexed_element) (storage pointers) for every
+// position, in memory order; index duplicates are visited in index order
+// along each line, so accumulation is deterministic.
+template <class S, class F>
+void walk(const IndexedWalk& w, F&& f) {
+  LoopShape<3> ls = plan_loop<3>(w.shape, {w.plain_strides, w.indexed_strides, w.index_strides});
+  std::array<char*, 3> base = {static_cast<char*>(w.plain.raw_data()), static_cast<char*>(w.indexed.raw_data()),
+                               static_cast<char*>(w.index.raw_data())};
+  std::array<int64_t, 3> elem = {int64_t(sizeof(S)), int64_t(sizeof(S)), int64_t(sizeof(int64_t))};
+  const int64_t dim_stride = w.indexed_dim_stride;
+  for_each_row<3>(ls, base, elem, [&](std::array<char*, 3> p, int64_t n, const std::array<int64_t, 3>& st) {
+    S* plain = reinterpret_cast<S*>(p[0]);
+    S* indexed = reinterpret_cast<S*>(p[1]);
+    const int64_t* idx = reinterpret_cast<const int64_t*>(p[2]);
+    for (int64_t i = 0; i < n; i++) f(plain + i * st[0], indexed + i * st[1] + idx[i * st[2]] * dim_stride);
+  });
+}
+
+// t's strides over a walk of `ndim` dims, with the indexed dim's stride set
+// to `dim_stride` (a 0-dim t is walked as a broadcast scalar).
+Dims walk_strides(const Tensor& t, size_t ndim, int64_t dim, int64_t dim_stride) {
+  Dims s = t.dim() == 0 ? Dims(ndim, 0) : t.strides();
+  if (!s.empty()) s[dim] = dim_stride;
+  return s;
+}
+
+// The index as a contiguous int64 tensor, with every value checked against
+// [0, size); on_bad(value) raises the op's error.
+template <class OnBad>
+Tensor checked_index(const Tensor& index, int64_t size, OnBad&& on_bad) {
+  Tensor idx = contiguous(to_dtype(index, DType::Int64));
+  const int64_t* p = idx.data<int64_t>();
+  for (int64_t i = 0; i < idx.numel(); i++)
+    if (p[i] < 0 || p[i] >= size) on_bad(p[i]);
+  return idx;
+}
+
+// A 1-D (or 0-dim) index walked along `dim` of a walk of `ndim` dims.
+Dims index_vector_strides(const Tensor& idx, size_t ndim, int64_t dim) {
+  Dims s(ndim, 0);
+  if (ndim > 0 && idx.dim() == 1) s[dim] = idx.strides()[0];
+  return s;
+}
+
+Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = wrap_dim(dim, self.dim());
+  THN_CHECK(index.dim() <= 1, ErrorKind::IndexError, "index_select(): Index is supposed to be a vector");
+  THN_CHECK(index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
+            "index_select(): Expected dtype int32 or int64 for index");
+  const int64_t n = index.numel();
+  Dims shape = self.sizes();
+  if (self.dim() > 0) shape[dim] = n;
+  Tensor out = empty(shape, self.dtype());
+  if (n == 0) return out;
+  // A tensor of at most one dim is indexed by its element count. PyTorch's
+  // kernel for dim 1 (and for an empty input) words the range error its own way.
+  const int64_t size = self.dim() > 1 ? self.sizes()[dim] : self.numel();
+  const bool dim1_kernel = self.dim() > 1 && (dim == 1 || self.numel() == 0);
+  THN_CHECK(!(self.dim() > 1 && self.numel() == 0) || size > 0, "index_select(): self indexing axis dim should be positive");
+  Tensor idx = checked_index(index, size, [&](int64_t v) {
+    THN_CHECK(!dim1_kernel, "INDICES element is out of DATA bounds, id={} axis_dim={}", v, size);
+    fail(ErrorKind::IndexError, "index out of range in self");
+  });
+  if (out.numel() == 0) return out;
+  IndexedWalk w{shape, out, out.strides(), self, walk_strides(self, shape.size(), dim, 0), stride_or_1(self, dim),
+                idx, index_vector_strides(idx, shape.size(), dim)};
+  dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](S* o, const S* in) { *o = *in; }); });
+  return out;
+}
+
+Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
+  dim = wrap_dim(dim, self.dim());
+  Tensor out = empty(index.sizes(), self.dtype());
+  THN_CHECK(index.dtype() == DType::Int64, "gather(): Expected dtype int64 for index");
+  if (index.numel() == 0) return out;
+  const int64_t ndim = std::max<int64_t>(self.dim(), 1);
+  THN_CHECK(ndim == std::max<int64_t>(index.dim(), 1), "Index tensor must have the same number of dimensions as input tensor");
+  for (int64_t d = 0; d < ndim; d++)
+    THN_CHECK(d == dim || size_or_1(index, d) <= size_or_1(self, d),
+              "Size does not match at dimension {} expected index {} to be smaller than self {} apart from dimension {}",
+              d, dims_str(index.sizes()), dims_str(self.sizes()), dim);
+  const int64_t size = size_or_1(self, dim);
+  Tensor idx = checked_index(index, size, [&](int64_t v) {
+    fail("index {} is out of bounds for dimension {} with size {}", v, dim, size);
+  });
+  const size_t nd = size_t(index.dim());
+  IndexedWalk w{index.sizes(), out, out.strides(), self, walk_strides(self, nd, dim, 0), stride_or_1(self, dim),
+                idx, idx.strides()};
+  dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](S* o, const S* in) { *o = *in; }); });
+  return out;
+}
+
+// The walk that scatters source's slices into `target` (self or its copy)
+// at the indexed positions along dim; source_strides are over the walk.
+IndexedWalk scatter_walk(const Tensor& target, int64_t dim, const Tensor& idx, const Tensor& source, Dims source_strides) {
+  Dims shape = target.dim() == 0 ? Dims{idx.numel()} : target.sizes();
+  if (target.dim() > 0) shape[dim] = idx.numel();
+  return IndexedWalk{shape, source, std::move(source_strides), target,
+                     walk_strides(target, shape.size(), dim, 0), stride_or_1(target, dim),
+                     idx, index_vector_strides(idx, shape.size(), dim)};
+}
+
+void index_copy_into(const Tensor& target, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
+  const int64_t n = index.numel();
+  THN_CHECK(index.dim() < 2, ErrorKind::IndexError, "index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim());
+  if (source.dim() == 0 && n != 1)
+    fail(ErrorKind::IndexError, "index_copy_(): When source is scalar, index should have one element (got {})", n);
+  if (source.dim() != self.dim() && source.dim() != 0 && self.dim() != 0)
+    fail(ErrorKind::IndexError,
+         "index_copy_(): When source and destination are not scalars, their dimensionality must match. Source "
+         "dimensionality ({}), destination dimensionality ({})",
+         source.dim(), self.dim());
+  THN_CHECK(index.dtype() == DType::Int64, "index_copy_(): Expected a long tensor for index, but got {}",
+            dtype_torch_name(index.dtype()));
+  THN_CHECK(self.dtype() == source.dtype(),
+            "index_copy_(): self and source expected to have the same dtype, but got (self) {} and (source) {}",
+            dtype_torch_name(self.dtype()), dtype_torch_name(source.dtype()));
+  auto slice = [dim](const Tensor& t) {
+    Dims s = t.sizes();
+    if (!s.empty()) s.erase(s.begin() + dim);
+    return fmt::format("{}", fmt::join(s, " "));  // PyTorch prints the vectors space-separated
+  };
+  if (slice(self) != slice(source))
+    fail("index_copy_(): Source/destination tensor must have same slice shapes. Destination slice shape: {} at "
+         "dimension {} and source slice shape: {} at dimension 0.",
+         slice(self), dim, slice(source));
+  if (source.dim() > 0 && n != source.sizes()[dim])
+    fail(ErrorKind::IndexError, "index_copy_(): Number of indices ({}) should be equal to source.size(dim) ({})", n,
+         source.sizes()[dim]);
+  const int64_t size = size_or_1(self, dim);
+  Tensor idx = checked_index(index, size, [&](int64_t v) {
+    fail(ErrorKind::IndexError, "index_copy_(): index {} is out of bounds for dimension {} with size {}", v, dim, size);
+  });
+  const size_t nd = size_t(std::max<int64_t>(target.dim(), 1));
+  IndexedWalk w = scatter_walk(target, dim, idx, source, walk_strides(source, nd, dim, stride_or_1(source, dim)));
+  dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](const S* src, S* dst) { *dst = *src; }); });
+}
+
+// index_add's source strides over the walk. PyTorch 1.13 adds each source
+// slice into a self slice with add_'s broadcasting, so a source slice may
+// broadcast to self's.
+Dims index_add_source_strides(const Tensor& self, int64_t dim, const Tensor& source) {
+  if (self.dim() <= 1) return Dims(std::max<int64_t>(self.dim(), 1), stride_or_1(source, dim));
+  auto drop = [dim](Dims d) {
+    if (!d.empty()) d.erase(d.begin() + dim);
+    return d;
+  };
+  Dims self_slice = drop(self.sizes()), source_slice = drop(source.sizes());
+  Dims shape = broadcast_shapes(self_slice, source_slice);
+  THN_CHECK(shape == self_slice, "output with shape {} doesn't match the broadcast shape {}", dims_str(self_slice),
+            dims_str(shape));
+  Tensor src_slice = source.as_strided(source_slice, drop(source.strides()), source.offset());
+  Dims s = broadcast_strides(src_slice, self_slice);
+  s.insert(s.begin() + dim, stride_or_1(source, dim));
+  return s;
+}
+
+void index_add_into(const Tensor& target, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                    const Scalar& alpha) {
+  const int64_t n = index.numel();
+  THN_CHECK(index.dim() <= 1, ErrorKind::IndexError,
+            "index_add_(): Index is supposed to be a vector, but got dim: {} with type: {} and size: {}", index.dim(),
+            dtype_torch_name(index.dtype()), dims_str(index.sizes()));
+  THN_CHECK(index.dtype() == DType::Int64 || index.dtype() == DType::Int32,
+            "index_add_(): Expected dtype int32/int64 for index but got: {}", dtype_torch_name(index.dtype()));
+  THN_CHECK(self.dtype() == source.dtype(), "index_add_(): self ({}) and source ({}) must have the same scalar type",
+            dtype_torch_name(self.dtype()), dtype_torch_name(source.dtype()));
+  THN_CHECK(dim == 0 || dim < source.dim(), "index_add_(): Indexing dim {} is out of bounds of the source tensor with dim {}",
+            dim, source.dim());
+  if (n != size_or_1(source, dim)) {
+    // PyTorch's message reads source.size(dim), which itself fails on a 0-dim source.
+    THN_CHECK(source.dim() > 0, ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", dim);
+    fail("index_add_(): Number of indices ({}) should be equal to source.size(dim): ({}), for dim: {}", n,
+         source.sizes()[dim], dim);
+  }
+  THN_CHECK(self.dim() > 1 || source.dim() <= 1, "source.dim() ({}) must one or zero for given self.dim() ({})",
+            source.dim(), self.dim());
+  if (self.dim() > 1 && (n == 0 || self.numel() == 0)) return;
+  Dims source_strides = index_add_source_strides(self, dim, source);
+  int64_t size = self.dim() > 1 ? self.sizes()[dim] : self.numel();
+  Tensor idx = checked_index(index, size, [](int64_t) { fail(ErrorKind::IndexError, "index out of range in self"); });
+  IndexedWalk w = scatter_walk(target, dim, idx, source, std::move(source_strides));
+  dispatch_dtype(self.dtype(), [&]<class S>() {
+    using C = compute_t<S>;
+    const C a = alpha.to<C>();
+    walk<S>(w, [a](const S* src, S* dst) { *dst = S(C(C(*dst) + a * C(*src))); });
+  });
+}
+
+// ---- masked_select, nonzero ----
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) {
+  THN_CHECK(mask.dtype() == DType::Bool, "masked_select: expected BoolTensor or ByteTensor for mask");
+  Dims shape = broadcast_shapes(mask.sizes(), self.sizes());
+  // The selection follows the logical (row-major) order, so both operands are
+  // made contiguous in that order first.
+  Tensor m = contiguous(broadcast_to(mask, shape)), x = contiguous(broadcast_to(self, shape));
+  const bool* mp = m.data<bool>();
+  const int64_t total = m.numel();
+  Tensor out = empty({int64_t(std::count(mp, mp + total, true))}, self.dtype());
+  dispatch_dtype(self.dtype(), [&]<class S>() {
+    const S* xp = x.data<S>();
+    S* op = out.data<S>();
+    for (int64_t i = 0; i < total; i++)
+      if (mp[i]) *op++ = xp[i];
+  });
+  return out;
+}
+
+Tensor nonzero(const Tensor& self) {
+  Tensor x = contiguous(self);
+  const int64_t total = x.numel(), nd = x.dim();
+  std::vector<bool> nz(size_t(total), false);
+  dispatch_dtype(x.dtype(), [&]<class S>() {
+    const S* p = x.data<S>();
+    for (int64_t i = 0; i < total; i++) nz[size_t(i)] = compute_t<S>(p[i]) != compute_t<S>(0);
+  });
+  const int64_t n = std::count(nz.begin(), nz.end(), true);
+  // PyTorch's CPU nonzero writes the [n, ndim] result column-major.
+  Tensor out = empty_strided({n, nd}, {1, n}, DType::Int64);
+  int64_t* op = out.data<int64_t>();
+  Dims coord(size_t(nd), 0);
+  for (int64_t i = 0, row = 0; i < total; i++) {
+    if (nz[size_t(i)]) {
+      for (int64_t d = 0; d < nd; d++) op[row + d * n] = coord[d];
+      row++;
+    }
+    for (int64_t d = nd - 1; d >= 0 && ++coord[d] == x.sizes()[d]; d--) coord[d] = 0;
+  }
+  return out;
+}
+
+// ---- tril, triu, flip, roll, repeat ----
+
+// Zeroes the part of t's matrices that tril (lower) or triu does not keep.
+void zero_triangle(const Tensor& t, int64_t diagonal, bool lower) {
+  const int64_t rows = t.sizes()[t.dim() - 2], cols = t.sizes()[t.dim() - 1];
+  for (int64_t i = 0; i < rows; i++) {
+    // tril keeps columns j <= i + diagonal, triu keeps j >= i + diagonal.
+    int64_t edge = std::clamp(i + diagonal + (lower ? 1 : 0), int64_t(0), cols);
+    int64_t start = lower ? edge : 0, stop = lower ? cols : edge;
+    if (start < stop) fill(narrow(select(t, -2, i), -1, start, stop - start), Scalar(int64_t(0)));
+  }
+}
+
+// PyTorch 1.13's tril_/triu_ make no overlap check, so neither does this.
+Tensor triangle(const Args& a, bool lower) {
+  const Tensor& self = a.tensor(0);
+  wrap_dim(-2, self.dim());  // PyTorch's error for fewer than two dims
+  Tensor out = a.inplace() ? self : contiguous_copy(self);
+  zero_triangle(out, a.i64(1), lower);
+  return out;
+}
+
+Tensor flip(const Tensor& self, const Dims& dims) {
+  std::vector<bool> flipped(size_t(self.dim()), false);
+  for (int64_t d : dims) {
+    int64_t w = wrap_dim(d, self.dim());
+    if (self.dim() == 0) continue;  // nothing to reverse
+    THN_CHECK(!flipped[w], "dim {} appears multiple times in the list of dims", w);
+    flipped[w] = true;
+  }
+  // Reading through negated strides reverses the flipped dims.
+  Dims strides = self.strides();
+  int64_t offset = self.offset();
+  for (int64_t d = 0; d < self.dim(); d++) {
+    if (!flipped[d] || self.sizes()[d] == 0) continue;
+    offset += (self.sizes()[d] - 1) * strides[d];
+    strides[d] = -strides[d];
+  }
+  Tensor out = empty_like(self);
+  copy_into(out, self.as_strided(self.sizes(), strides, offset));
+  return out;
+}
+
+Tensor roll(const Tensor& self, const Dims& shifts, const Dims& dims) {
+  if (shifts.size() == 1 && dims.size() == 1) {
+    if (self.numel() == 0) return clone(self);
+    THN_CHECK(self.dim() > 0, ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", dims[0]);
+    const int64_t dim = wrap_dim(dims[0], self.dim()), size = self.sizes()[dim];
+    const int64_t start = ((size - shifts[0]) % size + size) % size;
+    return cat({narrow(self, dim, start, size - start), narrow(self, dim, 0, start)}, dim);
+  }
+  THN_CHECK(!shifts.empty(), "`shifts` required");
+  if (dims.empty() && shifts.size() == 1)
+    return view(roll(view(contiguous(self), {self.numel()}), shifts, {0}), self.sizes());
+  THN_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: {}, dims:{}", shifts.size(), dims.size());
+  Tensor out = self;
+  for (size_t i = 0; i < dims.size(); i++) out = roll(out, {shifts[i]}, {dims[i]});
+  return out;
+}
+
+Tensor repeat(const Tensor& self, const Dims& repeats) {
+  const int64_t nr = int64_t(repeats.size()), lead = nr - self.dim();
+  THN_CHECK(lead >= 0, "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
+  // self with a leading size-1 dim for every extra repeat
+  Dims in_sizes(size_t(lead), 1), in_strides(size_t(lead), 0);
+  in_sizes.insert(in_sizes.end(), self.sizes().begin(), self.sizes().end());
+  in_strides.insert(in_strides.end(), self.strides().begin(), self.strides().end());
+  Dims shape;
+  for (int64_t d = 0; d < nr; d++) shape.push_back(repeats[d] * in_sizes[d]);
+  Tensor out = empty(shape, self.dtype());
+  if (out.numel() == 0) return out;
+  // out viewed as [r0, s0, r1, s1, ...]; self is read with stride 0 along each r.
+  Dims sizes, out_strides, self_strides;
+  for (int64_t d = 0; d < nr; d++) {
+    sizes.insert(sizes.end(), {repeats[d], in_sizes[d]});
+    out_strides.insert(out_strides.end(), {in_sizes[d] * out.strides()[d], out.strides()[d]});
+    self_strides.insert(self_strides.end(), {0, in_strides[d]});
+  }
+  copy_into(out.as_strided(sizes, out_strides, 0), self.as_strided(sizes, self_strides, self.offset()));
+  return out;
+}
+
+}  // namespace
+
+IValue op_clone(const Args& a) { return clone(a.tensor(0)); }
+IValue op_contiguous(const Args& a) { return contiguous(a.tensor(0)); }
+IValue op_cat(const Args& a) { return cat(a.tensors(0), a.i64(1)); }
+IValue op_stack(const Args& a) { return stack(a.tensors(0), a.i64(1)); }
+IValue op_index_select(const Args& a) { return index_select(a.tensor(0), a.i64(1), a.tensor(2)); }
+IValue op_gather(const Args& a) { return gather(a.tensor(0), a.i64(1), a.tensor(2)); }
+
+namespace {
+// Where index_copy/index_add write: self for the in-place form, after
+// PyTorch's assert_no_internal_overlap and assert_no_overlap (which, unlike
+// an elementwise op, rejects a source that is self itself); else a
+// contiguous copy of self.
+Tensor scatter_target(const Args& a, const Tensor& self, const Tensor& source) {
+  if (!a.inplace()) return contiguous_copy(self);
+  check_inplace_write(self, {source});
+  bool same = source.storage() == self.storage() && source.offset() == self.offset() && source.numel() > 0 &&
+              source.sizes() == self.sizes() && source.strides() == self.strides();
+  THN_CHECK(!same,
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+            "memory location. Please clone() the tensor before performing the operation.");
+  return self;
+}
+}  // namespace
+
+IValue op_index_copy(const Args& a) {
+  const Tensor &self = a.tensor(0), &source = a.tensor(3);
+  const int64_t dim = wrap_dim(a.i64(1), self.dim());
+  Tensor target = scatter_target(a, self, source);
+  index_copy_into(target, self, dim, a.tensor(2), source);
+  return target;
+}
+
+IValue op_index_add(const Args& a) {
+  const Tensor &self = a.tensor(0), &source = a.tensor(3);
+  const int64_t dim = wrap_dim(a.i64(1), self.dim());
+  Tensor target = scatter_target(a, self, source);
+  index_add_into(target, self, dim, a.tensor(2), source, a.scalar(4));
+  return target;
+}
+
+IValue op_masked_select(const Args& a) { return masked_select(a.tensor(0), a.tensor(1)); }
+IValue op_nonzero(const Args& a) { return nonzero(a.tensor(0)); }
+IValue op_tril(const Args& a) { return triangle(a, true); }
+IValue op_triu(const Args& a) { return triangle(a, false); }
+IValue op_flip(const Args& a) { return flip(a.tensor(0), a.dims(1)); }
+IValue op_roll(const Args& a) { return roll(a.tensor(0), a.dims(1), a.opt_dims(2).value_or(Dims{})); }
+IValue op_repeat(const Args& a) { return repeat(a.tensor(0), a.dims(1)); }
 
 }  // namespace thn

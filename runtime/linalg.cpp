@@ -1,13 +1,273 @@
-// PLACEHOLDER: being implemented; every op below must get a real kernel.
+// Linear algebra: matmul with all of PyTorch's cases (dot, mv, mm, bmm, the
+// folded and the broadcast batched forms), linear and outer. Each entry
+// point makes PyTorch 1.13's checks in PyTorch's order, then calls
+// batched_gemm: float32/float64 through CBLAS, reading transposed operands in
+// place; float16 and bfloat16 computed in float32; integers by loops.
+#include <cblas.h>
+
+#include <optional>
+
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
+#include "runtime/views.h"
 
 namespace thn {
 
-IValue op_matmul(const Args&) { fail(ErrorKind::NotImplementedError, "matmul: not implemented yet"); }
-IValue op_mm(const Args&) { fail(ErrorKind::NotImplementedError, "mm: not implemented yet"); }
-IValue op_bmm(const Args&) { fail(ErrorKind::NotImplementedError, "bmm: not implemented yet"); }
-IValue op_linear(const Args&) { fail(ErrorKind::NotImplementedError, "linear: not implemented yet"); }
-IValue op_outer(const Args&) { fail(ErrorKind::NotImplementedError, "outer: not implemented yet"); }
+namespace {
+
+// How row-major CBLAS reads a [rows, cols] matrix with strides (rs, cs)
+// without a copy: as it is, or as the transpose of what it stores. A size-1
+// dim may have any stride.
+struct BlasLayout {
+  CBLAS_TRANSPOSE trans;
+  int64_t ld;
+};
+std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  if ((cols == 1 || cs == 1) && (rows == 1 || rs >= std::max<int64_t>(cols, 1)))
+    return BlasLayout{CblasNoTrans, rows == 1 ? std::max<int64_t>(cols, 1) : rs};
+  if ((rows == 1 || rs == 1) && (cols == 1 || cs >= std::max<int64_t>(rows, 1)))
+    return BlasLayout{CblasTrans, cols == 1 ? std::max<int64_t>(rows, 1) : cs};
+  return std::nullopt;
+}
+
+// The layout of t's matrices [B, rows, cols]; t is made contiguous first
+// when CBLAS cannot read it (overlapping or gapped strides).
+BlasLayout blas_operand(Tensor& t) {
+  if (auto l = blas_layout(t.sizes()[1], t.sizes()[2], t.strides()[1], t.strides()[2])) return *l;
+  t = contiguous(t);
+  return *blas_layout(t.sizes()[1], t.sizes()[2], t.strides()[1], t.strides()[2]);
+}
+
+// out[i] = a[i] @ b[i] (+ out[i] when accumulating) for T = float or double.
+template <class T>
+void gemm_blas(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
+  const int m = int(out.sizes()[1]), n = int(out.sizes()[2]), k = int(a.sizes()[2]);
+  const BlasLayout la = blas_operand(a), lb = blas_operand(b);
+  const T beta = accumulate ? T(1) : T(0);
+  for (int64_t i = 0; i < out.sizes()[0]; i++) {
+    const T* pa = a.data<T>() + i * a.strides()[0];
+    const T* pb = b.data<T>() + i * b.strides()[0];
+    T* pc = out.data<T>() + i * m * n;
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.f, pa, int(la.ld), pb, int(lb.ld), beta, pc, n);
+    else
+      cblas_dgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.0, pa, int(la.ld), pb, int(lb.ld), beta, pc, n);
+  }
+}
+
+// The integer product. It accumulates in uint64 so that overflow wraps, as
+// PyTorch's integer kernels do, without undefined behaviour.
+template <class S>
+void gemm_loops(const Tensor& out, const Tensor& a, const Tensor& b, bool accumulate) {
+  const Dims &sa = a.strides(), &sb = b.strides();
+  const int64_t batches = out.sizes()[0], m = out.sizes()[1], n = out.sizes()[2], k = a.sizes()[2];
+  S* c = out.data<S>();
+  for (int64_t bi = 0; bi < batches; bi++) {
+    const S* pa = a.data<S>() + bi * sa[0];
+    const S* pb = b.data<S>() + bi * sb[0];
+    for (int64_t i = 0; i < m; i++) {
+      for (int64_t j = 0; j < n; j++, c++) {
+        uint64_t acc = accumulate ? uint64_t(int64_t(*c)) : 0;
+        for (int64_t p = 0; p < k; p++) acc += uint64_t(int64_t(pa[i * sa[1] + p * sa[2]])) * uint64_t(int64_t(pb[p * sb[1] + j * sb[2]]));
+        *c = S(int64_t(acc));
+      }
+    }
+  }
+}
+
+// PyTorch's CPU matmul kernels have no bool instantiation. (Nor float16:
+// thn computes float16 in float32 as it does bfloat16, as the elementwise ops
+// do where PyTorch 1.13 lacks a float16 kernel.)
+void check_implemented(const char* kernel, DType dtype) {
+  if (dtype == DType::Bool)
+    fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(dtype));
+}
+
+// out = a @ b (+ out when accumulating) over a batch: a [B, m, k], b [B, k,
+// n], out [B, m, n] new and contiguous; shapes already checked. Like
+// PyTorch, an empty product is handled before the dtypes are looked at;
+// then the kernel (named `kernel` in errors) reads a and b as out's dtype.
+void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const char* kernel, bool accumulate = false) {
+  if (out.numel() == 0) return;
+  if (a.sizes()[2] == 0) {
+    if (!accumulate) fill(out, Scalar(int64_t(0)));
+    return;
+  }
+  check_implemented(kernel, out.dtype());
+  for (const Tensor* t : {&b, &a})
+    THN_CHECK(t->dtype() == out.dtype(), "expected scalar type {} but found {}", dtype_torch_name(out.dtype()),
+              dtype_torch_name(t->dtype()));
+  switch (out.dtype()) {
+    case DType::Float32: return gemm_blas<float>(out, a, b, accumulate);
+    case DType::Float64: return gemm_blas<double>(out, a, b, accumulate);
+    case DType::Float16:
+    case DType::BFloat16: {
+      Tensor out32 = to_dtype(out, DType::Float32);
+      gemm_blas<float>(out32, to_dtype(a, DType::Float32), to_dtype(b, DType::Float32), accumulate);
+      return copy_into(out, out32);
+    }
+    case DType::Int32: return gemm_loops<int32_t>(out, a, b, accumulate);
+    case DType::Int64: return gemm_loops<int64_t>(out, a, b, accumulate);
+    default: fail("batched_gemm: unexpected dtype {}", dtype_name(out.dtype()));
+  }
+}
+
+// A vector as a batch of one row [1, 1, k] or one column [1, k, 1].
+Tensor as_row(const Tensor& v) { return unsqueeze(unsqueeze(v, 0), 0); }
+Tensor as_column(const Tensor& v) { return unsqueeze(unsqueeze(v, 1), 0); }
+
+void check_mm_shapes(const Tensor& a, const Tensor& b) {
+  THN_CHECK(a.sizes()[1] == b.sizes()[0], "mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{})", a.sizes()[0],
+            a.sizes()[1], b.sizes()[0], b.sizes()[1]);
+}
+
+Tensor dot(const Tensor& a, const Tensor& b) {
+  THN_CHECK(a.dim() == 1 && b.dim() == 1, "1D tensors expected, but got {}D and {}D tensors", a.dim(), b.dim());
+  THN_CHECK(a.dtype() == b.dtype(), "dot : expected both vectors to have same dtype, but found {} and {}",
+            dtype_torch_name(a.dtype()), dtype_torch_name(b.dtype()));
+  THN_CHECK(a.numel() == b.numel(),
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got "
+            "{} and {} elements respectively",
+            a.numel(), b.numel(), a.numel(), b.numel());
+  check_implemented("dot", a.dtype());  // before the empty case, unlike mm
+  Tensor out = empty({}, a.dtype());
+  batched_gemm(view(out, {1, 1, 1}), as_row(a), as_column(b), "dot");
+  return out;
+}
+
+// matmul's matrix @ vector.
+Tensor mv(const Tensor& mat, const Tensor& vec) {
+  const int64_t m = mat.sizes()[0];
+  THN_CHECK(mat.sizes()[1] == vec.sizes()[0], "size mismatch, got {}, {}x{},{}", m, m, mat.sizes()[1], vec.sizes()[0]);
+  Tensor out = empty({m}, mat.dtype());
+  batched_gemm(view(out, {1, m, 1}), unsqueeze(mat, 0), as_column(vec), "addmv_impl_cpu");
+  return out;
+}
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  THN_CHECK(a.dim() == 2, "self must be a matrix");
+  THN_CHECK(b.dim() == 2, "mat2 must be a matrix");
+  check_mm_shapes(a, b);
+  Tensor out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype());
+  batched_gemm(unsqueeze(out, 0), unsqueeze(a, 0), unsqueeze(b, 0), "addmm_impl_cpu_");
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  THN_CHECK(a.dim() == 3, "batch1 must be a 3D tensor");
+  THN_CHECK(b.dim() == 3, "batch2 must be a 3D tensor");
+  const Dims &sa = a.sizes(), &sb = b.sizes();
+  THN_CHECK(sb[0] == sa[0] && sb[1] == sa[2],
+            "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", sa[0], sa[2],
+            sb[0], sb[1]);
+  Tensor out = empty({sa[0], sa[1], sb[2]}, a.dtype());
+  batched_gemm(out, a, b, "bmm");
+  return out;
+}
+
+Tensor mT(const Tensor& t) { return transpose(t, -2, -1); }
+
+// PyTorch's should_fold: t1 has a batch that can be folded into the rows of
+// one mm/mv with the other operand. Not when t1's matrices are transposed
+// under a dense batch dim: folding would copy, bmm reads them in place.
+bool should_fold(const Tensor& t1, int64_t dim2) {
+  if (t1.dim() < 3 || (dim2 != 1 && dim2 != 2)) return false;
+  return !(t1.dim() == 3 && dim2 == 2 && t1.strides()[2] != 1 && t1.strides()[0] == t1.sizes()[1] * t1.sizes()[2]);
+}
+
+// The folded case: (t1 @ t2)^T = t2^T @ t1^T lets the operand with the
+// batch go first when it is the right one.
+Tensor folded_matmul(const Tensor& tensor1, const Tensor& tensor2) {
+  const bool transposed = tensor2.dim() > tensor1.dim();
+  const Tensor t1 = transposed ? mT(tensor2) : tensor1;
+  const Tensor t2 = !transposed ? tensor2 : tensor1.dim() == 2 ? mT(tensor1) : tensor1;
+  Dims out_shape(t1.sizes().begin(), t1.sizes().end() - 1);
+  Tensor folded = reshape(t1, {numel_of(out_shape), t1.sizes().back()});
+  if (t2.dim() == 1) return view(mv(folded, t2), out_shape);
+  out_shape.push_back(t2.sizes()[1]);
+  Tensor out = view(mm(folded, t2), out_shape);
+  return transposed ? contiguous(mT(out)) : out;
+}
+
+// The general case: batch dims broadcast, flattened into one bmm.
+Tensor broadcast_matmul(const Tensor& t1, const Tensor& t2) {
+  const int64_t d1 = t1.dim(), d2 = t2.dim();
+  const int64_t n = d1 > 1 ? t1.size(-2) : 1, m1 = t1.size(-1);
+  const int64_t m2 = d2 > 1 ? t2.size(-2) : t2.size(0), p = d2 > 1 ? t2.size(-1) : 1;
+  const Dims batch = broadcast_shapes(Dims(t1.sizes().begin(), t1.sizes().end() - std::min<int64_t>(d1, 2)),
+                                      Dims(t2.sizes().begin(), t2.sizes().end() - std::min<int64_t>(d2, 2)));
+  const int64_t nb = numel_of(batch);
+  auto batch_and = [&batch](std::initializer_list<int64_t> tail) {
+    Dims s = batch;
+    s.insert(s.end(), tail);
+    return s;
+  };
+  Tensor a = reshape(expand(t1, batch_and({n, m1})), {nb, n, m1});
+  Tensor b = d2 == 1 ? unsqueeze(expand(t2, batch_and({m2})), -1) : expand(t2, batch_and({m2, p}));
+  b = reshape(b, {nb, m2, p});
+  Dims out_shape = batch;
+  if (d1 > 1) out_shape.push_back(n);
+  if (d2 > 1) out_shape.push_back(p);
+  return view(bmm(a, b), out_shape);
+}
+
+Tensor matmul(const Tensor& t1, const Tensor& t2) {
+  const int64_t d1 = t1.dim(), d2 = t2.dim();
+  THN_CHECK(d1 != 0 && d2 != 0, "both arguments to matmul need to be at least 1D, but they are {}D and {}D", d1, d2);
+  if (d1 == 1 && d2 == 1) return dot(t1, t2);
+  if (d1 == 2 && d2 == 1) return mv(t1, t2);
+  if (d1 == 1 && d2 == 2) return squeeze(mm(unsqueeze(t1, 0), t2), 0);
+  if (d1 == 2 && d2 == 2) return mm(t1, t2);
+  if (should_fold(t1, d2) || should_fold(t2, d1)) return folded_matmul(t1, t2);
+  return broadcast_matmul(t1, t2);
+}
+
+// bias + m1 @ m2 (PyTorch's addmm with beta = alpha = 1); the result has
+// bias's dtype.
+Tensor addmm(const Tensor& bias, const Tensor& m1, const Tensor& m2) {
+  THN_CHECK(bias.dtype() == m2.dtype(), "self and mat2 must have the same dtype");
+  THN_CHECK(m1.dim() == 2, "mat1 must be a matrix, got {}-D tensor", m1.dim());
+  THN_CHECK(m2.dim() == 2, "mat2 must be a matrix, got {}-D tensor", m2.dim());
+  check_mm_shapes(m1, m2);
+  Tensor expanded = expand(bias, {m1.sizes()[0], m2.sizes()[1]});
+  Tensor out = empty(expanded.sizes(), bias.dtype());
+  copy_into(out, expanded);
+  batched_gemm(unsqueeze(out, 0), unsqueeze(m1, 0), unsqueeze(m2, 0), "addmm_impl_cpu_", /*accumulate=*/true);
+  return out;
+}
+
+Tensor weight_t(const Tensor& w) {
+  THN_CHECK(w.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is {}D", w.dim());
+  return w.dim() < 2 ? w : transpose(w, 0, 1);
+}
+
+// PyTorch 1.13's linear: addmm for 2-D input (and contiguous 3-D input,
+// folded) with a bias; otherwise matmul then an in-place add of the bias.
+Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias) {
+  const Tensor wt = weight_t(weight);
+  if (bias && input.dim() == 2) return addmm(*bias, input, wt);
+  if (bias && input.dim() == 3 && input.is_contiguous()) {
+    const Dims& s = input.sizes();
+    Tensor out = addmm(*bias, view(input, {s[0] * s[1], s[2]}), wt);
+    return view(out, {s[0], s[1], out.sizes()[1]});
+  }
+  Tensor out = matmul(input, wt);
+  if (bias) binary(OpId::add, out, *bias, &out);
+  return out;
+}
+
+Tensor outer(const Tensor& a, const Tensor& b) {
+  THN_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got {}-D", a.dim());
+  THN_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got {}-D", b.dim());
+  return binary(OpId::mul, reshape(a, {a.numel(), 1}), b);
+}
+
+}  // namespace
+
+IValue op_matmul(const Args& a) { return matmul(a.tensor(0), a.tensor(1)); }
+IValue op_mm(const Args& a) { return mm(a.tensor(0), a.tensor(1)); }
+IValue op_bmm(const Args& a) { return bmm(a.tensor(0), a.tensor(1)); }
+IValue op_linear(const Args& a) { return linear(a.tensor(0), a.tensor(1), a.opt_tensor(2)); }
+IValue op_outer(const Args& a) { return outer(a.tensor(0), a.tensor(1)); }
 
 }  // namespace thn

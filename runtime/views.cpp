@@ -269,7 +269,8 @@ namespace {
 
 Tensor matrix_transpose(const Tensor& t) {
   THN_CHECK(t.dim() != 1, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
-  return transpose(t, -2, -1);
+  // A 0-dim tensor passes through, as in PyTorch.
+  return t.dim() == 0 ? with_geometry(t, t.sizes(), t.strides()) : transpose(t, -2, -1);
 }
 
 std::vector<Tensor> split_sizes(const Tensor& t, const Dims& sizes, int64_t dim) {
