@@ -43,7 +43,8 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
   for (size_t i = 0; i < ts.size(); i++) {
     const Tensor& t = ts[i];
     if (cat_skips(t)) continue;
-    THN_CHECK(t.dim() == first->dim(), "Tensors must have same number of dimensions: got {} and {}", first->dim(), t.dim());
+    THN_CHECK(t.dim() == first->dim(), "Tensors must have same number of dimensions: got {} and {}", first->dim(),
+              t.dim());
     for (int64_t d = 0; d < t.dim(); d++)
       THN_CHECK(d == dim || t.sizes()[d] == shape[d],
                 "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor "
@@ -66,7 +67,8 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
   dim = wrap_dim(dim, ts[0].dim() + 1);
   std::vector<Tensor> parts;
   for (size_t i = 0; i < ts.size(); i++) {
-    THN_CHECK(ts[i].sizes() == ts[0].sizes(), "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
+    THN_CHECK(ts[i].sizes() == ts[0].sizes(),
+              "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
               dims_str(ts[0].sizes()), dims_str(ts[i].sizes()), i);
     parts.push_back(unsqueeze(ts[i], dim));
   }
@@ -148,12 +150,12 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   // kernel for dim 1 (and for an empty input) words the range error its own way.
   const int64_t size = self.dim() > 1 ? self.sizes()[dim] : self.numel();
   const bool dim1_kernel = self.dim() > 1 && (dim == 1 || self.numel() == 0);
-  THN_CHECK(!(self.dim() > 1 && self.numel() == 0) || size > 0, "index_select(): self indexing axis dim should be positive");
+  THN_CHECK(!(self.dim() > 1 && self.numel() == 0) || size > 0,
+            "index_select(): self indexing axis dim should be positive");
   Tensor idx = checked_index(index, size, [&](int64_t v) {
     THN_CHECK(!dim1_kernel, "INDICES element is out of DATA bounds, id={} axis_dim={}", v, size);
     fail(ErrorKind::IndexError, "index out of range in self");
   });
-  if (out.numel() == 0) return out;
   IndexedWalk w{shape, out, out.strides(), self, walk_strides(self, shape.size(), dim, 0), stride_or_1(self, dim),
                 idx, index_vector_strides(idx, shape.size(), dim)};
   dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](S* o, const S* in) { *o = *in; }); });
@@ -166,10 +168,12 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   THN_CHECK(index.dtype() == DType::Int64, "gather(): Expected dtype int64 for index");
   if (index.numel() == 0) return out;
   const int64_t ndim = std::max<int64_t>(self.dim(), 1);
-  THN_CHECK(ndim == std::max<int64_t>(index.dim(), 1), "Index tensor must have the same number of dimensions as input tensor");
+  THN_CHECK(ndim == std::max<int64_t>(index.dim(), 1),
+            "Index tensor must have the same number of dimensions as input tensor");
   for (int64_t d = 0; d < ndim; d++)
     THN_CHECK(d == dim || size_or_1(index, d) <= size_or_1(self, d),
-              "Size does not match at dimension {} expected index {} to be smaller than self {} apart from dimension {}",
+              "Size does not match at dimension {} expected index {} to be smaller than self {} apart from "
+              "dimension {}",
               d, dims_str(index.sizes()), dims_str(self.sizes()), dim);
   const int64_t size = size_or_1(self, dim);
   Tensor idx = checked_index(index, size, [&](int64_t v) {
@@ -184,7 +188,8 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
 
 // The walk that scatters source's slices into `target` (self or its copy)
 // at the indexed positions along dim; source_strides are over the walk.
-IndexedWalk scatter_walk(const Tensor& target, int64_t dim, const Tensor& idx, const Tensor& source, Dims source_strides) {
+IndexedWalk scatter_walk(const Tensor& target, int64_t dim, const Tensor& idx, const Tensor& source,
+                         Dims source_strides) {
   Dims shape = target.dim() == 0 ? Dims{idx.numel()} : target.sizes();
   if (target.dim() > 0) shape[dim] = idx.numel();
   return IndexedWalk{shape, source, std::move(source_strides), target,
@@ -194,7 +199,8 @@ IndexedWalk scatter_walk(const Tensor& target, int64_t dim, const Tensor& idx, c
 
 void index_copy_into(const Tensor& target, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
   const int64_t n = index.numel();
-  THN_CHECK(index.dim() < 2, ErrorKind::IndexError, "index_copy_(): Index should have dimension 1 or 0 (got {})", index.dim());
+  THN_CHECK(index.dim() < 2, ErrorKind::IndexError, "index_copy_(): Index should have dimension 1 or 0 (got {})",
+            index.dim());
   if (source.dim() == 0 && n != 1)
     fail(ErrorKind::IndexError, "index_copy_(): When source is scalar, index should have one element (got {})", n);
   if (source.dim() != self.dim() && source.dim() != 0 && self.dim() != 0)
@@ -257,8 +263,8 @@ void index_add_into(const Tensor& target, const Tensor& self, int64_t dim, const
             "index_add_(): Expected dtype int32/int64 for index but got: {}", dtype_torch_name(index.dtype()));
   THN_CHECK(self.dtype() == source.dtype(), "index_add_(): self ({}) and source ({}) must have the same scalar type",
             dtype_torch_name(self.dtype()), dtype_torch_name(source.dtype()));
-  THN_CHECK(dim == 0 || dim < source.dim(), "index_add_(): Indexing dim {} is out of bounds of the source tensor with dim {}",
-            dim, source.dim());
+  THN_CHECK(dim == 0 || dim < source.dim(),
+            "index_add_(): Indexing dim {} is out of bounds of the source tensor with dim {}", dim, source.dim());
   if (n != size_or_1(source, dim)) {
     // PyTorch's message reads source.size(dim), which itself fails on a 0-dim source.
     THN_CHECK(source.dim() > 0, ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", dim);
@@ -376,7 +382,8 @@ Tensor roll(const Tensor& self, const Dims& shifts, const Dims& dims) {
   THN_CHECK(!shifts.empty(), "`shifts` required");
   if (dims.empty() && shifts.size() == 1)
     return view(roll(view(contiguous(self), {self.numel()}), shifts, {0}), self.sizes());
-  THN_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: {}, dims:{}", shifts.size(), dims.size());
+  THN_CHECK(shifts.size() == dims.size(), "shifts and dimensions must align. shifts: {}, dims:{}", shifts.size(),
+            dims.size());
   Tensor out = self;
   for (size_t i = 0; i < dims.size(); i++) out = roll(out, {shifts[i]}, {dims[i]});
   return out;
@@ -392,7 +399,6 @@ Tensor repeat(const Tensor& self, const Dims& repeats) {
   Dims shape;
   for (int64_t d = 0; d < nr; d++) shape.push_back(repeats[d] * in_sizes[d]);
   Tensor out = empty(shape, self.dtype());
-  if (out.numel() == 0) return out;
   // out viewed as [r0, s0, r1, s1, ...]; self is read with stride 0 along each r.
   Dims sizes, out_strides, self_strides;
   for (int64_t d = 0; d < nr; d++) {

@@ -54,13 +54,43 @@ DType result_type(std::initializer_list<Tensor> operands) {
   return *combine(dim, combine(zero, wrapped));
 }
 
+Dims iterator_strides(const Dims& shape, const std::vector<Dims>& operands) {
+  const int64_t nd = int64_t(shape.size());
+  std::vector<int64_t> perm(nd);  // perm[0]: the innermost dim, as in TensorIterator
+  for (int64_t i = 0; i < nd; i++) perm[i] = nd - 1 - i;
+  auto should_swap = [&](int64_t d0, int64_t d1) {
+    for (const Dims& s : operands) {
+      if (s[d0] == 0 || s[d1] == 0) continue;
+      if (s[d0] != s[d1]) return s[d0] < s[d1] ? -1 : 1;
+      if (shape[d0] > shape[d1]) return 1;
+    }
+    return 0;
+  };
+  for (int64_t i = 1; i < nd; i++) {
+    for (int64_t d0 = i - 1, d1 = i; d0 >= 0; d0--) {
+      int c = should_swap(perm[d0], perm[d1]);
+      if (c < 0) break;
+      if (c > 0) std::swap(perm[d0], perm[d1]), d1 = d0;
+    }
+  }
+  bool natural = true;
+  for (int64_t i = 0; i < nd; i++) natural = natural && perm[i] == nd - 1 - i;
+  if (natural) return contiguous_strides(shape);
+  Dims strides(nd);
+  int64_t next = 1;
+  for (int64_t d : perm) {
+    strides[d] = next;
+    next *= shape[d];  // TensorIterator does not clamp size-0 dims here
+  }
+  return strides;
+}
+
 namespace {
 
 // TensorIterator's stride order for a new output: dims sorted by the inputs'
 // strides (broadcast dims ignored), ties broken by size; contiguous when the
 // inputs don't decide.
 Dims output_strides(const Dims& shape, std::initializer_list<Tensor> inputs) {
-  const int64_t nd = int64_t(shape.size());
   bool same = true;
   for (const Tensor& t : inputs) same = same && t.sizes() == shape;
   if (same && inputs.size() > 0) {
@@ -75,36 +105,7 @@ Dims output_strides(const Dims& shape, std::initializer_list<Tensor> inputs) {
   }
   std::vector<Dims> st;
   for (const Tensor& t : inputs) st.push_back(broadcast_strides(t, shape));
-  // perm[0] is the innermost dim, as in TensorIterator.
-  std::vector<int64_t> perm(nd);
-  for (int64_t i = 0; i < nd; i++) perm[i] = nd - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    for (const Dims& s : st) {
-      if (s[d0] == 0 || s[d1] == 0) continue;
-      if (s[d0] != s[d1]) return s[d0] < s[d1] ? -1 : 1;
-      if (shape[d0] > shape[d1]) return 1;
-    }
-    return 0;
-  };
-  for (int64_t i = 1; i < nd; i++) {
-    int64_t dim1 = i;
-    for (int64_t dim0 = i - 1; dim0 >= 0; dim0--) {
-      int c = should_swap(perm[dim0], perm[dim1]);
-      if (c > 0) {
-        std::swap(perm[dim0], perm[dim1]);
-        dim1 = dim0;
-      } else if (c < 0) {
-        break;
-      }
-    }
-  }
-  Dims strides(nd);
-  int64_t next = 1;
-  for (int64_t d : perm) {
-    strides[d] = next;
-    next *= std::max<int64_t>(shape[d], 1);
-  }
-  return strides;
+  return iterator_strides(shape, st);
 }
 
 // Overlap of two tensors' memory, as PyTorch's get_overlap_status.

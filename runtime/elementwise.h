@@ -19,6 +19,9 @@ Tensor broadcast_to(const Tensor& t, const Dims& shape);
 // wrapped Python numbers, within the highest category present.
 DType result_type(std::initializer_list<Tensor> operands);
 
+// TensorIterator's stride order for a new output of `shape`, given each
+// operand's strides broadcast to it (0 on broadcast dims).
+Dims iterator_strides(const Dims& shape, const std::vector<Dims>& operand_strides);
 // A tensor of the same shape, and of t's strides when t is dense (PyTorch's
 // empty_like with preserve_format).
 Tensor empty_like(const Tensor& t, std::optional<DType> dtype = std::nullopt);

@@ -184,40 +184,6 @@ Dims erase_range(Dims d, int64_t begin, int64_t end) {
   return d;
 }
 
-// TensorIterator's layout for a new output over operands given by their
-// strides in the output's shape: dims ordered by the operands' strides
-// (stride 0 = broadcast, no say), ties broken by size; contiguous when the
-// order stays the natural one.
-Dims iterator_strides(const Dims& shape, const std::vector<Dims>& operands) {
-  const int64_t nd = int64_t(shape.size());
-  std::vector<int64_t> perm(nd);  // perm[0]: the innermost dim
-  for (int64_t i = 0; i < nd; i++) perm[i] = nd - 1 - i;
-  auto should_swap = [&](int64_t d0, int64_t d1) {
-    for (const Dims& s : operands) {
-      if (s[d0] == 0 || s[d1] == 0) continue;
-      if (s[d0] != s[d1]) return s[d0] < s[d1] ? -1 : 1;
-      if (shape[d0] > shape[d1]) return 1;
-    }
-    return 0;
-  };
-  for (int64_t i = 1; i < nd; i++) {
-    for (int64_t d0 = i - 1, d1 = i; d0 >= 0; d0--) {
-      int c = should_swap(perm[d0], perm[d1]);
-      if (c < 0) break;
-      if (c > 0) std::swap(perm[d0], perm[d1]), d1 = d0;
-    }
-  }
-  bool natural = true;
-  for (int64_t i = 0; i < nd; i++) natural = natural && perm[i] == nd - 1 - i;
-  if (natural) return contiguous_strides(shape);
-  Dims strides(nd);
-  int64_t next = 1;
-  for (int64_t d : perm) {
-    strides[d] = next;
-    next *= shape[d];  // TensorIterator does not clamp size-0 dims here
-  }
-  return strides;
-}
 
 // PyTorch's AdvancedIndex: src with its indexed dims adjacent (moved to the
 // front when the tensor indices were separated), the int64 indices broadcast

@@ -68,7 +68,8 @@ void gemm_loops(const Tensor& out, const Tensor& a, const Tensor& b, bool accumu
     for (int64_t i = 0; i < m; i++) {
       for (int64_t j = 0; j < n; j++, c++) {
         uint64_t acc = accumulate ? uint64_t(int64_t(*c)) : 0;
-        for (int64_t p = 0; p < k; p++) acc += uint64_t(int64_t(pa[i * sa[1] + p * sa[2]])) * uint64_t(int64_t(pb[p * sb[1] + j * sb[2]]));
+        for (int64_t p = 0; p < k; p++)
+          acc += uint64_t(int64_t(pa[i * sa[1] + p * sa[2]])) * uint64_t(int64_t(pb[p * sb[1] + j * sb[2]]));
         *c = S(int64_t(acc));
       }
     }
@@ -226,6 +227,7 @@ Tensor matmul(const Tensor& t1, const Tensor& t2) {
 // bias's dtype.
 Tensor addmm(const Tensor& bias, const Tensor& m1, const Tensor& m2) {
   THN_CHECK(bias.dtype() == m2.dtype(), "self and mat2 must have the same dtype");
+  THN_CHECK(m1.dtype() == m2.dtype(), "mat1 and mat2 must have the same dtype");
   THN_CHECK(m1.dim() == 2, "mat1 must be a matrix, got {}-D tensor", m1.dim());
   THN_CHECK(m2.dim() == 2, "mat2 must be a matrix, got {}-D tensor", m2.dim());
   check_mm_shapes(m1, m2);

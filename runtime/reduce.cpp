@@ -126,7 +126,7 @@ struct AnyOp {
 
 using Unit = std::integral_constant<int64_t, 1>;
 constexpr int64_t kLanes = 32;    // contiguous values one row of the inner cascade holds
-constexpr int64_t kTile = 1024;   // output columns the outer cascade accumulates at once
+constexpr int64_t kTile = 4096;   // output columns the outer cascade accumulates at once
 
 int64_t ceil_log2(int64_t x) { return x <= 2 ? 1 : 64 - __builtin_clzll(uint64_t(x - 1)); }
 
@@ -186,8 +186,9 @@ A reduce_row(const S* x, int64_t n, int64_t stride) {
   return Op::apply(r, lanes[0]);
 }
 
-// o op= v, o being the result buffer (A, or the float16/bfloat16 storage).
-template <class Op, class A, class O> void merge_into(O& o, A v) { o = O(Op::apply(load<A>(o), v)); }
+// o op= v, o being the result buffer: A, or the float16/bfloat16 storage, in
+// which case v is rounded to it first (c10::Half's `+=` takes a Half).
+template <class Op, class A, class O> void merge_into(O& o, A v) { o = O(Op::apply(load<A>(o), load<A>(O(v)))); }
 
 // out[k * out_stride] op= Op over r of x[r * row_stride + k * col_stride], for
 // k < cols: whole rows of outputs at once, vectorised across them.

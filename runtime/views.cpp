@@ -3,6 +3,7 @@
 #include "runtime/views.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "runtime/elementwise.h"
@@ -14,6 +15,14 @@ namespace {
 
 Tensor with_geometry(const Tensor& t, Dims sizes, Dims strides) {
   return t.as_strided(std::move(sizes), std::move(strides), t.offset());
+}
+
+Tensor alias(const Tensor& t) { return with_geometry(t, t.sizes(), t.strides()); }
+
+// PyTorch's self.size(dim) for a wrapped dim: a 0-dim tensor has no size to give.
+int64_t dim_size(const Tensor& t, int64_t dim) {
+  THN_CHECK(t.dim() > 0, ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", dim);
+  return t.sizes()[dim];
 }
 
 // Index `dim` removed from both sizes and strides.
@@ -159,7 +168,7 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
 Tensor squeeze(const Tensor& t, std::optional<int64_t> dim) {
   if (dim) {
     int64_t d = wrap_dim(*dim, t.dim());
-    if (t.dim() == 0 || t.sizes()[d] != 1) return with_geometry(t, t.sizes(), t.strides());
+    if (t.dim() == 0 || t.sizes()[d] != 1) return alias(t);
     return drop_dim(t, d, t.offset());
   }
   Dims sizes, strides;
@@ -229,7 +238,7 @@ Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
   end_dim = wrap_dim(end_dim, t.dim());
   THN_CHECK(start_dim <= end_dim, "flatten() has invalid args: start_dim cannot come after end_dim");
   if (t.dim() == 0) return reshape(t, {1});
-  if (start_dim == end_dim) return with_geometry(t, t.sizes(), t.strides());
+  if (start_dim == end_dim) return alias(t);
   Dims shape(t.sizes().begin(), t.sizes().begin() + start_dim);
   shape.push_back(std::accumulate(t.sizes().begin() + start_dim, t.sizes().begin() + end_dim + 1, int64_t(1),
                                   std::multiplies<>()));
@@ -247,7 +256,7 @@ Tensor movedim(const Tensor& t, const Dims& source, const Dims& destination) {
   Dims src = wrap_dims(source, t.dim()), dst = wrap_dims(destination, t.dim());
   THN_CHECK(all_unique(src), "movedim: repeated dim in `source` ({})", dims_str(source));
   THN_CHECK(all_unique(dst), "movedim: repeated dim in `destination` ({})", dims_str(destination));
-  if (t.dim() == 0) return with_geometry(t, t.sizes(), t.strides());
+  if (t.dim() == 0) return alias(t);
   Dims order(t.dim(), -1);
   std::vector<bool> src_used(t.dim(), false);
   for (size_t i = 0; i < src.size(); i++) {
@@ -270,7 +279,7 @@ namespace {
 Tensor matrix_transpose(const Tensor& t) {
   THN_CHECK(t.dim() != 1, "tensor.mT is only supported on matrices or batches of matrices. Got 1-D tensor.");
   // A 0-dim tensor passes through, as in PyTorch.
-  return t.dim() == 0 ? with_geometry(t, t.sizes(), t.strides()) : transpose(t, -2, -1);
+  return t.dim() == 0 ? alias(t) : transpose(t, -2, -1);
 }
 
 std::vector<Tensor> split_sizes(const Tensor& t, const Dims& sizes, int64_t dim) {
@@ -324,7 +333,7 @@ IValue op_transpose(const Args& a) { return transpose(a.tensor(0), a.i64(1), a.i
 IValue op_t(const Args& a) {
   const Tensor& t = a.tensor(0);
   THN_CHECK(t.dim() <= 2, "t() expects a tensor with <= 2 dimensions, but self is {}D", t.dim());
-  return t.dim() < 2 ? with_geometry(t, t.sizes(), t.strides()) : transpose(t, 0, 1);
+  return t.dim() < 2 ? alias(t) : transpose(t, 0, 1);
 }
 IValue op_unsqueeze(const Args& a) { return unsqueeze(a.tensor(0), a.i64(1)); }
 IValue op_squeeze(const Args& a) { return squeeze(a.tensor(0), a.opt_i64(1)); }
@@ -337,7 +346,7 @@ IValue op_unflatten(const Args& a) {
   int64_t dim = wrap_dim(a.i64(1), t.dim());
   Dims sizes = a.dims(2);
   THN_CHECK(!sizes.empty(), "unflatten: sizes must be non-empty");
-  int64_t size = t.dim() == 0 ? 1 : t.sizes()[dim];
+  int64_t size = dim_size(t, dim);
   Dims inferred;
   try {
     inferred = infer_size(sizes, size);
@@ -349,8 +358,8 @@ IValue op_unflatten(const Args& a) {
          dims_str(sizes), dim, size);
   }
   Dims shape = t.sizes();
-  if (t.dim() > 0) shape.erase(shape.begin() + dim);
-  shape.insert(shape.begin() + std::min<int64_t>(dim, int64_t(shape.size())), inferred.begin(), inferred.end());
+  shape.erase(shape.begin() + dim);
+  shape.insert(shape.begin() + dim, inferred.begin(), inferred.end());
   return view(t, shape);
 }
 
@@ -390,10 +399,9 @@ IValue op_chunk(const Args& a) {
 
 IValue op_unbind(const Args& a) {
   const Tensor& t = a.tensor(0);
-  THN_CHECK(t.dim() > 0, ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", a.i64(1));
   int64_t dim = wrap_dim(a.i64(1), t.dim());
   std::vector<Tensor> out;
-  for (int64_t i = 0; i < t.sizes()[dim]; i++) out.push_back(select(t, dim, i));
+  for (int64_t i = 0, n = dim_size(t, dim); i < n; i++) out.push_back(select(t, dim, i));
   return IValue::tensors(out);
 }
 

@@ -102,7 +102,6 @@ IValue read_value(Reader& r, const std::string& tok, const std::map<std::string,
   return IValue();
 }
 
-std::string describe(const IValue& v);
 
 struct Tolerance {
   double rtol = -1, atol = -1;

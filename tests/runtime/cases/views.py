@@ -407,6 +407,11 @@ def _(c):
     c.method(c.input(ar(2, 3)), "unflatten", 1, (2, 2))
 
 
+@case("unflatten errors: 0-dim")
+def _(c):
+    c.method(c.input(torch.tensor(1.)), "unflatten", -1, (1,))
+
+
 @case("unflatten errors: empty sizes")
 def _(c):
     c.method(c.input(ar(2, 3)), "unflatten", 1, ())
@@ -606,6 +611,11 @@ def _(c):
 @case("unbind errors: 0-dim")
 def _(c):
     c.method(c.input(torch.tensor(1.)), "unbind")
+
+
+@case("unbind errors: 0-dim, negative dim")
+def _(c):
+    c.method(c.input(torch.tensor(1.)), "unbind", -1)
 
 
 @case("unbind errors: dim")
