@@ -399,6 +399,7 @@ Tensor repeat(const Tensor& self, const Dims& repeats) {
   Dims shape;
   for (int64_t d = 0; d < nr; d++) shape.push_back(repeats[d] * in_sizes[d]);
   Tensor out = empty(shape, self.dtype());
+  if (out.numel() == 0) return out;  // the view below would have stride 0 along a repeat
   // out viewed as [r0, s0, r1, s1, ...]; self is read with stride 0 along each r.
   Dims sizes, out_strides, self_strides;
   for (int64_t d = 0; d < nr; d++) {
