@@ -5,6 +5,7 @@
 #include "runtime/reduce.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -125,8 +126,9 @@ struct AnyOp {
 };
 
 using Unit = std::integral_constant<int64_t, 1>;
-constexpr int64_t kLanes = 32;    // contiguous values one row of the inner cascade holds
-constexpr int64_t kTile = 4096;   // output columns the outer cascade accumulates at once
+// Output columns the outer cascade accumulates at once: whole rows of a
+// [4096, 4096] float32 input, so that it is read front to back.
+template <class A> constexpr int64_t kTile = 16384 / sizeof(A);
 
 int64_t ceil_log2(int64_t x) { return x <= 2 ? 1 : 64 - __builtin_clzll(uint64_t(x - 1)); }
 
@@ -139,7 +141,7 @@ int64_t ceil_log2(int64_t x) { return x <= 2 ? 1 : 64 - __builtin_clzll(uint64_t
 template <class Op, class A, class S, class Width, class ColStride>
 void cascade(const S* x, int64_t row_stride, ColStride col_stride, int64_t rows, Width width, A* out) {
   constexpr int kLevels = 4;
-  constexpr int64_t kCap = std::is_same_v<Width, int64_t> ? kTile : int64_t(Width{});
+  constexpr int64_t kCap = std::is_same_v<Width, int64_t> ? kTile<A> : int64_t(Width{});
   const int64_t level_power = std::max<int64_t>(4, ceil_log2(rows) / kLevels);
   const int64_t level_step = int64_t(1) << level_power;
   const int64_t level_mask = level_step - 1;
@@ -173,24 +175,37 @@ void cascade(const S* x, int64_t row_stride, ColStride col_stride, int64_t rows,
   std::copy_n(acc[0], int64_t(width), out);
 }
 
-// Op over the n values x[0], x[stride], ...
+// PyTorch's row_sum: n_units units of U lanes (a vector register, or one
+// value) at `stride`, as cascade rows of kIlp units; leftover units join the
+// first unit, then the units are combined. U lanes come back.
+template <class Op, class A, int64_t U, class S, class Stride>
+std::array<A, U> row_units(const S* x, int64_t n_units, Stride stride) {
+  constexpr int64_t kIlp = 4;
+  A part[kIlp * U];
+  const int64_t rows = n_units / kIlp;
+  cascade<Op>(x, kIlp * U * stride, stride, rows, std::integral_constant<int64_t, kIlp * U>{}, part);
+  for (int64_t i = rows * kIlp * U; i < n_units * U; i++) part[i % U] = Op::apply(part[i % U], load<A>(x[i * stride]));
+  for (int64_t j = 1; j < kIlp; j++)
+    for (int64_t k = 0; k < U; k++) part[k] = Op::apply(part[k], part[j * U + k]);
+  std::array<A, U> lanes;
+  std::copy_n(part, U, lanes.begin());
+  return lanes;
+}
+
+// Op over the n values x[0], x[stride], ... in PyTorch's order: contiguous
+// rows of at least one vector in units of a 64-byte vector (its AVX-512
+// kernels), with the leftover values first and then the lanes combined
+// serially; otherwise in units of one value.
 template <class Op, class A, class S>
 A reduce_row(const S* x, int64_t n, int64_t stride) {
+  constexpr int64_t kVec = 32 / int64_t(sizeof(A));
+  if (stride != 1) return row_units<Op, A, 1>(x, n, stride)[0];
+  if (n < kVec) return row_units<Op, A, 1>(x, n, Unit{})[0];
+  std::array<A, kVec> lanes = row_units<Op, A, kVec>(x, n / kVec, Unit{});
   A r = Op::template identity<A>();
-  if (stride != 1) {
-    cascade<Op>(x, stride, Unit{}, n, Unit{}, &r);
-    return r;
-  }
-  if (n < kLanes) {
-    for (int64_t i = 0; i < n; i++) r = Op::apply(r, load<A>(x[i]));
-    return r;
-  }
-  A lanes[kLanes];
-  cascade<Op>(x, kLanes, Unit{}, n / kLanes, std::integral_constant<int64_t, kLanes>{}, lanes);
-  for (int64_t i = n / kLanes * kLanes; i < n; i++) r = Op::apply(r, load<A>(x[i]));
-  for (int64_t w = kLanes / 2; w >= 1; w /= 2)
-    for (int64_t k = 0; k < w; k++) lanes[k] = Op::apply(lanes[k], lanes[k + w]);
-  return Op::apply(r, lanes[0]);
+  for (int64_t i = n / kVec * kVec; i < n; i++) r = Op::apply(r, load<A>(x[i]));
+  for (A v : lanes) r = Op::apply(r, v);
+  return r;
 }
 
 // o op= v, o being the result buffer: A, or the float16/bfloat16 storage, in
@@ -202,9 +217,9 @@ template <class Op, class A, class O> void merge_into(O& o, A v) { o = O(Op::app
 template <class Op, class A, class S, class O>
 void reduce_columns(const S* x, int64_t rows, int64_t row_stride, int64_t cols, int64_t col_stride, O* out,
                     int64_t out_stride) {
-  A part[kTile];
-  for (int64_t c = 0; c < cols; c += kTile) {
-    const int64_t w = std::min(kTile, cols - c);
+  A part[kTile<A>];
+  for (int64_t c = 0; c < cols; c += kTile<A>) {
+    const int64_t w = std::min(kTile<A>, cols - c);
     if (col_stride == 1) cascade<Op>(x + c, row_stride, Unit{}, rows, w, part);
     else cascade<Op>(x + c * col_stride, row_stride, col_stride, rows, w, part);
     for (int64_t k = 0; k < w; k++) merge_into<Op>(out[(c + k) * out_stride], part[k]);
