@@ -129,6 +129,9 @@ using Unit = std::integral_constant<int64_t, 1>;
 // Output columns the outer cascade accumulates at once: whole rows of a
 // [4096, 4096] float32 input, so that it is read front to back.
 template <class A> constexpr int64_t kTile = 16384 / sizeof(A);
+// PyTorch's vector width in its AVX2 kernels (the CPU capability of the
+// reference build): the unit of its summation order.
+template <class A> constexpr int64_t kVec = 32 / int64_t(sizeof(A));
 
 int64_t ceil_log2(int64_t x) { return x <= 2 ? 1 : 64 - __builtin_clzll(uint64_t(x - 1)); }
 
@@ -193,17 +196,16 @@ std::array<A, U> row_units(const S* x, int64_t n_units, Stride stride) {
 }
 
 // Op over the n values x[0], x[stride], ... in PyTorch's order: contiguous
-// rows of at least one vector in units of a 64-byte vector (its AVX-512
-// kernels), with the leftover values first and then the lanes combined
-// serially; otherwise in units of one value.
+// rows of at least one vector in units of a vector, with the leftover values
+// first and then the lanes combined serially; otherwise in units of one value.
 template <class Op, class A, class S>
 A reduce_row(const S* x, int64_t n, int64_t stride) {
-  constexpr int64_t kVec = 32 / int64_t(sizeof(A));
+  constexpr int64_t V = kVec<A>;
   if (stride != 1) return row_units<Op, A, 1>(x, n, stride)[0];
-  if (n < kVec) return row_units<Op, A, 1>(x, n, Unit{})[0];
-  std::array<A, kVec> lanes = row_units<Op, A, kVec>(x, n / kVec, Unit{});
+  if (n < V) return row_units<Op, A, 1>(x, n, Unit{})[0];
+  std::array<A, V> lanes = row_units<Op, A, V>(x, n / V, Unit{});
   A r = Op::template identity<A>();
-  for (int64_t i = n / kVec * kVec; i < n; i++) r = Op::apply(r, load<A>(x[i]));
+  for (int64_t i = n / V * V; i < n; i++) r = Op::apply(r, load<A>(x[i]));
   for (A v : lanes) r = Op::apply(r, v);
   return r;
 }
@@ -213,17 +215,23 @@ A reduce_row(const S* x, int64_t n, int64_t stride) {
 template <class Op, class A, class O> void merge_into(O& o, A v) { o = O(Op::apply(load<A>(o), load<A>(O(v)))); }
 
 // out[k * out_stride] op= Op over r of x[r * row_stride + k * col_stride], for
-// k < cols: whole rows of outputs at once, vectorised across them.
+// k < cols: whole rows of outputs at once, vectorised across them. As in
+// PyTorch, that covers the columns in groups of four vectors (contiguous) or
+// four values (strided); each leftover column is a row_units reduction.
 template <class Op, class A, class S, class O>
 void reduce_columns(const S* x, int64_t rows, int64_t row_stride, int64_t cols, int64_t col_stride, O* out,
                     int64_t out_stride) {
+  const int64_t group = col_stride == 1 && cols >= kVec<A> ? 4 * kVec<A> : 4;
+  const int64_t grouped = cols / group * group;
   A part[kTile<A>];
-  for (int64_t c = 0; c < cols; c += kTile<A>) {
-    const int64_t w = std::min(kTile<A>, cols - c);
+  for (int64_t c = 0; c < grouped; c += kTile<A>) {
+    const int64_t w = std::min(kTile<A>, grouped - c);
     if (col_stride == 1) cascade<Op>(x + c, row_stride, Unit{}, rows, w, part);
     else cascade<Op>(x + c * col_stride, row_stride, col_stride, rows, w, part);
     for (int64_t k = 0; k < w; k++) merge_into<Op>(out[(c + k) * out_stride], part[k]);
   }
+  for (int64_t c = grouped; c < cols; c++)
+    merge_into<Op>(out[c * out_stride], row_units<Op, A, 1>(x + c * col_stride, rows, row_stride)[0]);
 }
 
 // Reduces x (storage S) over `mask` in A into buf (keepdim shape, contiguous,
