@@ -3,14 +3,30 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 
 #include "runtime/error.h"
 #include <fmt/ranges.h>
 
 namespace thn {
 
+namespace {
+// Eager ops allocate and free large buffers at a high rate. Keeping them in
+// malloc's heap (not a fresh mmap each time) avoids a page fault per 4 KiB on
+// every new tensor, which otherwise dominates cache-sized elementwise ops.
+void tune_malloc_once() {
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    return true;
+  }();
+  (void)done;
+}
+}  // namespace
+
 Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   THN_CHECK(device.type == DeviceType::CPU, "CUDA storage is not available in this build");
+  tune_malloc_once();
   // 64-byte alignment lets the compiler use aligned vector loads.
   size_t n = size_t((nbytes + 63) / 64 * 64);
   data_ = std::aligned_alloc(64, n ? n : 64);
