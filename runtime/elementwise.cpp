@@ -180,10 +180,9 @@ void cast_kernel(const Tensor& dst, const Tensor& src) {
 }  // namespace
 
 void copy_into(const Tensor& dst, const Tensor& src) {
-  broadcast_shapes(dst.sizes(), src.sizes());
-  if (src.dim() > dst.dim() || broadcast_shapes(dst.sizes(), src.sizes()) != dst.sizes())
-    fail("output with shape {} doesn't match the broadcast shape {}", dims_str(dst.sizes()),
-         dims_str(broadcast_shapes(dst.sizes(), src.sizes())));
+  Dims shape = broadcast_shapes(dst.sizes(), src.sizes());
+  if (shape != dst.sizes())
+    fail("output with shape {} doesn't match the broadcast shape {}", dims_str(dst.sizes()), dims_str(shape));
   check_inplace_write(dst, {src});
   if (overlap(dst, src) == Overlap::Full && dst.dtype() == src.dtype()) return;
   Tensor s = broadcast_to(src, dst.sizes());
