@@ -5,12 +5,14 @@
 
 #include "build_config.h"
 #include "cli/ops_doc.h"
+#include "cli/run.h"
 
 namespace {
 
 const char* kUsage = R"(usage: thn <command> [options]
 
 commands:
+  run FILE [--interpret]    run a thn script (jit is the identity until the tracer lands)
   docs-ops [--check FILE]   print docs/ops.md from the op table (or check FILE against it)
   --version                 print the version and the backends this build has
   --help                    print this help
@@ -34,6 +36,7 @@ int main(int argc, char** argv) {
     std::cout << kUsage;
     return 0;
   }
+  if (cmd == "run") return thn::run_command(argc, argv);
   if (cmd == "docs-ops") {
     if (argc == 2) return thn::print_ops_doc(std::cout);
     if (argc == 4 && std::strcmp(argv[2], "--check") == 0) return thn::check_ops_doc(argv[3]);

@@ -384,7 +384,7 @@ IValue op_to(const Args& a) {
     if (v.is_dtype()) dtype = v.to_dtype();
     else if (v.is_device()) device = v.to_device();
     else if (v.is_tensor()) dtype = v.to_tensor().dtype();
-    else if (v.is_string()) device = Device{v.to_string() == "cuda" ? DeviceType::CUDA : DeviceType::CPU};
+    else if (v.is_string()) device = parse_device(v.to_string());
     else if (!v.is_none()) fail(ErrorKind::TypeError, "to() received an invalid combination of arguments");
   }
   if (device && device->type == DeviceType::CUDA)

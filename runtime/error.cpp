@@ -4,13 +4,10 @@ namespace thn {
 
 const char* error_kind_name(ErrorKind k) {
   switch (k) {
-    case ErrorKind::RuntimeError: return "RuntimeError";
-    case ErrorKind::IndexError: return "IndexError";
-    case ErrorKind::ValueError: return "ValueError";
-    case ErrorKind::TypeError: return "TypeError";
-    case ErrorKind::ZeroDivisionError: return "ZeroDivisionError";
-    case ErrorKind::OverflowError: return "OverflowError";
-    case ErrorKind::NotImplementedError: return "NotImplementedError";
+#define THN_X(k) \
+  case ErrorKind::k: return #k;
+    THN_ERROR_KINDS(THN_X)
+#undef THN_X
   }
   return "Error";
 }

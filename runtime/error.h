@@ -7,7 +7,17 @@
 
 namespace thn {
 
-enum class ErrorKind { RuntimeError, IndexError, ValueError, TypeError, ZeroDivisionError, OverflowError, NotImplementedError };
+// Python's exception types; the interpreter raises the language-level ones.
+#define THN_ERROR_KINDS(X)                                                                 \
+  X(RuntimeError) X(IndexError) X(ValueError) X(TypeError) X(ZeroDivisionError)           \
+  X(OverflowError) X(NotImplementedError) X(NameError) X(UnboundLocalError)               \
+  X(AttributeError) X(AssertionError) X(RecursionError) X(ModuleNotFoundError)            \
+  X(ImportError) X(KeyError) X(SyntaxError) X(IndentationError) X(TabError)
+enum class ErrorKind {
+#define THN_X(k) k,
+  THN_ERROR_KINDS(THN_X)
+#undef THN_X
+};
 
 const char* error_kind_name(ErrorKind k);
 

@@ -202,6 +202,7 @@ IValue convert(const Schema& s, const Param& p, const IValue& v, size_t position
       type_error(s, p, v, "torch.dtype", position);
     case ParamType::Device:
       if (v.is_device()) return v;
+      if (v.is_string()) return IValue(parse_device(v.to_string()));
       type_error(s, p, v, "torch.device", position);
     case ParamType::TensorList: {
       if (!v.is_list()) type_error(s, p, v, "tuple of Tensors", position);

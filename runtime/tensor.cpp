@@ -136,4 +136,10 @@ Tensor wrap_scalar(const Scalar& s) {
   return scalar_tensor(s, d).set_wrapped_number(true);
 }
 
+Device parse_device(const std::string& s) {
+  if (s == "cpu") return kCPU;
+  if (s == "cuda" || s == "cuda:0") return Device{DeviceType::CUDA};
+  fail("Expected one of cpu, cuda device type at start of device string: {}", s);
+}
+
 }  // namespace thn

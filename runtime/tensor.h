@@ -21,6 +21,8 @@ struct Device {
   std::string str() const { return type == DeviceType::CPU ? "cpu" : "cuda"; }
 };
 constexpr Device kCPU{DeviceType::CPU};
+// "cpu", "cuda", "cuda:0" as torch.device accepts them; anything else is PyTorch's RuntimeError.
+Device parse_device(const std::string& s);
 
 class Storage {
  public:

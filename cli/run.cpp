@@ -1,0 +1,132 @@
+#include "cli/run.h"
+
+#include <pthread.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "build_config.h"
+#include "interp/interpreter.h"
+
+namespace thn {
+
+namespace {
+
+// The evaluator recurses on the C++ stack; give it room for Python's
+// recursion limit (1000 thn frames) and deeply nested expressions.
+constexpr size_t kStackBytes = size_t(1) << 30;
+
+int on_big_stack(std::function<int()> body) {
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kStackBytes);
+  struct Job {
+    std::function<int()> body;
+    int rc = 1;
+  } job{std::move(body)};
+  pthread_t thread;
+  auto entry = [](void* p) -> void* {
+    auto* j = static_cast<Job*>(p);
+    j->rc = j->body();
+    return nullptr;
+  };
+  if (pthread_create(&thread, &attr, entry, &job) != 0) return job.body();
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  return job.rc;
+}
+
+std::string stdlib_dir() {
+  if (const char* env = std::getenv("THN_STDLIB")) return env;
+  return std::string(THN_SOURCE_DIR) + "/stdlib";
+}
+
+void print_traceback(const TracedError& e) {
+  std::string out = "Traceback (most recent call last):\n";
+  std::string prev;
+  int repeats = 0;
+  auto flush_repeats = [&] {
+    if (repeats > 0) out += fmt::format("  [Previous line repeated {} more time{}]\n", repeats, repeats == 1 ? "" : "s");
+    repeats = 0;
+  };
+  for (auto it = e.trace.rbegin(); it != e.trace.rend(); ++it) {
+    const Loc& l = it->loc;
+    std::string entry = l.source ? fmt::format("  File \"{}\", line {}, in {}\n", l.source->path, l.line, it->function)
+                                 : fmt::format("  in {}\n", it->function);
+    if (l.source) {
+      std::string_view text = l.source->line(l.line);
+      size_t start = text.find_first_not_of(" \t");
+      if (start != std::string_view::npos) entry += fmt::format("    {}\n", text.substr(start));
+    }
+    if (entry == prev && ++repeats > 0 && repeats > 2) continue;
+    if (entry != prev) flush_repeats();
+    if (entry == prev && repeats <= 2) {
+      out += entry;
+      continue;
+    }
+    out += entry;
+    prev = entry;
+  }
+  if (repeats > 2) {
+    repeats -= 2;
+    flush_repeats();
+  }
+  std::fputs(out.c_str(), stderr);
+}
+
+int run_script(const std::string& path) {
+  InterpOptions opts;
+  std::filesystem::path script(path);
+  opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
+  try {
+    Interpreter interp(opts);
+    interp.run_file(path);
+    std::fflush(stdout);
+    return 0;
+  } catch (TracedError& e) {
+    std::fflush(stdout);
+    print_traceback(e);
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
+  } catch (LocatedError& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
+  } catch (Error& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "thn: %s: %s\n", error_kind_name(e.kind()), e.what());
+  } catch (std::exception& e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "thn: internal error: %s\n", e.what());
+  }
+  return 1;
+}
+
+}  // namespace
+
+int run_command(int argc, char** argv) {
+  std::string file;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--interpret") continue;  // jit is the identity until the tracer lands
+    if (arg.starts_with("-") || !file.empty()) {
+      std::fprintf(stderr, "thn run: unknown option or extra argument: %s\nusage: thn run FILE [--interpret]\n", arg.c_str());
+      return 2;
+    }
+    file = arg;
+  }
+  if (file.empty()) {
+    std::fprintf(stderr, "usage: thn run FILE [--interpret]\n");
+    return 2;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) {
+    std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", file.c_str());
+    return 2;
+  }
+  return on_big_stack([&] { return run_script(file); });
+}
+
+}  // namespace thn

@@ -1,0 +1,253 @@
+#pragma once
+// The AST of a thn module. Nodes own their children; every node carries the
+// location of its first token. Name nodes are annotated by frontend/resolve
+// with where the name lives (a function slot, an enclosing function's slot, or
+// the module globals), so the interpreter never looks locals up by string.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/source.h"
+
+namespace thn::ast {
+
+// ---- expressions ----
+#define THN_EXPR_KINDS(X) \
+  X(Name) X(Constant) X(TupleExpr) X(ListExpr) X(ListComp) X(Call) X(Attribute) X(Subscript) X(Slice) \
+  X(Binary) X(Unary) X(Not) X(BoolOp) X(Compare) X(IfExp)
+
+enum class ExprKind {
+#define THN_X(k) k,
+  THN_EXPR_KINDS(THN_X)
+#undef THN_X
+};
+
+struct Expr {
+  ExprKind kind;
+  Loc loc;
+  Expr(ExprKind k, Loc l) : kind(k), loc(l) {}
+  virtual ~Expr() = default;
+};
+using ExprPtr = std::unique_ptr<Expr>;
+
+enum class Scope : uint8_t { Unresolved, Local, Enclosing, Global };
+struct Name : Expr {
+  std::string id;
+  Scope scope = Scope::Unresolved;
+  int slot = -1;   // Local/Enclosing: index in the function's frame
+  int depth = 0;   // Enclosing: how many frames out
+  Name(Loc l, std::string n) : Expr(ExprKind::Name, l), id(std::move(n)) {}
+};
+
+struct Constant : Expr {
+  enum class Type { None, Bool, Int, Float, Str, Ellipsis } type;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;
+  Constant(Loc l, Type t) : Expr(ExprKind::Constant, l), type(t) {}
+};
+
+struct TupleExpr : Expr {
+  std::vector<ExprPtr> elts;
+  explicit TupleExpr(Loc l) : Expr(ExprKind::TupleExpr, l) {}
+};
+struct ListExpr : Expr {
+  std::vector<ExprPtr> elts;
+  explicit ListExpr(Loc l) : Expr(ExprKind::ListExpr, l) {}
+};
+
+// `for target in iter if cond...`; nested clauses run left to right.
+struct Comprehension {
+  ExprPtr target;  // Name or TupleExpr of names
+  ExprPtr iter;
+  std::vector<ExprPtr> ifs;
+};
+struct ListComp : Expr {
+  ExprPtr elt;
+  std::vector<Comprehension> generators;
+  explicit ListComp(Loc l) : Expr(ExprKind::ListComp, l) {}
+};
+
+struct Keyword {
+  std::string name;
+  ExprPtr value;
+  Loc loc;
+};
+struct Call : Expr {
+  ExprPtr func;
+  std::vector<ExprPtr> args;
+  std::vector<Keyword> keywords;
+  explicit Call(Loc l) : Expr(ExprKind::Call, l) {}
+};
+
+struct Attribute : Expr {
+  ExprPtr value;
+  std::string attr;
+  Attribute(Loc l, ExprPtr v, std::string a) : Expr(ExprKind::Attribute, l), value(std::move(v)), attr(std::move(a)) {}
+};
+
+// x[i], x[a:b], x[i, ..., None]: `index` holds one Expr per subscript (a
+// Slice node for `a:b:c`); `tuple` is set when the subscripts were written
+// with a comma, so `x[i,]` differs from `x[i]` as in Python.
+struct Subscript : Expr {
+  ExprPtr value;
+  std::vector<ExprPtr> index;
+  bool tuple = false;
+  explicit Subscript(Loc l) : Expr(ExprKind::Subscript, l) {}
+};
+struct Slice : Expr {
+  ExprPtr lower, upper, step;  // each may be null
+  explicit Slice(Loc l) : Expr(ExprKind::Slice, l) {}
+};
+
+enum class BinOp : uint8_t { Add, Sub, Mul, Div, FloorDiv, Mod, Pow, MatMul, LShift, RShift, BitAnd, BitOr, BitXor };
+const char* binop_symbol(BinOp op);
+struct Binary : Expr {
+  BinOp op;
+  ExprPtr lhs, rhs;
+  Binary(Loc l, BinOp o, ExprPtr a, ExprPtr b) : Expr(ExprKind::Binary, l), op(o), lhs(std::move(a)), rhs(std::move(b)) {}
+};
+
+enum class UnaryOp : uint8_t { Neg, Pos, Invert };
+struct Unary : Expr {
+  UnaryOp op;
+  ExprPtr operand;
+  Unary(Loc l, UnaryOp o, ExprPtr e) : Expr(ExprKind::Unary, l), op(o), operand(std::move(e)) {}
+};
+struct Not : Expr {
+  ExprPtr operand;
+  Not(Loc l, ExprPtr e) : Expr(ExprKind::Not, l), operand(std::move(e)) {}
+};
+struct BoolOp : Expr {
+  bool is_and;
+  ExprPtr lhs, rhs;
+  BoolOp(Loc l, bool a, ExprPtr x, ExprPtr y) : Expr(ExprKind::BoolOp, l), is_and(a), lhs(std::move(x)), rhs(std::move(y)) {}
+};
+
+enum class CmpOp : uint8_t { Lt, Gt, Eq, Ge, Le, Ne, In, NotIn, Is, IsNot };
+const char* cmpop_symbol(CmpOp op);
+// a < b <= c: one node, each operand evaluated once, as in Python.
+struct Compare : Expr {
+  ExprPtr first;
+  std::vector<CmpOp> ops;
+  std::vector<ExprPtr> rest;
+  explicit Compare(Loc l) : Expr(ExprKind::Compare, l) {}
+};
+struct IfExp : Expr {
+  ExprPtr test, body, orelse;
+  explicit IfExp(Loc l) : Expr(ExprKind::IfExp, l) {}
+};
+
+// ---- statements ----
+#define THN_STMT_KINDS(X) \
+  X(ExprStmt) X(Assign) X(AugAssign) X(If) X(While) X(For) X(Break) X(Continue) X(Pass) X(Return) \
+  X(FunctionDef) X(Import) X(FromImport) X(Assert)
+
+enum class StmtKind {
+#define THN_X(k) k,
+  THN_STMT_KINDS(THN_X)
+#undef THN_X
+};
+
+struct Stmt {
+  StmtKind kind;
+  Loc loc;
+  Stmt(StmtKind k, Loc l) : kind(k), loc(l) {}
+  virtual ~Stmt() = default;
+};
+using StmtPtr = std::unique_ptr<Stmt>;
+using Body = std::vector<StmtPtr>;
+
+struct ExprStmt : Stmt {
+  ExprPtr value;
+  ExprStmt(Loc l, ExprPtr v) : Stmt(StmtKind::ExprStmt, l), value(std::move(v)) {}
+};
+// t1 = t2 = value; each target a Name, Subscript or Tuple/List of targets.
+struct Assign : Stmt {
+  std::vector<ExprPtr> targets;
+  ExprPtr value;
+  explicit Assign(Loc l) : Stmt(StmtKind::Assign, l) {}
+};
+struct AugAssign : Stmt {
+  BinOp op;
+  ExprPtr target;  // Name or Subscript
+  ExprPtr value;
+  AugAssign(Loc l, BinOp o) : Stmt(StmtKind::AugAssign, l), op(o) {}
+};
+struct If : Stmt {
+  ExprPtr test;
+  Body body, orelse;  // elif chains nest in orelse
+  explicit If(Loc l) : Stmt(StmtKind::If, l) {}
+};
+struct While : Stmt {
+  ExprPtr test;
+  Body body;
+  explicit While(Loc l) : Stmt(StmtKind::While, l) {}
+};
+struct For : Stmt {
+  ExprPtr target;
+  ExprPtr iter;
+  Body body;
+  explicit For(Loc l) : Stmt(StmtKind::For, l) {}
+};
+struct Break : Stmt {
+  explicit Break(Loc l) : Stmt(StmtKind::Break, l) {}
+};
+struct Continue : Stmt {
+  explicit Continue(Loc l) : Stmt(StmtKind::Continue, l) {}
+};
+struct Pass : Stmt {
+  explicit Pass(Loc l) : Stmt(StmtKind::Pass, l) {}
+};
+struct Return : Stmt {
+  ExprPtr value;  // may be null
+  explicit Return(Loc l) : Stmt(StmtKind::Return, l) {}
+};
+
+struct Param {
+  std::string name;
+  ExprPtr default_value;  // may be null
+  bool kwonly = false;
+  Loc loc;
+};
+struct FunctionDef : Stmt {
+  std::string name;
+  std::vector<Param> params;
+  std::vector<ExprPtr> decorators;
+  Body body;
+  // Filled by resolve: the frame layout (params first, then other locals) and
+  // whether an inner function reads this frame (then it is heap-allocated).
+  std::vector<std::string> locals;
+  bool captured = false;
+  // The local the function's own name binds to in its defining scope.
+  std::unique_ptr<Name> binding;
+  explicit FunctionDef(Loc l) : Stmt(StmtKind::FunctionDef, l) {}
+};
+
+struct Alias {
+  std::string name;                // dotted for `import a.b`
+  std::unique_ptr<Name> asname;    // the name bound
+  Loc loc;
+};
+struct Import : Stmt {
+  std::vector<Alias> names;
+  explicit Import(Loc l) : Stmt(StmtKind::Import, l) {}
+};
+struct FromImport : Stmt {
+  std::string module;
+  std::vector<Alias> names;  // empty means `*`
+  explicit FromImport(Loc l) : Stmt(StmtKind::FromImport, l) {}
+};
+struct Assert : Stmt {
+  ExprPtr test, msg;
+  explicit Assert(Loc l) : Stmt(StmtKind::Assert, l) {}
+};
+
+struct Module {
+  std::shared_ptr<const Source> source;
+  Body body;
+  std::vector<std::string> locals;  // slots of module-level comprehension variables
+};
+
+}  // namespace thn::ast

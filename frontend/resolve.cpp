@@ -1,0 +1,264 @@
+#include "frontend/resolve.h"
+
+#include <map>
+
+namespace thn {
+
+namespace {
+
+using namespace ast;
+
+// One function body (or the module body) being resolved.
+struct FunctionScope {
+  FunctionScope* parent = nullptr;
+  bool is_module = false;
+  std::vector<std::string>* locals = nullptr;            // the frame layout
+  std::map<std::string, int> slots;                      // names bound in the body
+  std::vector<std::map<std::string, int>> comprehensions;  // innermost last
+};
+
+class Resolver {
+ public:
+  void module(Module& m, std::vector<std::string>& frame) {
+    FunctionScope scope;
+    scope.is_module = true;
+    scope.locals = &frame;
+    cur_ = &scope;
+    body(m.body);
+  }
+
+ private:
+  FunctionScope* cur_ = nullptr;
+
+  // Names bound in a body, not looking into nested functions or comprehensions.
+  static void collect(const Body& b, std::vector<std::string>& out) {
+    for (auto& s : b) collect(*s, out);
+  }
+  static void collect_target(const Expr& e, std::vector<std::string>& out) {
+    if (e.kind == ExprKind::Name) out.push_back(static_cast<const Name&>(e).id);
+    else if (e.kind == ExprKind::TupleExpr)
+      for (auto& x : static_cast<const TupleExpr&>(e).elts) collect_target(*x, out);
+    else if (e.kind == ExprKind::ListExpr)
+      for (auto& x : static_cast<const ListExpr&>(e).elts) collect_target(*x, out);
+  }
+  static void collect(const Stmt& s, std::vector<std::string>& out) {
+    switch (s.kind) {
+      case StmtKind::Assign:
+        for (auto& t : static_cast<const Assign&>(s).targets) collect_target(*t, out);
+        break;
+      case StmtKind::AugAssign: collect_target(*static_cast<const AugAssign&>(s).target, out); break;
+      case StmtKind::For: {
+        auto& f = static_cast<const For&>(s);
+        collect_target(*f.target, out);
+        collect(f.body, out);
+        break;
+      }
+      case StmtKind::If: {
+        auto& i = static_cast<const If&>(s);
+        collect(i.body, out);
+        collect(i.orelse, out);
+        break;
+      }
+      case StmtKind::While: collect(static_cast<const While&>(s).body, out); break;
+      case StmtKind::FunctionDef: out.push_back(static_cast<const FunctionDef&>(s).name); break;
+      case StmtKind::Import:
+        for (auto& a : static_cast<const Import&>(s).names) out.push_back(a.asname->id);
+        break;
+      case StmtKind::FromImport:
+        for (auto& a : static_cast<const FromImport&>(s).names) out.push_back(a.asname->id);
+        break;
+      default: break;
+    }
+  }
+
+  static int add_slot(FunctionScope& f, const std::string& name) {
+    f.locals->push_back(name);
+    return int(f.locals->size()) - 1;
+  }
+
+  void name(Name& n) {
+    for (auto it = cur_->comprehensions.rbegin(); it != cur_->comprehensions.rend(); ++it) {
+      if (auto s = it->find(n.id); s != it->end()) {
+        n.scope = Scope::Local;
+        n.slot = s->second;
+        return;
+      }
+    }
+    int depth = 0;
+    for (FunctionScope* f = cur_; f && !f->is_module; f = f->parent, ++depth) {
+      if (auto s = f->slots.find(n.id); s != f->slots.end()) {
+        n.scope = depth == 0 ? Scope::Local : Scope::Enclosing;
+        n.slot = s->second;
+        n.depth = depth;
+        return;
+      }
+    }
+    n.scope = Scope::Global;
+  }
+
+  void function(FunctionDef& f) {
+    for (auto& d : f.decorators) expr(*d);
+    for (auto& p : f.params)
+      if (p.default_value) expr(*p.default_value);
+    name(*f.binding);
+
+    FunctionScope scope;
+    scope.parent = cur_;
+    scope.locals = &f.locals;
+    for (auto& p : f.params) scope.slots.emplace(p.name, add_slot(scope, p.name));
+    std::vector<std::string> bound;
+    collect(f.body, bound);
+    for (auto& b : bound)
+      if (!scope.slots.count(b)) scope.slots.emplace(b, add_slot(scope, b));
+    FunctionScope* saved = cur_;
+    cur_ = &scope;
+    body(f.body);
+    cur_ = saved;
+  }
+
+  void body(Body& b) {
+    for (auto& s : b) stmt(*s);
+  }
+
+  void stmt(Stmt& s) {
+    switch (s.kind) {
+      case StmtKind::ExprStmt: expr(*static_cast<ExprStmt&>(s).value); break;
+      case StmtKind::Assign: {
+        auto& a = static_cast<Assign&>(s);
+        expr(*a.value);
+        for (auto& t : a.targets) expr(*t);
+        break;
+      }
+      case StmtKind::AugAssign: {
+        auto& a = static_cast<AugAssign&>(s);
+        expr(*a.value);
+        expr(*a.target);
+        break;
+      }
+      case StmtKind::If: {
+        auto& i = static_cast<If&>(s);
+        expr(*i.test);
+        body(i.body);
+        body(i.orelse);
+        break;
+      }
+      case StmtKind::While: {
+        auto& w = static_cast<While&>(s);
+        expr(*w.test);
+        body(w.body);
+        break;
+      }
+      case StmtKind::For: {
+        auto& f = static_cast<For&>(s);
+        expr(*f.iter);
+        expr(*f.target);
+        body(f.body);
+        break;
+      }
+      case StmtKind::Return:
+        if (auto& v = static_cast<Return&>(s).value) expr(*v);
+        break;
+      case StmtKind::FunctionDef: function(static_cast<FunctionDef&>(s)); break;
+      case StmtKind::Import:
+        for (auto& a : static_cast<Import&>(s).names) name(*a.asname);
+        break;
+      case StmtKind::FromImport:
+        for (auto& a : static_cast<FromImport&>(s).names) name(*a.asname);
+        break;
+      case StmtKind::Assert: {
+        auto& a = static_cast<Assert&>(s);
+        expr(*a.test);
+        if (a.msg) expr(*a.msg);
+        break;
+      }
+      case StmtKind::Break: case StmtKind::Continue: case StmtKind::Pass: break;
+    }
+  }
+
+  void expr(Expr& e) {
+    switch (e.kind) {
+      case ExprKind::Name: name(static_cast<Name&>(e)); break;
+      case ExprKind::Constant: break;
+      case ExprKind::TupleExpr:
+        for (auto& x : static_cast<TupleExpr&>(e).elts) expr(*x);
+        break;
+      case ExprKind::ListExpr:
+        for (auto& x : static_cast<ListExpr&>(e).elts) expr(*x);
+        break;
+      case ExprKind::ListComp: {
+        // Each `for` clause opens a scope for its targets (Python 3: they do
+        // not leak); the first iterable is evaluated outside all of them.
+        auto& c = static_cast<ListComp&>(e);
+        size_t opened = 0;
+        for (auto& g : c.generators) {
+          expr(*g.iter);
+          std::vector<std::string> targets;
+          collect_target(*g.target, targets);
+          std::map<std::string, int> scope;
+          for (auto& t : targets)
+            if (!scope.count(t)) scope.emplace(t, add_slot(*cur_, t));
+          cur_->comprehensions.push_back(std::move(scope));
+          ++opened;
+          expr(*g.target);
+          for (auto& cond : g.ifs) expr(*cond);
+        }
+        expr(*c.elt);
+        for (size_t i = 0; i < opened; ++i) cur_->comprehensions.pop_back();
+        break;
+      }
+      case ExprKind::Call: {
+        auto& c = static_cast<Call&>(e);
+        expr(*c.func);
+        for (auto& a : c.args) expr(*a);
+        for (auto& k : c.keywords) expr(*k.value);
+        break;
+      }
+      case ExprKind::Attribute: expr(*static_cast<Attribute&>(e).value); break;
+      case ExprKind::Subscript: {
+        auto& s = static_cast<Subscript&>(e);
+        expr(*s.value);
+        for (auto& i : s.index) expr(*i);
+        break;
+      }
+      case ExprKind::Slice: {
+        auto& s = static_cast<Slice&>(e);
+        for (auto* p : {&s.lower, &s.upper, &s.step})
+          if (*p) expr(**p);
+        break;
+      }
+      case ExprKind::Binary: {
+        auto& b = static_cast<Binary&>(e);
+        expr(*b.lhs);
+        expr(*b.rhs);
+        break;
+      }
+      case ExprKind::Unary: expr(*static_cast<Unary&>(e).operand); break;
+      case ExprKind::Not: expr(*static_cast<Not&>(e).operand); break;
+      case ExprKind::BoolOp: {
+        auto& b = static_cast<BoolOp&>(e);
+        expr(*b.lhs);
+        expr(*b.rhs);
+        break;
+      }
+      case ExprKind::Compare: {
+        auto& c = static_cast<Compare&>(e);
+        expr(*c.first);
+        for (auto& r : c.rest) expr(*r);
+        break;
+      }
+      case ExprKind::IfExp: {
+        auto& i = static_cast<IfExp&>(e);
+        expr(*i.test);
+        expr(*i.body);
+        expr(*i.orelse);
+        break;
+      }
+    }
+  }
+};
+
+}  // namespace
+
+void resolve(ast::Module& m) { Resolver().module(m, m.locals); }
+
+}  // namespace thn

@@ -1,0 +1,47 @@
+#include "frontend/source.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace thn {
+
+Source::Source(std::string p, std::string t) : path(std::move(p)), text(std::move(t)) {
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i == text.size() || text[i] == '\n') {
+      std::string l = text.substr(start, i - start);
+      if (!l.empty() && l.back() == '\r') l.pop_back();
+      lines.push_back(std::move(l));
+      start = i + 1;
+    }
+  }
+}
+
+std::shared_ptr<const Source> Source::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::ModuleNotFoundError, "can't open file '{}': No such file or directory", path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return std::make_shared<Source>(path, ss.str());
+}
+
+std::string_view Source::line(int n) const {
+  if (n < 1 || size_t(n) > lines.size()) return {};
+  return lines[size_t(n) - 1];
+}
+
+std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message) {
+  if (!loc.source) return fmt::format("{}: {}", error_kind_name(kind), message);
+  std::string out = fmt::format("{}:{}:{}: {}: {}", loc.source->path, loc.line, loc.col + 1,
+                                error_kind_name(kind), message);
+  std::string_view text = loc.source->line(loc.line);
+  if (!text.empty()) {
+    // Keep the caret under the column: tabs stay tabs, everything else a space.
+    std::string pad;
+    for (int i = 0; i < loc.col && size_t(i) < text.size(); ++i) pad += text[size_t(i)] == '\t' ? '\t' : ' ';
+    out += fmt::format("\n    {}\n    {}^", text, pad);
+  }
+  return out;
+}
+
+}  // namespace thn

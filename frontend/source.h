@@ -1,0 +1,47 @@
+#pragma once
+// Source files, locations and located errors. Every AST node carries a Loc;
+// every error the user sees names `file:line:col`, shows the line and a caret.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/error.h"
+
+namespace thn {
+
+struct Source {
+  std::string path;  // as the user named it
+  std::string text;
+  std::vector<std::string> lines;
+  Source(std::string path, std::string text);
+  // Reads a file; an unreadable file is an error naming it.
+  static std::shared_ptr<const Source> load(const std::string& path);
+  std::string_view line(int n) const;  // 1-based; empty when out of range
+};
+
+struct Loc {
+  const Source* source = nullptr;
+  int line = 0;  // 1-based
+  int col = 0;   // 0-based, printed 1-based
+};
+
+// "file:line:col: Kind: message", the source line and a caret under col.
+std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message);
+
+// An error with a location: syntax errors, and runtime errors once the
+// interpreter has placed them.
+class LocatedError : public Error {
+ public:
+  LocatedError(ErrorKind kind, std::string msg, Loc loc) : Error(kind, std::move(msg)), loc_(loc) {}
+  const Loc& loc() const { return loc_; }
+
+ private:
+  Loc loc_;
+};
+
+template <class... A>
+[[noreturn]] void fail_at(const Loc& loc, ErrorKind k, fmt::format_string<A...> f, A&&... a) {
+  throw LocatedError(k, fmt::format(f, std::forward<A>(a)...), loc);
+}
+
+}  // namespace thn

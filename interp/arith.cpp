@@ -1,0 +1,620 @@
+// Python's operators, truth, comparison, iteration, attributes and items over
+// thn values. Numbers follow CPython exactly (floor division and modulo,
+// float repr), except that ints are 64-bit and overflow is an error. Any
+// tensor operand hands the operator to the op table (PyTorch semantics).
+#include <cmath>
+#include <cstring>
+
+#include "interp/interpreter.h"
+#include "runtime/op_registry.h"
+
+namespace thn {
+
+using namespace ast;
+
+const char* ast::binop_symbol(BinOp op) {
+  static const char* s[] = {"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^"};
+  return s[int(op)];
+}
+const char* ast::cmpop_symbol(CmpOp op) {
+  static const char* s[] = {"<", ">", "==", ">=", "<=", "!=", "in", "not in", "is", "is not"};
+  return s[int(op)];
+}
+
+namespace {
+
+const OpDef& op_named(const char* name) {
+  const OpDef* op = find_function(name);
+  if (!op) throw std::logic_error(std::string("op table lacks ") + name);
+  return *op;
+}
+
+const OpDef& tensor_op(BinOp op) {
+  static const OpDef* table[] = {
+      &op_named("add"), &op_named("sub"), &op_named("mul"), &op_named("div"), &op_named("floor_divide"),
+      &op_named("remainder"), &op_named("pow"), &op_named("matmul"), &op_named("bitwise_left_shift"),
+      &op_named("bitwise_right_shift"), &op_named("bitwise_and"), &op_named("bitwise_or"), &op_named("bitwise_xor")};
+  return *table[int(op)];
+}
+
+const OpDef& tensor_cmp(CmpOp op) {
+  static const OpDef* table[] = {&op_named("lt"), &op_named("gt"), &op_named("eq"),
+                                 &op_named("ge"), &op_named("le"), &op_named("ne")};
+  return *table[int(op)];
+}
+
+[[noreturn]] void overflow(const Value& a, BinOp op, const Value& b) {
+  fail(ErrorKind::OverflowError, "int overflow: {} {} {} does not fit in a 64-bit int", a.as_int(), binop_symbol(op),
+       b.as_int());
+}
+
+Value int_pow(const Value& a, const Value& b) {
+  int64_t base = a.as_int(), e = b.as_int();
+  if (e < 0) {
+    if (base == 0) fail(ErrorKind::ZeroDivisionError, "0.0 cannot be raised to a negative power");
+    return Value(std::pow(double(base), double(e)));
+  }
+  int64_t result = 1;
+  while (e > 0) {
+    if (e & 1 && __builtin_mul_overflow(result, base, &result)) overflow(a, BinOp::Pow, b);
+    e >>= 1;
+    if (e > 0 && __builtin_mul_overflow(base, base, &base)) overflow(a, BinOp::Pow, b);
+  }
+  return Value(result);
+}
+
+Value int_binary(BinOp op, const Value& a, const Value& b) {
+  int64_t x = a.as_int(), y = b.as_int(), r = 0;
+  bool both_bool = a.is(Type::Bool) && b.is(Type::Bool);
+  switch (op) {
+    case BinOp::Add: if (__builtin_add_overflow(x, y, &r)) overflow(a, op, b); return Value(r);
+    case BinOp::Sub: if (__builtin_sub_overflow(x, y, &r)) overflow(a, op, b); return Value(r);
+    case BinOp::Mul: if (__builtin_mul_overflow(x, y, &r)) overflow(a, op, b); return Value(r);
+    case BinOp::Div:
+      if (y == 0) fail(ErrorKind::ZeroDivisionError, "division by zero");
+      return Value(double(x) / double(y));
+    case BinOp::FloorDiv: {
+      if (y == 0) fail(ErrorKind::ZeroDivisionError, "integer division or modulo by zero");
+      if (x == INT64_MIN && y == -1) overflow(a, op, b);
+      int64_t q = x / y;
+      if ((x % y != 0) && ((x < 0) != (y < 0))) --q;
+      return Value(q);
+    }
+    case BinOp::Mod: {
+      if (y == 0) fail(ErrorKind::ZeroDivisionError, "integer modulo by zero");
+      if (y == -1) return Value(int64_t(0));
+      int64_t m = x % y;
+      if (m != 0 && ((m < 0) != (y < 0))) m += y;
+      return Value(m);
+    }
+    case BinOp::Pow: return int_pow(a, b);
+    case BinOp::LShift:
+      if (y < 0) fail(ErrorKind::ValueError, "negative shift count");
+      if (x == 0) return Value(int64_t(0));
+      if (y >= 63 || ((x << y) >> y) != x) overflow(a, op, b);
+      return Value(int64_t(x << y));
+    case BinOp::RShift:
+      if (y < 0) fail(ErrorKind::ValueError, "negative shift count");
+      return Value(int64_t(y >= 64 ? (x < 0 ? -1 : 0) : x >> y));
+    case BinOp::BitAnd: return both_bool ? Value(bool(x & y)) : Value(int64_t(x & y));
+    case BinOp::BitOr: return both_bool ? Value(bool(x | y)) : Value(int64_t(x | y));
+    case BinOp::BitXor: return both_bool ? Value(bool(x ^ y)) : Value(int64_t(x ^ y));
+    case BinOp::MatMul: break;
+  }
+  fail(ErrorKind::TypeError, "unsupported operand type(s) for {}: '{}' and '{}'", binop_symbol(op), type_name(a),
+       type_name(b));
+}
+
+// CPython's float_divmod.
+std::pair<double, double> float_divmod(double vx, double wx) {
+  double mod = std::fmod(vx, wx);
+  double div = (vx - mod) / wx;
+  if (mod != 0) {
+    if ((wx < 0) != (mod < 0)) {
+      mod += wx;
+      div -= 1.0;
+    }
+  } else {
+    mod = std::copysign(0.0, wx);
+  }
+  double floordiv;
+  if (div != 0) {
+    floordiv = std::floor(div);
+    if (div - floordiv > 0.5) floordiv += 1.0;
+  } else {
+    floordiv = std::copysign(0.0, vx / wx);
+  }
+  return {floordiv, mod};
+}
+
+Value float_binary(BinOp op, const Value& a, const Value& b) {
+  double x = a.as_float(), y = b.as_float();
+  switch (op) {
+    case BinOp::Add: return Value(x + y);
+    case BinOp::Sub: return Value(x - y);
+    case BinOp::Mul: return Value(x * y);
+    case BinOp::Div:
+      if (y == 0) fail(ErrorKind::ZeroDivisionError, "float division by zero");
+      return Value(x / y);
+    case BinOp::FloorDiv:
+      if (y == 0) fail(ErrorKind::ZeroDivisionError, "float floor division by zero");
+      return Value(float_divmod(x, y).first);
+    case BinOp::Mod:
+      if (y == 0) fail(ErrorKind::ZeroDivisionError, "float modulo");
+      return Value(float_divmod(x, y).second);
+    case BinOp::Pow: {
+      if (x == 0 && y < 0) fail(ErrorKind::ZeroDivisionError, "0.0 cannot be raised to a negative power");
+      if (x < 0 && std::isfinite(y) && y != std::floor(y))
+        fail(ErrorKind::ValueError, "negative number cannot be raised to a fractional power (thn has no complex numbers)");
+      double r = std::pow(x, y);
+      if (std::isinf(r) && std::isfinite(x) && std::isfinite(y))
+        fail(ErrorKind::OverflowError, "(34, 'Numerical result out of range')");
+      return Value(r);
+    }
+    default: break;
+  }
+  fail(ErrorKind::TypeError, "unsupported operand type(s) for {}: '{}' and '{}'", binop_symbol(op), type_name(a),
+       type_name(b));
+}
+
+Value repeat(const std::vector<Value>& items, int64_t n, bool tuple) {
+  std::vector<Value> out;
+  for (int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());
+  return tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
+}
+
+// Python's index normalisation for sequences.
+int64_t seq_index(const Value& idx, int64_t n, const char* what) {
+  if (!idx.is_int_like())
+    fail(ErrorKind::TypeError, "{} indices must be integers or slices, not {}", what, type_name(idx));
+  int64_t i = idx.as_int();
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) fail(ErrorKind::IndexError, "{} index out of range", what);
+  return i;
+}
+
+// slice.indices(n): start, stop, step, count.
+struct SliceRange {
+  int64_t start, step, count;
+};
+SliceRange slice_range(const SliceObj& s, int64_t n) {
+  auto get = [](const Value& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    if (!v.is_int_like())
+      fail(ErrorKind::TypeError, "slice indices must be integers or None or have an __index__ method");
+    return v.as_int();
+  };
+  int64_t step = get(s.step, 1);
+  if (step == 0) fail(ErrorKind::ValueError, "slice step cannot be zero");
+  int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
+  auto clamp = [&](const Value& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    int64_t i = get(v, 0);
+    if (i < 0) i = std::max(i + n, lo);
+    return std::min(i, hi);
+  };
+  int64_t start = clamp(s.start, step < 0 ? hi : lo), stop = clamp(s.stop, step < 0 ? lo : hi);
+  int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                           : (start > stop ? (start - stop - step - 1) / (-step) : 0);
+  return {start, step, count};
+}
+
+// Numbers compared exactly: x86's long double holds every int64 and double.
+long double exact(const Value& v) {
+  return v.is(Type::Float) ? (long double)v.as_float() : (long double)v.as_int();
+}
+
+Value as_size(Value v) {
+  if (v.is(Type::Tuple)) return Value::size(v.items());
+  return v;
+}
+
+}  // namespace
+
+bool Interpreter::truth(const Value& v) {
+  switch (v.type()) {
+    case Type::None: return false;
+    case Type::Bool: case Type::Int: return v.as_int() != 0;
+    case Type::Float: return v.as_float() != 0;
+    case Type::Str: return !v.as_str().empty();
+    case Type::List: case Type::Tuple: return !v.items().empty();
+    case Type::Range: return v.obj<RangeObj>().length() != 0;
+    case Type::Tensor: return dispatch_->truth(v);
+    default: return true;
+  }
+}
+
+Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
+  if (a.is_int_like() && b.is_int_like()) return int_binary(op, a, b);
+  if (a.is_number() && b.is_number()) return float_binary(op, a, b);
+  if (a.is(Type::Tensor) || b.is(Type::Tensor)) {
+    if (a.is(Type::Tensor) && (b.is(Type::Tensor) || b.is_number()))
+      return dispatch_->call(tensor_op(op), nullptr, std::vector<Value>{a, b}, CallArgs{}, false);
+    if (a.is_number() && op != BinOp::MatMul) {
+      // 2 - t: the number becomes a wrapped 0-dim tensor, as PyTorch's reflected ops do.
+      Value wrapped = Value::tensor(wrap_scalar(to_ivalue(a).to_scalar()));
+      return dispatch_->call(tensor_op(op), nullptr, std::vector<Value>{wrapped, b}, CallArgs{}, false);
+    }
+  }
+  if (op == BinOp::Add) {
+    if (a.is(Type::Str) && b.is(Type::Str)) return Value::str(a.as_str() + b.as_str());
+    if (a.is(Type::Str)) fail(ErrorKind::TypeError, "can only concatenate str (not \"{}\") to str", type_name(b));
+    if (a.is_sequence() && b.is(a.type())) {
+      std::vector<Value> items = a.items();
+      items.insert(items.end(), b.items().begin(), b.items().end());
+      return a.is(Type::List) ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+    }
+    if (a.is_sequence())
+      fail(ErrorKind::TypeError, "can only concatenate {} (not \"{}\") to {}", type_name(a), type_name(b), type_name(a));
+  }
+  if (op == BinOp::Mul) {
+    const Value *seq = &a, *n = &b;
+    if (a.is_int_like()) std::swap(seq, n);
+    if (n->is_int_like()) {
+      if (seq->is(Type::Str)) {
+        std::string out;
+        for (int64_t i = 0; i < n->as_int(); ++i) out += seq->as_str();
+        return Value::str(std::move(out));
+      }
+      if (seq->is_sequence()) return repeat(seq->items(), n->as_int(), seq->is(Type::Tuple));
+    }
+  }
+  fail(ErrorKind::TypeError, "unsupported operand type(s) for {}: '{}' and '{}'", binop_symbol(op), type_name(a),
+       type_name(b));
+}
+
+Value Interpreter::inplace_binary(BinOp op, const Value& a, const Value& b) {
+  if (a.is(Type::Tensor) && op != BinOp::MatMul) {
+    // t += x is t.add_(x): the tensor is updated in place, visible through every view.
+    Value arg = b;
+    return dispatch_->call(tensor_op(op), &a, std::span<const Value>(&arg, 1), CallArgs{}, true);
+  }
+  if (a.is(Type::List) && op == BinOp::Add) {  // xs += ys extends the list in place
+    std::vector<Value> extra = iterate(b);
+    a.items().insert(a.items().end(), extra.begin(), extra.end());
+    return a;
+  }
+  return binary(op, a, b);
+}
+
+Value Interpreter::unary(UnaryOp op, const Value& v) {
+  if (v.is(Type::Tensor)) {
+    if (op == UnaryOp::Pos) return v;
+    const OpDef& def = op_named(op == UnaryOp::Neg ? "neg" : "bitwise_not");
+    return dispatch_->call(def, nullptr, std::span<const Value>(&v, 1), CallArgs{}, false);
+  }
+  if (v.is_int_like()) {
+    int64_t x = v.as_int();
+    if (op == UnaryOp::Pos) return Value(x);
+    if (op == UnaryOp::Invert) return Value(int64_t(~x));
+    if (x == INT64_MIN) fail(ErrorKind::OverflowError, "int overflow: -({}) does not fit in a 64-bit int", x);
+    return Value(-x);
+  }
+  if (v.is(Type::Float) && op != UnaryOp::Invert) return Value(op == UnaryOp::Neg ? -v.as_float() : v.as_float());
+  const char* sym = op == UnaryOp::Neg ? "-" : op == UnaryOp::Pos ? "+" : "~";
+  fail(ErrorKind::TypeError, "bad operand type for unary {}: '{}'", sym, type_name(v));
+}
+
+bool Interpreter::equals(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is(Type::Float) || b.is(Type::Float)) return exact(a) == exact(b);
+    return a.as_int() == b.as_int();
+  }
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case Type::None: case Type::Ellipsis: return true;
+    case Type::Str: return a.as_str() == b.as_str();
+    case Type::List: case Type::Tuple: {
+      auto &x = a.items(), &y = b.items();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!equals(x[i], y[i])) return false;
+      return true;
+    }
+    case Type::DType: return a.as_dtype() == b.as_dtype();
+    case Type::Device: return a.as_device() == b.as_device();
+    case Type::TypeObj: return a.as_type() == b.as_type();
+    case Type::Range: {
+      auto &x = a.obj<RangeObj>(), &y = b.obj<RangeObj>();
+      return x.length() == y.length() && (x.length() == 0 || (x.start == y.start && (x.length() == 1 || x.step == y.step)));
+    }
+    case Type::Tensor: return truth(compare(CmpOp::Eq, a, b));
+    default: return a.object() == b.object();
+  }
+}
+
+bool Interpreter::less(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    return exact(a) < exact(b);
+  }
+  if (a.is(Type::Str) && b.is(Type::Str)) return a.as_str() < b.as_str();
+  if (a.is_sequence() && b.is(a.type())) {
+    auto &x = a.items(), &y = b.items();
+    for (size_t i = 0; i < x.size() && i < y.size(); ++i)
+      if (!equals(x[i], y[i])) return less(x[i], y[i]);
+    return x.size() < y.size();
+  }
+  if (a.is(Type::Tensor) || b.is(Type::Tensor)) return truth(compare(CmpOp::Lt, a, b));
+  fail(ErrorKind::TypeError, "'<' not supported between instances of '{}' and '{}'", type_name(a), type_name(b));
+}
+
+Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
+  switch (op) {
+    case CmpOp::Is: case CmpOp::IsNot: {
+      bool same = a.type() == b.type() &&
+                  (a.object() ? a.object() == b.object() : (a.is_none() || a.type() == Type::Ellipsis || equals(a, b)));
+      return Value(same == (op == CmpOp::Is));
+    }
+    case CmpOp::In: case CmpOp::NotIn: {
+      bool found = false;
+      if (b.is(Type::Str)) {
+        if (!a.is(Type::Str))
+          fail(ErrorKind::TypeError, "'in <string>' requires string as left operand, not {}", type_name(a));
+        found = b.as_str().find(a.as_str()) != std::string::npos;
+      } else if (b.is(Type::Tensor)) {
+        Value eq = compare(CmpOp::Eq, b, a);
+        found = truth(dispatch_->call(op_named("any"), nullptr, std::span<const Value>(&eq, 1), CallArgs{}, false));
+      } else if (b.is(Type::Range) && a.is_int_like()) {
+        auto& r = b.obj<RangeObj>();
+        int64_t x = a.as_int(), n = r.length();
+        found = n > 0 && (x - r.start) % r.step == 0 && (x - r.start) / r.step >= 0 && (x - r.start) / r.step < n;
+      } else {
+        if (!b.is_sequence() && !b.is(Type::Range))
+          fail(ErrorKind::TypeError, "argument of type '{}' is not iterable", type_name(b));
+        for (const Value& x : iterate(b))
+          if (equals(x, a)) {
+            found = true;
+            break;
+          }
+      }
+      return Value(found == (op == CmpOp::In));
+    }
+    default: break;
+  }
+  if (a.is(Type::Tensor) || b.is(Type::Tensor)) {
+    if (a.is(Type::Tensor) && (b.is(Type::Tensor) || b.is_number()))
+      return dispatch_->call(tensor_cmp(op), nullptr, std::vector<Value>{a, b}, CallArgs{}, false);
+    if (a.is_number()) {
+      static const CmpOp mirrored[] = {CmpOp::Gt, CmpOp::Lt, CmpOp::Eq, CmpOp::Le, CmpOp::Ge, CmpOp::Ne};
+      return dispatch_->call(tensor_cmp(mirrored[int(op)]), nullptr, std::vector<Value>{b, a}, CallArgs{}, false);
+    }
+    if (op == CmpOp::Eq || op == CmpOp::Ne) return Value(op == CmpOp::Ne);
+  }
+  if (a.is_number() && b.is_number()) {
+    long double x = exact(a), y = exact(b);
+    switch (op) {
+      case CmpOp::Lt: return Value(x < y);
+      case CmpOp::Gt: return Value(x > y);
+      case CmpOp::Eq: return Value(x == y);
+      case CmpOp::Ge: return Value(x >= y);
+      case CmpOp::Le: return Value(x <= y);
+      case CmpOp::Ne: return Value(x != y);
+      default: break;
+    }
+  }
+  switch (op) {
+    case CmpOp::Eq: return Value(equals(a, b));
+    case CmpOp::Ne: return Value(!equals(a, b));
+    default: break;
+  }
+  bool comparable = (a.is(Type::Str) && b.is(Type::Str)) || (a.is_sequence() && b.is(a.type()));
+  if (!comparable)
+    fail(ErrorKind::TypeError, "'{}' not supported between instances of '{}' and '{}'", cmpop_symbol(op),
+         type_name(a), type_name(b));
+  switch (op) {
+    case CmpOp::Lt: return Value(less(a, b));
+    case CmpOp::Gt: return Value(less(b, a));
+    case CmpOp::Le: return Value(!less(b, a));
+    default: return Value(!less(a, b));
+  }
+}
+
+std::vector<Value> Interpreter::iterate(const Value& v) {
+  switch (v.type()) {
+    case Type::List: case Type::Tuple: return v.items();
+    case Type::Range: {
+      auto& r = v.obj<RangeObj>();
+      std::vector<Value> out;
+      for (int64_t i = 0, n = r.length(); i < n; ++i) out.emplace_back(r.at(i));
+      return out;
+    }
+    case Type::Str: {
+      std::vector<Value> out;
+      for (char c : v.as_str()) out.push_back(Value::str(std::string(1, c)));
+      return out;
+    }
+    case Type::Tensor: {
+      const Tensor& t = v.as_tensor();
+      if (t.dim() == 0) fail(ErrorKind::TypeError, "iteration over a 0-d tensor");
+      std::vector<Value> out;
+      for (int64_t i = 0; i < t.sizes()[0]; ++i) {
+        Value idx(i);
+        out.push_back(dispatch_->getitem(v, std::span<const Value>(&idx, 1)));
+      }
+      return out;
+    }
+    default: fail(ErrorKind::TypeError, "'{}' object is not iterable", type_name(v));
+  }
+}
+
+Value Interpreter::getattr(const Value& obj, const std::string& name) {
+  if (obj.is(Type::Tensor)) {
+    if (const OpDef* a = find_attribute(name)) {
+      Value r = dispatch_->call(*a, &obj, {}, CallArgs{}, false);
+      return name == "shape" ? as_size(r) : r;
+    }
+    if (auto m = find_method(name)) {
+      const OpDef* op = m->op;
+      bool inplace = m->inplace;
+      return make_builtin(name, [obj, op, inplace, name](Interpreter& in, CallArgs& args) {
+        Value r = in.dispatch().call(*op, &obj, args.args, args, inplace);
+        return name == "size" ? as_size(r) : r;
+      });
+    }
+    fail(ErrorKind::AttributeError, "'Tensor' object has no attribute '{}'", name);
+  }
+  if (obj.is(Type::Module)) {
+    auto& m = obj.obj<ModuleObj>();
+    if (auto it = m.globals.find(name); it != m.globals.end()) return it->second;
+    fail(ErrorKind::AttributeError, "module '{}' has no attribute '{}'", m.name, name);
+  }
+  if (obj.is(Type::DType)) {
+    DType d = obj.as_dtype();
+    if (name == "is_floating_point") return make_builtin(name, [d](Interpreter&, CallArgs&) { return Value(is_floating(d)); });
+    if (name == "itemsize") return Value(itemsize(d));
+  }
+  if (obj.is(Type::Device) && name == "type") return Value::str(obj.as_device().str());
+  if (obj.is(Type::List) || obj.is(Type::Str) || obj.is(Type::Tuple)) return method(obj, name);
+  fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
+}
+
+Value Interpreter::getitem(const Value& obj, const Value& index) {
+  if (obj.is(Type::Tensor)) {
+    if (index.is(Type::Tuple) && !index.is_size()) return dispatch_->getitem(obj, index.items());
+    return dispatch_->getitem(obj, std::span<const Value>(&index, 1));
+  }
+  if (obj.is_sequence() || obj.is(Type::Str) || obj.is(Type::Range)) {
+    const char* what = obj.is(Type::Str) ? "string" : obj.is(Type::Tuple) ? "tuple" : obj.is(Type::List) ? "list" : "range object";
+    int64_t n = obj.is(Type::Str) ? int64_t(obj.as_str().size())
+                : obj.is(Type::Range) ? obj.obj<RangeObj>().length() : int64_t(obj.items().size());
+    if (index.is(Type::Slice)) {
+      SliceRange r = slice_range(index.obj<SliceObj>(), n);
+      if (obj.is(Type::Str)) {
+        std::string out;
+        for (int64_t i = 0; i < r.count; ++i) out += obj.as_str()[size_t(r.start + i * r.step)];
+        return Value::str(std::move(out));
+      }
+      if (obj.is(Type::Range)) {
+        auto& rg = obj.obj<RangeObj>();
+        return Value(Type::Range, std::make_shared<RangeObj>(rg.at(r.start), rg.at(r.start + r.count * r.step), rg.step * r.step));
+      }
+      std::vector<Value> out;
+      for (int64_t i = 0; i < r.count; ++i) out.push_back(obj.items()[size_t(r.start + i * r.step)]);
+      if (obj.is_size()) return Value::size(std::move(out));
+      return obj.is(Type::List) ? Value::list(std::move(out)) : Value::tuple(std::move(out));
+    }
+    if (index.is(Type::Tensor) && index.as_tensor().dim() == 0 && !is_floating(index.as_tensor().dtype()))
+      return getitem(obj, Value(index.as_tensor().item().to_int()));
+    int64_t i = seq_index(index, n, what);
+    if (obj.is(Type::Str)) return Value::str(std::string(1, obj.as_str()[size_t(i)]));
+    if (obj.is(Type::Range)) return Value(obj.obj<RangeObj>().at(i));
+    return obj.items()[size_t(i)];
+  }
+  fail(ErrorKind::TypeError, "'{}' object is not subscriptable", type_name(obj));
+}
+
+void Interpreter::setitem(const Value& obj, const Value& index, const Value& v) {
+  if (obj.is(Type::Tensor)) {
+    if (index.is(Type::Tuple) && !index.is_size()) return dispatch_->setitem(obj, index.items(), v);
+    return dispatch_->setitem(obj, std::span<const Value>(&index, 1), v);
+  }
+  if (obj.is(Type::List)) {
+    auto& items = obj.items();
+    if (index.is(Type::Slice)) {
+      SliceRange r = slice_range(index.obj<SliceObj>(), int64_t(items.size()));
+      std::vector<Value> repl = iterate(v);
+      if (r.step == 1) {
+        auto first = items.begin() + r.start;
+        items.erase(first, first + r.count);
+        items.insert(items.begin() + r.start, repl.begin(), repl.end());
+        return;
+      }
+      if (int64_t(repl.size()) != r.count)
+        fail(ErrorKind::ValueError, "attempt to assign sequence of size {} to extended slice of size {}", repl.size(), r.count);
+      for (int64_t i = 0; i < r.count; ++i) items[size_t(r.start + i * r.step)] = repl[size_t(i)];
+      return;
+    }
+    items[size_t(seq_index(index, int64_t(items.size()), "list assignment"))] = v;
+    return;
+  }
+  fail(ErrorKind::TypeError, "'{}' object does not support item assignment", type_name(obj));
+}
+
+// Methods of lists, tuples and strings.
+Value Interpreter::method(const Value& self, const std::string& name) {
+  auto need = [name](CallArgs& a, size_t lo, size_t hi) {
+    if (!a.kwargs.empty()) fail(ErrorKind::TypeError, "{}() takes no keyword arguments", name);
+    if (a.args.size() < lo || a.args.size() > hi) {
+      if (lo == hi) fail(ErrorKind::TypeError, "{}() takes exactly {} argument{} ({} given)", name, lo, lo == 1 ? "" : "s", a.args.size());
+      fail(ErrorKind::TypeError, "{} expected at most {} argument{}, got {}", name, hi, hi == 1 ? "" : "s", a.args.size());
+    }
+  };
+  if (self.is(Type::List)) {
+    if (name == "append")
+      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
+        need(a, 1, 1);
+        self.items().push_back(a.args[0]);
+        return Value();
+      });
+    if (name == "extend")
+      return make_builtin(name, [self, need](Interpreter& in, CallArgs& a) {
+        need(a, 1, 1);
+        std::vector<Value> extra = in.iterate(a.args[0]);
+        self.items().insert(self.items().end(), extra.begin(), extra.end());
+        return Value();
+      });
+    if (name == "insert")
+      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
+        need(a, 2, 2);
+        auto& items = self.items();
+        int64_t n = int64_t(items.size()), i = a.args[0].as_int();
+        if (i < 0) i = std::max<int64_t>(0, i + n);
+        items.insert(items.begin() + std::min(i, n), a.args[1]);
+        return Value();
+      });
+    if (name == "pop")
+      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
+        need(a, 0, 1);
+        auto& items = self.items();
+        if (items.empty()) fail(ErrorKind::IndexError, "pop from empty list");
+        int64_t i = a.args.empty() ? int64_t(items.size()) - 1 : seq_index(a.args[0], int64_t(items.size()), "pop");
+        Value v = items[size_t(i)];
+        items.erase(items.begin() + i);
+        return v;
+      });
+    if (name == "reverse")
+      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
+        need(a, 0, 0);
+        std::reverse(self.items().begin(), self.items().end());
+        return Value();
+      });
+    if (name == "copy")
+      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
+        need(a, 0, 0);
+        return Value::list(self.items());
+      });
+  }
+  if (self.is_sequence() && (name == "index" || name == "count")) {
+    bool is_index = name == "index";
+    return make_builtin(name, [self, need, is_index](Interpreter& in, CallArgs& a) {
+      need(a, 1, 1);
+      int64_t count = 0;
+      auto& items = self.items();
+      for (size_t i = 0; i < items.size(); ++i) {
+        if (!in.equals(items[i], a.args[0])) continue;
+        if (is_index) return Value(int64_t(i));
+        ++count;
+      }
+      if (is_index)
+        fail(ErrorKind::ValueError, "{} is not in {}", self.is(Type::List) ? to_repr(a.args[0]) : "tuple.index(x): x",
+             self.is(Type::List) ? "list" : "tuple");
+      return Value(count);
+    });
+  }
+  if (self.is(Type::Str) && name == "join")
+    return make_builtin(name, [self, need](Interpreter& in, CallArgs& a) {
+      need(a, 1, 1);
+      std::string out;
+      bool first = true;
+      for (const Value& x : in.iterate(a.args[0])) {
+        if (!x.is(Type::Str)) fail(ErrorKind::TypeError, "sequence item: expected str instance, {} found", type_name(x));
+        if (!first) out += self.as_str();
+        out += x.as_str();
+        first = false;
+      }
+      return Value::str(std::move(out));
+    });
+  fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(self), name);
+}
+
+}  // namespace thn

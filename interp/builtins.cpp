@@ -1,0 +1,518 @@
+// The builtins of LANGUAGE.md, the tensor API (every function of the op
+// table) and the built-in modules `math` and `time`.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "interp/interpreter.h"
+#include "runtime/op_registry.h"
+
+namespace thn {
+
+namespace {
+
+using ast::BinOp;
+
+void no_kwargs(const char* name, const CallArgs& a) {
+  if (!a.kwargs.empty()) fail(ErrorKind::TypeError, "{}() takes no keyword arguments", name);
+}
+void arity(const char* name, const CallArgs& a, size_t lo, size_t hi) {
+  size_t n = a.args.size();
+  if (n >= lo && n <= hi) return;
+  if (lo == hi) fail(ErrorKind::TypeError, "{}() takes exactly {} argument{} ({} given)", name, lo, lo == 1 ? "" : "s", n);
+  if (n < lo) fail(ErrorKind::TypeError, "{} expected at least {} argument{}, got {}", name, lo, lo == 1 ? "" : "s", n);
+  fail(ErrorKind::TypeError, "{} expected at most {} argument{}, got {}", name, hi, hi == 1 ? "" : "s", n);
+}
+// A keyword argument, removed from the call; `dflt` when absent.
+Value take_kwarg(CallArgs& a, const char* name, Value dflt) {
+  for (auto it = a.kwargs.begin(); it != a.kwargs.end(); ++it)
+    if (it->first == name) {
+      Value v = it->second;
+      a.kwargs.erase(it);
+      return v;
+    }
+  return dflt;
+}
+void no_more_kwargs(const char* fn, const CallArgs& a) {
+  if (!a.kwargs.empty())
+    fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", fn, a.kwargs.front().first);
+}
+
+int64_t as_index(const Value& v) {
+  if (v.is_int_like()) return v.as_int();
+  fail(ErrorKind::TypeError, "'{}' object cannot be interpreted as an integer", type_name(v));
+}
+
+// A one-element tensor converts to a Python number as PyTorch's __float__ / __int__ do.
+Value tensor_item(const Value& t) {
+  const Tensor& x = t.as_tensor();
+  if (x.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
+  return from_ivalue(IValue(x.item()));
+}
+
+int64_t float_to_int(double d) {
+  if (std::isnan(d)) fail(ErrorKind::ValueError, "cannot convert float NaN to integer");
+  if (std::isinf(d)) fail(ErrorKind::OverflowError, "cannot convert float infinity to integer");
+  if (d >= 9223372036854775808.0 || d < -9223372036854775808.0)
+    fail(ErrorKind::OverflowError, "int too large: {} does not fit in a 64-bit int", d);
+  return int64_t(d);
+}
+
+std::string strip(const std::string& s) {
+  size_t a = s.find_first_not_of(" \t\n\r\f\v"), b = s.find_last_not_of(" \t\n\r\f\v");
+  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
+}
+
+Value to_int(Interpreter&, CallArgs& a) {
+  no_kwargs("int", a);
+  arity("int", a, 0, 1);
+  if (a.args.empty()) return Value(int64_t(0));
+  const Value& v = a.args[0];
+  if (v.is_int_like()) return Value(v.as_int());
+  if (v.is(Type::Float)) return Value(float_to_int(v.as_float()));
+  if (v.is(Type::Tensor)) {
+    Value x = tensor_item(v);
+    return Value(x.is(Type::Float) ? float_to_int(x.as_float()) : x.as_int());
+  }
+  if (v.is(Type::Str)) {
+    std::string s = strip(v.as_str());
+    std::string digits = s;
+    std::erase(digits, '_');
+    size_t start = (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) ? 1 : 0;
+    bool ok = digits.size() > start && digits.find_first_not_of("0123456789", start) == std::string::npos &&
+              s.find("__") == std::string::npos && s.back() != '_';
+    if (ok) {
+      errno = 0;
+      long long r = std::strtoll(digits.c_str(), nullptr, 10);
+      if (errno == ERANGE) fail(ErrorKind::OverflowError, "int too large: '{}' does not fit in a 64-bit int", s);
+      return Value(int64_t(r));
+    }
+    fail(ErrorKind::ValueError, "invalid literal for int() with base 10: {}", repr_string(v.as_str()));
+  }
+  fail(ErrorKind::TypeError, "int() argument must be a string, a bytes-like object or a real number, not '{}'",
+       type_name(v));
+}
+
+Value to_float(Interpreter&, CallArgs& a) {
+  no_kwargs("float", a);
+  arity("float", a, 0, 1);
+  if (a.args.empty()) return Value(0.0);
+  const Value& v = a.args[0];
+  if (v.is_number()) return Value(v.as_float());
+  if (v.is(Type::Tensor)) return Value(tensor_item(v).as_float());
+  if (v.is(Type::Str)) {
+    std::string s = strip(v.as_str());
+    std::string lower = s;
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    size_t sign = (!lower.empty() && (lower[0] == '-' || lower[0] == '+')) ? 1 : 0;
+    std::string word = lower.substr(sign);
+    double neg = sign && lower[0] == '-' ? -1.0 : 1.0;
+    if (word == "inf" || word == "infinity") return Value(neg * INFINITY);
+    if (word == "nan") return Value(std::copysign(NAN, neg));
+    if (!s.empty() && s.find_first_not_of("0123456789.eE+-_") == std::string::npos) {
+      std::string digits = s;
+      std::erase(digits, '_');
+      char* end = nullptr;
+      double d = std::strtod(digits.c_str(), &end);
+      if (end && *end == '\0' && end != digits.c_str()) return Value(d);
+    }
+    fail(ErrorKind::ValueError, "could not convert string to float: {}", repr_string(v.as_str()));
+  }
+  fail(ErrorKind::TypeError, "float() argument must be a string or a real number, not '{}'", type_name(v));
+}
+
+bool isinstance_of(const Value& v, const Value& t) {
+  if (t.is(Type::Tuple)) {
+    for (auto& x : t.items())
+      if (isinstance_of(v, x)) return true;
+    return false;
+  }
+  if (!t.is(Type::TypeObj))
+    fail(ErrorKind::TypeError, "isinstance() arg 2 must be a type, a tuple of types, or a union");
+  switch (t.as_type()) {
+    case TypeTag::Int: return v.is_int_like();
+    case TypeTag::Float: return v.is(Type::Float);
+    case TypeTag::Bool: return v.is(Type::Bool);
+    case TypeTag::Str: return v.is(Type::Str);
+    case TypeTag::List: return v.is(Type::List);
+    case TypeTag::Tuple: return v.is(Type::Tuple);
+    case TypeTag::Tensor: return v.is(Type::Tensor);
+  }
+  return false;
+}
+
+Value min_max(Interpreter& in, CallArgs& a, bool is_max) {
+  const char* name = is_max ? "max" : "min";
+  no_kwargs(name, a);
+  if (a.args.empty()) fail(ErrorKind::TypeError, "{} expected at least 1 argument, got 0", name);
+  std::vector<Value> items = a.args.size() == 1 ? in.iterate(a.args[0]) : a.args;
+  if (items.empty()) fail(ErrorKind::ValueError, "{}() arg is an empty sequence", name);
+  Value best = items[0];
+  for (size_t i = 1; i < items.size(); ++i)
+    if (is_max ? in.less(best, items[i]) : in.less(items[i], best)) best = items[i];
+  return best;
+}
+
+Value round_builtin(Interpreter&, CallArgs& a) {
+  Value nd = take_kwarg(a, "ndigits", Value());
+  no_more_kwargs("round", a);
+  arity("round", a, 1, 2);
+  if (a.args.size() == 2) nd = a.args[1];
+  const Value& x = a.args[0];
+  if (!x.is_number()) fail(ErrorKind::TypeError, "type {} doesn't define __round__ method", type_name(x));
+  if (nd.is_none()) {
+    if (x.is_int_like()) return Value(x.as_int());
+    return Value(float_to_int(std::nearbyint(x.as_float())));  // ties to even
+  }
+  int64_t n = as_index(nd);
+  if (x.is_int_like()) {
+    if (n >= 0) return Value(x.as_int());
+    if (n < -18) return Value(int64_t(0));
+    int64_t p = 1;
+    for (int64_t i = 0; i < -n; ++i) p *= 10;
+    int64_t v = x.as_int(), q = v / p, r = v % p;
+    if (r < 0) { r += p; --q; }
+    if (2 * r > p || (2 * r == p && (q & 1))) ++q;
+    return Value(q * p);
+  }
+  double d = x.as_float();
+  if (!std::isfinite(d) || n > 308) return Value(d);
+  if (n >= 0) return Value(std::strtod(fmt::format("{:.{}f}", d, n).c_str(), nullptr));
+  double p = std::pow(10.0, double(-n));
+  double y = std::nearbyint(d / p) * p;
+  return Value(std::isfinite(y) ? y : std::copysign(0.0, d));
+}
+
+Value print_builtin(Interpreter& in, CallArgs& a) {
+  Value sep = take_kwarg(a, "sep", Value()), end = take_kwarg(a, "end", Value());
+  take_kwarg(a, "flush", Value());
+  no_more_kwargs("print", a);
+  for (const Value* v : {&sep, &end})
+    if (!v->is_none() && !v->is(Type::Str))
+      fail(ErrorKind::TypeError, "{} must be None or a string, not {}", v == &sep ? "sep" : "end", type_name(*v));
+  std::string out;
+  for (size_t i = 0; i < a.args.size(); ++i) {
+    if (i) out += sep.is_none() ? " " : sep.as_str();
+    out += to_str(a.args[i]);
+  }
+  out += end.is_none() ? "\n" : end.as_str();
+  std::fwrite(out.data(), 1, out.size(), in.out());
+  return Value();
+}
+
+Value jit_builtin(Interpreter&, CallArgs& a) {
+  // Until the tracer lands (issue 4), jit validates its options and returns f unchanged.
+  Value cache = take_kwarg(a, "cache", Value::str("constant"));
+  Value shapes = take_kwarg(a, "shapes", Value::str("static"));
+  no_more_kwargs("jit", a);
+  arity("jit", a, 0, 1);
+  auto check = [](const Value& v, const char* what, std::initializer_list<const char*> allowed) {
+    std::string list;
+    for (const char* s : allowed) {
+      if (v.is(Type::Str) && v.as_str() == s) return;
+      list += std::string(list.empty() ? "" : ", ") + "'" + s + "'";
+    }
+    fail(ErrorKind::ValueError, "jit(): {} must be one of {}, not {}", what, list, to_repr(v));
+  };
+  check(cache, "cache", {"constant", "symbolic", "none"});
+  check(shapes, "shapes", {"static", "symbolic"});
+  if (a.args.empty())
+    return make_builtin("jit", [](Interpreter& in, CallArgs& b) {
+      arity("jit", b, 1, 1);
+      return jit_builtin(in, b);
+    });
+  const Value& f = a.args[0];
+  if (!f.is(Type::Function) && !f.is(Type::Builtin))
+    fail(ErrorKind::TypeError, "jit() expects a function, not '{}'", type_name(f));
+  return f;
+}
+
+// A function of the tensor API: one entry of the op table.
+Value op_function(const OpDef& op) {
+  return make_builtin(std::string(op.name), [&op](Interpreter& in, CallArgs& a) {
+    return in.dispatch().call(op, nullptr, a.args, a, false);
+  });
+}
+
+// Python builtins that PyTorch also names (max, abs, sum, ...): a tensor as
+// the first argument selects the tensor op, anything else Python's builtin.
+void hybrid(Interpreter& in, const char* name, NativeFn python) {
+  const OpDef* op = find_function(name);
+  in.builtins()[name] = make_builtin(name, [op, python](Interpreter& in, CallArgs& a) {
+    if (op && !a.args.empty() && a.args[0].is(Type::Tensor)) return in.dispatch().call(*op, nullptr, a.args, a, false);
+    return python(in, a);
+  });
+}
+
+double math_arg(const Value& v) {
+  if (v.is_number()) return v.as_float();
+  if (v.is(Type::Tensor)) return tensor_item(v).as_float();
+  fail(ErrorKind::TypeError, "must be real number, not {}", type_name(v));
+}
+
+Value math_module() {
+  auto m = std::make_shared<ModuleObj>();
+  m->name = "math";
+  auto& g = m->globals;
+  g["pi"] = Value(M_PI);
+  g["e"] = Value(M_E);
+  g["tau"] = Value(2 * M_PI);
+  g["inf"] = Value(double(INFINITY));
+  g["nan"] = Value(double(NAN));
+  // f(x) -> float with Python's domain/range errors.
+  auto unary = [&](const char* name, double (*f)(double), bool (*domain)(double)) {
+    g[name] = make_builtin(name, [name, f, domain](Interpreter&, CallArgs& a) {
+      no_kwargs(name, a);
+      arity(name, a, 1, 1);
+      double x = math_arg(a.args[0]);
+      if (domain && !domain(x)) fail(ErrorKind::ValueError, "math domain error");
+      double r = f(x);
+      if (std::isinf(r) && std::isfinite(x)) fail(ErrorKind::OverflowError, "math range error");
+      return Value(r);
+    });
+  };
+  unary("sqrt", [](double x) { return std::sqrt(x); }, [](double x) { return x >= 0 || std::isnan(x); });
+  unary("exp", [](double x) { return std::exp(x); }, nullptr);
+  unary("log2", [](double x) { return std::log2(x); }, [](double x) { return x > 0 || std::isnan(x); });
+  unary("log10", [](double x) { return std::log10(x); }, [](double x) { return x > 0 || std::isnan(x); });
+  unary("sin", [](double x) { return std::sin(x); }, [](double x) { return !std::isinf(x); });
+  unary("cos", [](double x) { return std::cos(x); }, [](double x) { return !std::isinf(x); });
+  unary("tan", [](double x) { return std::tan(x); }, [](double x) { return !std::isinf(x); });
+  unary("tanh", [](double x) { return std::tanh(x); }, nullptr);
+  unary("atan", [](double x) { return std::atan(x); }, nullptr);
+  unary("fabs", [](double x) { return std::fabs(x); }, nullptr);
+  unary("erf", [](double x) { return std::erf(x); }, nullptr);
+  g["log"] = make_builtin("log", [](Interpreter&, CallArgs& a) {
+    no_kwargs("log", a);
+    arity("log", a, 1, 2);
+    double x = math_arg(a.args[0]);
+    if (!(x > 0) && !std::isnan(x)) fail(ErrorKind::ValueError, "math domain error");
+    if (a.args.size() == 1) return Value(std::log(x));
+    double b = math_arg(a.args[1]);
+    if (!(b > 0) && !std::isnan(b)) fail(ErrorKind::ValueError, "math domain error");
+    if (b == 1) fail(ErrorKind::ZeroDivisionError, "float division by zero");
+    return Value(std::log(x) / std::log(b));
+  });
+  auto to_int_fn = [&](const char* name, double (*f)(double)) {
+    g[name] = make_builtin(name, [name, f](Interpreter&, CallArgs& a) {
+      no_kwargs(name, a);
+      arity(name, a, 1, 1);
+      if (a.args[0].is_int_like()) return Value(a.args[0].as_int());
+      return Value(float_to_int(f(math_arg(a.args[0]))));
+    });
+  };
+  to_int_fn("floor", [](double x) { return std::floor(x); });
+  to_int_fn("ceil", [](double x) { return std::ceil(x); });
+  to_int_fn("trunc", [](double x) { return std::trunc(x); });
+  auto pred = [&](const char* name, bool (*f)(double)) {
+    g[name] = make_builtin(name, [name, f](Interpreter&, CallArgs& a) {
+      no_kwargs(name, a);
+      arity(name, a, 1, 1);
+      return Value(f(math_arg(a.args[0])));
+    });
+  };
+  pred("isnan", [](double x) { return std::isnan(x); });
+  pred("isinf", [](double x) { return std::isinf(x); });
+  pred("isfinite", [](double x) { return std::isfinite(x); });
+  g["pow"] = make_builtin("pow", [](Interpreter&, CallArgs& a) {
+    no_kwargs("pow", a);
+    arity("pow", a, 2, 2);
+    double x = math_arg(a.args[0]), y = math_arg(a.args[1]);
+    if ((x == 0 && y < 0) || (x < 0 && std::isfinite(y) && y != std::floor(y)))
+      fail(ErrorKind::ValueError, "math domain error");
+    double r = std::pow(x, y);
+    if (std::isinf(r) && std::isfinite(x) && std::isfinite(y)) fail(ErrorKind::OverflowError, "math range error");
+    return Value(r);
+  });
+  g["atan2"] = make_builtin("atan2", [](Interpreter&, CallArgs& a) {
+    no_kwargs("atan2", a);
+    arity("atan2", a, 2, 2);
+    return Value(std::atan2(math_arg(a.args[0]), math_arg(a.args[1])));
+  });
+  return Value(Type::Module, m);
+}
+
+Value time_module() {
+  auto m = std::make_shared<ModuleObj>();
+  m->name = "time";
+  m->globals["perf_counter"] = make_builtin("perf_counter", [](Interpreter&, CallArgs& a) {
+    no_kwargs("perf_counter", a);
+    arity("perf_counter", a, 0, 0);
+    auto t = std::chrono::steady_clock::now().time_since_epoch();
+    return Value(std::chrono::duration<double>(t).count());
+  });
+  m->globals["time"] = make_builtin("time", [](Interpreter&, CallArgs& a) {
+    arity("time", a, 0, 0);
+    auto t = std::chrono::system_clock::now().time_since_epoch();
+    return Value(std::chrono::duration<double>(t).count());
+  });
+  return Value(Type::Module, m);
+}
+
+}  // namespace
+
+Value make_builtin_module(Interpreter&, const std::string& name) {
+  if (name == "math") return math_module();
+  if (name == "time") return time_module();
+  return Value();
+}
+
+void install_builtins(Interpreter& in) {
+  auto& b = in.builtins();
+  // The tensor API: every function of the op table.
+  for (const OpDef& op : all_ops())
+    if (op.has('F')) b[std::string(op.name)] = op_function(op);
+  for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64})
+    b[std::string(dtype_name(d))] = Value(d);
+  b["half"] = Value(DType::Float16);
+  b["double"] = Value(DType::Float64);
+  b["long"] = Value(DType::Int64);
+  b["Tensor"] = Value(TypeTag::Tensor);
+  b["device"] = make_builtin("device", [](Interpreter&, CallArgs& a) {
+    no_kwargs("device", a);
+    arity("device", a, 1, 1);
+    if (a.args[0].is(Type::Device)) return a.args[0];
+    if (!a.args[0].is(Type::Str)) fail(ErrorKind::TypeError, "device() expects a string such as 'cpu', not {}", type_name(a.args[0]));
+    return Value(parse_device(a.args[0].as_str()));
+  });
+
+  b["print"] = make_builtin("print", print_builtin);
+  b["jit"] = make_builtin("jit", jit_builtin);
+  b["len"] = make_builtin("len", [](Interpreter&, CallArgs& a) {
+    no_kwargs("len", a);
+    arity("len", a, 1, 1);
+    const Value& v = a.args[0];
+    switch (v.type()) {
+      case Type::Str: return Value(int64_t(v.as_str().size()));
+      case Type::List: case Type::Tuple: return Value(int64_t(v.items().size()));
+      case Type::Range: return Value(v.obj<RangeObj>().length());
+      case Type::Tensor:
+        if (v.as_tensor().dim() == 0) fail(ErrorKind::TypeError, "len() of a 0-d tensor");
+        return Value(v.as_tensor().sizes()[0]);
+      default: fail(ErrorKind::TypeError, "object of type '{}' has no len()", type_name(v));
+    }
+  });
+  b["range"] = make_builtin("range", [](Interpreter&, CallArgs& a) {
+    no_kwargs("range", a);
+    if (a.args.empty()) fail(ErrorKind::TypeError, "range expected at least 1 argument, got 0");
+    arity("range", a, 1, 3);
+    int64_t start = 0, stop, step = 1;
+    if (a.args.size() == 1) {
+      stop = as_index(a.args[0]);
+    } else {
+      start = as_index(a.args[0]);
+      stop = as_index(a.args[1]);
+      if (a.args.size() == 3) step = as_index(a.args[2]);
+    }
+    if (step == 0) fail(ErrorKind::ValueError, "range() arg 3 must not be zero");
+    return Value(Type::Range, std::make_shared<RangeObj>(start, stop, step));
+  });
+  hybrid(in, "max", [](Interpreter& in, CallArgs& a) { return min_max(in, a, true); });
+  hybrid(in, "min", [](Interpreter& in, CallArgs& a) { return min_max(in, a, false); });
+  hybrid(in, "abs", [](Interpreter&, CallArgs& a) {
+    no_kwargs("abs", a);
+    arity("abs", a, 1, 1);
+    const Value& v = a.args[0];
+    if (v.is_int_like()) {
+      if (v.as_int() == INT64_MIN) fail(ErrorKind::OverflowError, "int overflow: abs({}) does not fit in a 64-bit int", v.as_int());
+      return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    }
+    if (v.is(Type::Float)) return Value(std::fabs(v.as_float()));
+    fail(ErrorKind::TypeError, "bad operand type for abs(): '{}'", type_name(v));
+  });
+  hybrid(in, "sum", [](Interpreter& in, CallArgs& a) {
+    Value start = take_kwarg(a, "start", Value(int64_t(0)));
+    no_more_kwargs("sum", a);
+    arity("sum", a, 1, 2);
+    if (a.args.size() == 2) start = a.args[1];
+    if (start.is(Type::Str)) fail(ErrorKind::TypeError, "sum() can't sum strings [use ''.join(seq) instead]");
+    Value acc = start;
+    for (const Value& x : in.iterate(a.args[0])) acc = in.binary(BinOp::Add, acc, x);
+    return acc;
+  });
+  hybrid(in, "round", round_builtin);
+  hybrid(in, "all", [](Interpreter& in, CallArgs& a) {
+    no_kwargs("all", a);
+    arity("all", a, 1, 1);
+    for (const Value& x : in.iterate(a.args[0]))
+      if (!in.truth(x)) return Value(false);
+    return Value(true);
+  });
+  hybrid(in, "any", [](Interpreter& in, CallArgs& a) {
+    no_kwargs("any", a);
+    arity("any", a, 1, 1);
+    for (const Value& x : in.iterate(a.args[0]))
+      if (in.truth(x)) return Value(true);
+    return Value(false);
+  });
+  b["sorted"] = make_builtin("sorted", [](Interpreter& in, CallArgs& a) {
+    Value reverse = take_kwarg(a, "reverse", Value(false));
+    no_more_kwargs("sorted", a);
+    arity("sorted", a, 1, 1);
+    std::vector<Value> items = in.iterate(a.args[0]);
+    std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) { return in.less(x, y); });
+    if (in.truth(reverse)) std::reverse(items.begin(), items.end());
+    return Value::list(std::move(items));
+  });
+  b["isinstance"] = make_builtin("isinstance", [](Interpreter&, CallArgs& a) {
+    no_kwargs("isinstance", a);
+    arity("isinstance", a, 2, 2);
+    return Value(isinstance_of(a.args[0], a.args[1]));
+  });
+  b["zip"] = make_builtin("zip", [](Interpreter& in, CallArgs& a) {
+    no_kwargs("zip", a);
+    std::vector<std::vector<Value>> seqs;
+    for (auto& x : a.args) seqs.push_back(in.iterate(x));
+    size_t n = seqs.empty() ? 0 : SIZE_MAX;
+    for (auto& s : seqs) n = std::min(n, s.size());
+    std::vector<Value> out;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<Value> t;
+      for (auto& s : seqs) t.push_back(s[i]);
+      out.push_back(Value::tuple(std::move(t)));
+    }
+    return Value::list(std::move(out));
+  });
+  b["enumerate"] = make_builtin("enumerate", [](Interpreter& in, CallArgs& a) {
+    Value start = take_kwarg(a, "start", Value(int64_t(0)));
+    no_more_kwargs("enumerate", a);
+    arity("enumerate", a, 1, 2);
+    if (a.args.size() == 2) start = a.args[1];
+    int64_t i = as_index(start);
+    std::vector<Value> out;
+    for (const Value& x : in.iterate(a.args[0])) out.push_back(Value::tuple({Value(i++), x}));
+    return Value::list(std::move(out));
+  });
+  // Types: values for isinstance and dtype=, callables that convert.
+  b["int"] = Value(TypeTag::Int);
+  b["float"] = Value(TypeTag::Float);
+  b["bool"] = Value(TypeTag::Bool);
+  b["str"] = Value(TypeTag::Str);
+  b["list"] = Value(TypeTag::List);
+  b["tuple"] = Value(TypeTag::Tuple);
+  b["__type_int"] = make_builtin("int", to_int);
+  b["__type_float"] = make_builtin("float", to_float);
+  b["__type_bool"] = make_builtin("bool", [](Interpreter& in, CallArgs& a) {
+    no_kwargs("bool", a);
+    arity("bool", a, 0, 1);
+    return Value(!a.args.empty() && in.truth(a.args[0]));
+  });
+  b["__type_str"] = make_builtin("str", [](Interpreter&, CallArgs& a) {
+    no_kwargs("str", a);
+    arity("str", a, 0, 1);
+    return Value::str(a.args.empty() ? "" : to_str(a.args[0]));
+  });
+  b["__type_list"] = make_builtin("list", [](Interpreter& in, CallArgs& a) {
+    no_kwargs("list", a);
+    arity("list", a, 0, 1);
+    return Value::list(a.args.empty() ? std::vector<Value>{} : in.iterate(a.args[0]));
+  });
+  b["__type_tuple"] = make_builtin("tuple", [](Interpreter& in, CallArgs& a) {
+    no_kwargs("tuple", a);
+    arity("tuple", a, 0, 1);
+    return Value::tuple(a.args.empty() ? std::vector<Value>{} : in.iterate(a.args[0]));
+  });
+}
+
+}  // namespace thn

@@ -1,0 +1,84 @@
+#include "interp/dispatch.h"
+
+#include "runtime/indexing.h"
+
+namespace thn {
+
+Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+                          bool inplace) {
+  std::vector<IValue> positional;
+  positional.reserve(args.size());
+  for (auto& a : args) positional.push_back(to_ivalue(a));
+  Kwargs kwargs;
+  for (auto& [k, v] : kw.kwargs) kwargs.emplace_back(k, to_ivalue(v));
+  std::optional<IValue> s;
+  if (self) s = to_ivalue(*self);
+  IValue result = call_op(op, s, positional, kwargs, inplace);
+  // In-place ops return their receiver: the same object, so `is` and aliasing hold.
+  if (inplace && self) return *self;
+  return from_ivalue(result);
+}
+
+namespace {
+
+std::optional<int64_t> slice_bound(const Value& v) {
+  if (v.is_none()) return std::nullopt;
+  if (v.is_int_like()) return v.as_int();
+  if (v.is(Type::Tensor) && v.as_tensor().dim() == 0 && !is_floating(v.as_tensor().dtype()))
+    return v.as_tensor().item().to_int();
+  fail(ErrorKind::TypeError, "slice indices must be integers or None or have an __index__ method");
+}
+
+TensorIndex to_index(const Value& v) {
+  switch (v.type()) {
+    case Type::Bool: return TensorIndex(v.as_bool());
+    case Type::Int: return TensorIndex(v.as_int());
+    case Type::None: return TensorIndex(NewAxis{});
+    case Type::Ellipsis: return TensorIndex(Ellipsis{});
+    case Type::Tensor: return TensorIndex(v.as_tensor());
+    case Type::Slice: {
+      auto& s = v.obj<SliceObj>();
+      return TensorIndex(thn::Slice{slice_bound(s.start), slice_bound(s.stop), slice_bound(s.step)});
+    }
+    case Type::List: return TensorIndex(call("tensor", {to_ivalue(v)}).to_tensor());
+    default:
+      fail(ErrorKind::IndexError,
+           "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "
+           "(got {})",
+           type_name(v));
+  }
+}
+
+std::vector<TensorIndex> to_indices(std::span<const Value> index) {
+  std::vector<TensorIndex> out;
+  out.reserve(index.size());
+  for (auto& v : index) out.push_back(to_index(v));
+  return out;
+}
+
+Tensor to_tensor_value(const Value& v) {
+  if (v.is(Type::Tensor)) return v.as_tensor();
+  if (v.is_number()) return wrap_scalar(to_ivalue(v).to_scalar());
+  return call("tensor", {to_ivalue(v)}).to_tensor();
+}
+
+}  // namespace
+
+Value EagerDispatch::getitem(const Value& tensor, std::span<const Value> index) {
+  return Value::tensor(thn::index(tensor.as_tensor(), to_indices(index)));
+}
+
+void EagerDispatch::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
+  index_put(tensor.as_tensor(), to_indices(index), to_tensor_value(value));
+}
+
+bool EagerDispatch::truth(const Value& tensor) {
+  const Tensor& t = tensor.as_tensor();
+  if (t.numel() != 1) {
+    if (t.numel() == 0) fail("Boolean value of Tensor with no values is ambiguous");
+    fail("Boolean value of Tensor with more than one value is ambiguous");
+  }
+  return t.item().to_bool();
+}
+
+}  // namespace thn

@@ -1,0 +1,647 @@
+#include "interp/interpreter.h"
+
+#include <filesystem>
+
+#include "frontend/parser.h"
+#include "frontend/resolve.h"
+
+namespace thn {
+
+using namespace ast;
+
+namespace {
+
+constexpr int kMaxDepth = 1000;  // Python's default recursion limit
+
+// Re-raises the error in flight with this frame added to its traceback.
+[[noreturn]] void rethrow_with_frame(const Frame& f) {
+  Loc here = f.loc ? *f.loc : Loc{};
+  try {
+    throw;
+  } catch (TracedError& e) {
+    e.trace.push_back({f.name, here});
+    throw;
+  } catch (LocatedError& e) {
+    // A syntax error in an imported module: keep its place, add the importer.
+    TracedError t(e.kind(), e.what(), e.loc());
+    t.trace.push_back({f.name, here});
+    throw t;
+  } catch (Error& e) {
+    TracedError t(e.kind(), e.what(), here);
+    t.trace.push_back({f.name, here});
+    throw t;
+  } catch (std::bad_alloc&) {
+    TracedError t(ErrorKind::RuntimeError, "out of memory", here);
+    t.trace.push_back({f.name, here});
+    throw t;
+  }
+}
+
+}  // namespace
+
+Interpreter::Interpreter(InterpOptions opts) : opts_(std::move(opts)), dispatch_(std::make_unique<EagerDispatch>()) {
+  install_builtins(*this);
+}
+Interpreter::~Interpreter() = default;
+
+// ---- modules ----
+
+void Interpreter::run_file(const std::string& path) {
+  auto src = Source::load(path);
+  sources_.push_back(src);
+  auto m = std::make_shared<ModuleObj>();
+  m->name = "__main__";
+  m->path = path;
+  m->ast = parse(src);
+  resolve(*m->ast);
+  m->globals["__name__"] = Value::str("__main__");
+  modules_["__main__"] = Value(Type::Module, m);
+  auto frame = std::make_shared<Frame>();
+  Frame& f = *frame;
+  f.module = m.get();
+  f.slots.resize(m->ast->locals.size(), Value::unbound());
+  run_module_body(*m, f, nullptr);
+}
+
+Value Interpreter::run_source(std::shared_ptr<const Source> src) {
+  sources_.push_back(src);
+  auto it = modules_.find("__main__");
+  if (it == modules_.end()) {
+    auto m = std::make_shared<ModuleObj>();
+    m->name = "__main__";
+    m->globals["__name__"] = Value::str("__main__");
+    it = modules_.emplace("__main__", Value(Type::Module, m)).first;
+  }
+  ModuleObj& m = it->second.obj<ModuleObj>();
+  auto ast = parse(src);
+  resolve(*ast);
+  auto frame = std::make_shared<Frame>();
+  Frame& f = *frame;
+  f.module = &m;
+  f.slots.resize(ast->locals.size(), Value::unbound());
+  // Keep every chunk's AST alive: functions defined in it point into it.
+  auto chunk = std::make_shared<ModuleObj>();
+  chunk->ast = std::move(ast);
+  m.globals["__chunk" + std::to_string(sources_.size())] = Value(Type::Module, chunk);
+  Value last;
+  Body& body = chunk->ast->body;
+  Value ret;
+  try {
+    for (size_t i = 0; i < body.size(); ++i) {
+      if (i + 1 == body.size() && body[i]->kind == StmtKind::ExprStmt) {
+        f.loc = &body[i]->loc;
+        last = eval(*static_cast<ExprStmt&>(*body[i]).value, f);
+      } else {
+        exec(*body[i], f, ret);
+      }
+    }
+  } catch (...) {
+    rethrow_with_frame(f);
+  }
+  return last;
+}
+
+void Interpreter::run_module_body(ModuleObj& m, Frame& f, Value*) {
+  Value ret;
+  try {
+    Flow flow = exec(m.ast->body, f, ret);
+    if (flow == Flow::Return) fail_at(*f.loc, ErrorKind::SyntaxError, "'return' outside function");
+  } catch (...) {
+    rethrow_with_frame(f);
+  }
+}
+
+ModuleObj& Interpreter::import_module(const std::string& name) {
+  if (auto it = modules_.find(name); it != modules_.end()) return it->second.obj<ModuleObj>();
+  Value builtin = make_builtin_module(*this, name);
+  if (!builtin.is_none()) {
+    modules_[name] = builtin;
+    return builtin.obj<ModuleObj>();
+  }
+  if (name.find('.') == std::string::npos) {
+    for (const auto& dir : opts_.module_path) {
+      std::filesystem::path p = std::filesystem::path(dir) / (name + ".thn");
+      std::error_code ec;
+      if (std::filesystem::is_regular_file(p, ec)) return load_module(name, p.string());
+    }
+  }
+  fail(ErrorKind::ModuleNotFoundError, "No module named '{}'", name);
+}
+
+ModuleObj& Interpreter::load_module(const std::string& name, const std::string& path) {
+  auto src = Source::load(path);
+  sources_.push_back(src);
+  auto m = std::make_shared<ModuleObj>();
+  m->name = name;
+  m->path = path;
+  m->ast = parse(src);
+  resolve(*m->ast);
+  m->globals["__name__"] = Value::str(name);
+  // Registered before it runs, so circular imports see the partial module as in Python.
+  modules_[name] = Value(Type::Module, m);
+  auto frame = std::make_shared<Frame>();
+  Frame& f = *frame;
+  f.module = m.get();
+  f.slots.resize(m->ast->locals.size(), Value::unbound());
+  try {
+    run_module_body(*m, f, nullptr);
+  } catch (...) {
+    modules_.erase(name);
+    throw;
+  }
+  return *m;
+}
+
+void Interpreter::exec_import(const Stmt& s, Frame& f) {
+  if (s.kind == StmtKind::Import) {
+    for (auto& a : static_cast<const Import&>(s).names) {
+      f.loc = &a.loc;
+      ModuleObj& m = import_module(a.name);
+      store_name(*a.asname, modules_[m.name], f);
+    }
+    return;
+  }
+  auto& imp = static_cast<const FromImport&>(s);
+  ModuleObj& m = import_module(imp.module);
+  if (imp.names.empty()) {  // from m import *
+    for (auto& [k, v] : m.globals)
+      if (!k.starts_with("_")) f.module->globals[k] = v;
+    return;
+  }
+  for (auto& a : imp.names) {
+    f.loc = &a.loc;
+    auto it = m.globals.find(a.name);
+    if (it == m.globals.end()) {
+      if (m.path.empty()) fail(ErrorKind::ImportError, "cannot import name '{}' from '{}' (unknown location)", a.name, m.name);
+      fail(ErrorKind::ImportError, "cannot import name '{}' from '{}' ({})", a.name, m.name, m.path);
+    }
+    store_name(*a.asname, it->second, f);
+  }
+}
+
+// ---- names ----
+
+Value& Interpreter::name_slot(const Name& n, Frame& f) {
+  if (n.scope == Scope::Local) return f.slots[size_t(n.slot)];
+  Frame* env = f.env.get();
+  for (int d = 1; d < n.depth; ++d) env = env->env.get();
+  return env->slots[size_t(n.slot)];
+}
+
+Value Interpreter::load_name(const Name& n, Frame& f) {
+  if (n.scope == Scope::Global) {
+    auto& g = f.module->globals;
+    if (auto it = g.find(n.id); it != g.end()) return it->second;
+    if (auto it = builtins_.find(n.id); it != builtins_.end()) return it->second;
+    f.loc = &n.loc;
+    fail(ErrorKind::NameError, "name '{}' is not defined", n.id);
+  }
+  Value& v = name_slot(n, f);
+  if (v.is(Type::Unbound)) {
+    f.loc = &n.loc;
+    if (n.scope == Scope::Local)
+      fail(ErrorKind::UnboundLocalError, "cannot access local variable '{}' where it is not associated with a value", n.id);
+    fail(ErrorKind::NameError, "cannot access free variable '{}' where it is not associated with a value in enclosing scope", n.id);
+  }
+  return v;
+}
+
+void Interpreter::store_name(const Name& n, const Value& v, Frame& f) {
+  if (n.scope == Scope::Global) f.module->globals[n.id] = v;
+  else name_slot(n, f) = v;
+}
+
+// ---- statements ----
+
+Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
+  for (auto& s : body) {
+    Flow flow = exec(*s, f, ret);
+    if (flow != Flow::Normal) return flow;
+  }
+  return Flow::Normal;
+}
+
+Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
+  f.loc = &s.loc;
+  switch (s.kind) {
+    case StmtKind::ExprStmt: eval(*static_cast<const ExprStmt&>(s).value, f); return Flow::Normal;
+    case StmtKind::Assign: {
+      auto& a = static_cast<const Assign&>(s);
+      Value v = eval(*a.value, f);
+      for (auto& t : a.targets) assign(*t, v, f);
+      return Flow::Normal;
+    }
+    case StmtKind::AugAssign: {
+      auto& a = static_cast<const AugAssign&>(s);
+      if (a.target->kind == ExprKind::Subscript) {
+        // x[i] op= v: read the item, update it (in place for a tensor view), store it back.
+        auto& sub = static_cast<const Subscript&>(*a.target);
+        Value obj = eval(*sub.value, f);
+        Value idx = eval_subscript_index(sub, f);
+        Value rhs = eval(*a.value, f);
+        f.loc = &s.loc;
+        Value updated = inplace_binary(a.op, getitem(obj, idx), rhs);
+        setitem(obj, idx, updated);
+        return Flow::Normal;
+      }
+      if (a.target->kind == ExprKind::Attribute) {
+        f.loc = &a.target->loc;
+        fail(ErrorKind::AttributeError, "attribute '{}' cannot be assigned",
+             static_cast<const Attribute&>(*a.target).attr);
+      }
+      auto& n = static_cast<const Name&>(*a.target);
+      Value cur = load_name(n, f);
+      Value rhs = eval(*a.value, f);
+      f.loc = &s.loc;
+      store_name(n, inplace_binary(a.op, cur, rhs), f);
+      return Flow::Normal;
+    }
+    case StmtKind::If: {
+      auto& i = static_cast<const If&>(s);
+      return truth(eval(*i.test, f)) ? exec(i.body, f, ret) : exec(i.orelse, f, ret);
+    }
+    case StmtKind::While: {
+      auto& w = static_cast<const While&>(s);
+      while (true) {
+        f.loc = &s.loc;
+        if (!truth(eval(*w.test, f))) break;
+        Flow flow = exec(w.body, f, ret);
+        if (flow == Flow::Break) break;
+        if (flow == Flow::Return) return flow;
+      }
+      return Flow::Normal;
+    }
+    case StmtKind::For: {
+      auto& fo = static_cast<const For&>(s);
+      Value it = eval(*fo.iter, f);
+      if (it.is(Type::Range)) {  // the common loop, without materialising the range
+        auto r = it.obj<RangeObj>();
+        for (int64_t i = 0, n = r.length(); i < n; ++i) {
+          assign(*fo.target, Value(r.at(i)), f);
+          Flow flow = exec(fo.body, f, ret);
+          if (flow == Flow::Break) break;
+          if (flow == Flow::Return) return flow;
+        }
+        return Flow::Normal;
+      }
+      if (it.is(Type::List)) {  // a list is visited live, as in Python
+        auto keep = it.object();
+        auto& items = it.items();
+        for (size_t i = 0; i < items.size(); ++i) {
+          Value x = items[i];
+          assign(*fo.target, x, f);
+          Flow flow = exec(fo.body, f, ret);
+          if (flow == Flow::Break) break;
+          if (flow == Flow::Return) return flow;
+        }
+        return Flow::Normal;
+      }
+      for (const Value& x : iterate(it)) {
+        assign(*fo.target, x, f);
+        Flow flow = exec(fo.body, f, ret);
+        if (flow == Flow::Break) break;
+        if (flow == Flow::Return) return flow;
+      }
+      return Flow::Normal;
+    }
+    case StmtKind::Break: return Flow::Break;
+    case StmtKind::Continue: return Flow::Continue;
+    case StmtKind::Pass: return Flow::Normal;
+    case StmtKind::Return: {
+      if (f.module && f.name == std::string_view("<module>"))
+        fail_at(s.loc, ErrorKind::SyntaxError, "'return' outside function");
+      auto& r = static_cast<const Return&>(s);
+      ret = r.value ? eval(*r.value, f) : Value();
+      return Flow::Return;
+    }
+    case StmtKind::FunctionDef: {
+      auto& def = static_cast<const FunctionDef&>(s);
+      Value fn = make_function(def, f);
+      for (auto it = def.decorators.rbegin(); it != def.decorators.rend(); ++it) {
+        Value dec = eval(**it, f);
+        CallArgs args;
+        args.args.push_back(fn);
+        f.loc = &(*it)->loc;
+        fn = call(dec, args);
+      }
+      store_name(*def.binding, fn, f);
+      return Flow::Normal;
+    }
+    case StmtKind::Import: case StmtKind::FromImport: exec_import(s, f); return Flow::Normal;
+    case StmtKind::Assert: {
+      auto& a = static_cast<const Assert&>(s);
+      if (!truth(eval(*a.test, f))) {
+        std::string msg = a.msg ? to_str(eval(*a.msg, f)) : "";
+        f.loc = &s.loc;
+        throw Error(ErrorKind::AssertionError, msg);
+      }
+      return Flow::Normal;
+    }
+  }
+  return Flow::Normal;
+}
+
+void Interpreter::assign(const Expr& target, const Value& v, Frame& f) {
+  switch (target.kind) {
+    case ExprKind::Name: store_name(static_cast<const Name&>(target), v, f); return;
+    case ExprKind::Subscript: {
+      auto& s = static_cast<const Subscript&>(target);
+      Value obj = eval(*s.value, f);
+      Value idx = eval_subscript_index(s, f);
+      f.loc = &s.loc;
+      setitem(obj, idx, v);
+      return;
+    }
+    case ExprKind::TupleExpr: case ExprKind::ListExpr: {
+      auto& elts = target.kind == ExprKind::TupleExpr ? static_cast<const TupleExpr&>(target).elts
+                                                      : static_cast<const ListExpr&>(target).elts;
+      if (!v.is_sequence() && !v.is(Type::Tensor) && !v.is(Type::Range) && !v.is(Type::Str))
+        fail(ErrorKind::TypeError, "cannot unpack non-iterable {} object", type_name(v));
+      std::vector<Value> items = v.is_sequence() ? v.items() : iterate(v);
+      if (items.size() > elts.size())
+        fail(ErrorKind::ValueError, "too many values to unpack (expected {})", elts.size());
+      if (items.size() < elts.size())
+        fail(ErrorKind::ValueError, "not enough values to unpack (expected {}, got {})", elts.size(), items.size());
+      for (size_t i = 0; i < elts.size(); ++i) assign(*elts[i], items[i], f);
+      return;
+    }
+    default:
+      f.loc = &target.loc;
+      fail(ErrorKind::AttributeError, "cannot assign to attribute '{}'", static_cast<const Attribute&>(target).attr);
+  }
+}
+
+// ---- expressions ----
+
+Value Interpreter::eval(const Expr& e, Frame& f) {
+  switch (e.kind) {
+    case ExprKind::Name: {
+      auto& n = static_cast<const Name&>(e);
+      if (n.scope == Scope::Local) {
+        const Value& v = f.slots[size_t(n.slot)];
+        if (!v.is(Type::Unbound)) return v;
+      }
+      return load_name(n, f);
+    }
+    case ExprKind::Constant: {
+      auto& c = static_cast<const Constant&>(e);
+      switch (c.type) {
+        case Constant::Type::None: return Value();
+        case Constant::Type::Bool: return Value(c.b);
+        case Constant::Type::Int: return Value(c.i);
+        case Constant::Type::Float: return Value(c.f);
+        case Constant::Type::Str: return Value::str(c.s);
+        case Constant::Type::Ellipsis: return Value::ellipsis();
+      }
+      return Value();
+    }
+    case ExprKind::TupleExpr: {
+      std::vector<Value> items;
+      for (auto& x : static_cast<const TupleExpr&>(e).elts) items.push_back(eval(*x, f));
+      return Value::tuple(std::move(items));
+    }
+    case ExprKind::ListExpr: {
+      std::vector<Value> items;
+      for (auto& x : static_cast<const ListExpr&>(e).elts) items.push_back(eval(*x, f));
+      return Value::list(std::move(items));
+    }
+    case ExprKind::ListComp: return eval_list_comp(static_cast<const ListComp&>(e), f);
+    case ExprKind::Call: return eval_call(static_cast<const Call&>(e), f);
+    case ExprKind::Attribute: {
+      auto& a = static_cast<const Attribute&>(e);
+      Value obj = eval(*a.value, f);
+      f.loc = &a.loc;
+      return getattr(obj, a.attr);
+    }
+    case ExprKind::Subscript: {
+      auto& s = static_cast<const Subscript&>(e);
+      Value obj = eval(*s.value, f);
+      Value idx = eval_subscript_index(s, f);
+      f.loc = &s.loc;
+      return getitem(obj, idx);
+    }
+    case ExprKind::Slice: {
+      auto& s = static_cast<const ast::Slice&>(e);
+      auto obj = std::make_shared<SliceObj>();
+      if (s.lower) obj->start = eval(*s.lower, f);
+      if (s.upper) obj->stop = eval(*s.upper, f);
+      if (s.step) obj->step = eval(*s.step, f);
+      return Value(Type::Slice, obj);
+    }
+    case ExprKind::Binary: {
+      auto& b = static_cast<const Binary&>(e);
+      Value x = eval(*b.lhs, f);
+      Value y = eval(*b.rhs, f);
+      f.loc = &b.loc;
+      return binary(b.op, x, y);
+    }
+    case ExprKind::Unary: {
+      auto& u = static_cast<const Unary&>(e);
+      Value x = eval(*u.operand, f);
+      f.loc = &u.loc;
+      return unary(u.op, x);
+    }
+    case ExprKind::Not: {
+      auto& n = static_cast<const Not&>(e);
+      Value x = eval(*n.operand, f);
+      f.loc = &n.loc;
+      return Value(!truth(x));
+    }
+    case ExprKind::BoolOp: {
+      auto& b = static_cast<const BoolOp&>(e);
+      Value x = eval(*b.lhs, f);
+      f.loc = &b.loc;
+      if (truth(x) != b.is_and) return x;
+      return eval(*b.rhs, f);
+    }
+    case ExprKind::Compare: {
+      auto& c = static_cast<const Compare&>(e);
+      Value lhs = eval(*c.first, f);
+      Value result;
+      for (size_t i = 0; i < c.ops.size(); ++i) {
+        Value rhs = eval(*c.rest[i], f);
+        f.loc = &c.loc;
+        result = compare(c.ops[i], lhs, rhs);
+        if (i + 1 < c.ops.size() && !truth(result)) return result;
+        lhs = std::move(rhs);
+      }
+      return result;
+    }
+    case ExprKind::IfExp: {
+      auto& i = static_cast<const IfExp&>(e);
+      Value t = eval(*i.test, f);
+      f.loc = &i.loc;
+      return truth(t) ? eval(*i.body, f) : eval(*i.orelse, f);
+    }
+  }
+  return Value();
+}
+
+Value Interpreter::eval_subscript_index(const Subscript& s, Frame& f) {
+  if (!s.tuple) return eval(*s.index[0], f);
+  std::vector<Value> items;
+  for (auto& i : s.index) items.push_back(eval(*i, f));
+  return Value::tuple(std::move(items));
+}
+
+Value Interpreter::eval_list_comp(const ListComp& c, Frame& f) {
+  std::vector<Value> out;
+  comp_loop(c, 0, f, out);
+  return Value::list(std::move(out));
+}
+
+void Interpreter::comp_loop(const ListComp& c, size_t gen, Frame& f, std::vector<Value>& out) {
+  if (gen == c.generators.size()) {
+    out.push_back(eval(*c.elt, f));
+    return;
+  }
+  const Comprehension& g = c.generators[gen];
+  Value it = eval(*g.iter, f);
+  f.loc = &g.iter->loc;
+  for (const Value& x : iterate(it)) {
+    assign(*g.target, x, f);
+    bool keep = true;
+    for (auto& cond : g.ifs)
+      if (!truth(eval(*cond, f))) {
+        keep = false;
+        break;
+      }
+    if (keep) comp_loop(c, gen + 1, f, out);
+  }
+}
+
+Value Interpreter::eval_call(const Call& c, Frame& f) {
+  CallArgs args;
+  // Method calls on tensors skip building a bound method.
+  if (c.func->kind == ExprKind::Attribute) {
+    auto& a = static_cast<const Attribute&>(*c.func);
+    Value self = eval(*a.value, f);
+    if (self.is(Type::Tensor)) {
+      args.args.reserve(c.args.size());
+      for (auto& x : c.args) args.args.push_back(eval(*x, f));
+      for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
+      f.loc = &c.loc;
+      auto m = find_method(a.attr);
+      if (m && !m->op->has('A')) return dispatch_->call(*m->op, &self, args.args, args, m->inplace);
+      Value fn = getattr(self, a.attr);
+      return call(fn, args);
+    }
+    f.loc = &a.loc;
+    Value fn = getattr(self, a.attr);
+    for (auto& x : c.args) args.args.push_back(eval(*x, f));
+    for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
+    f.loc = &c.loc;
+    return call(fn, args);
+  }
+  Value fn = eval(*c.func, f);
+  args.args.reserve(c.args.size());
+  for (auto& x : c.args) args.args.push_back(eval(*x, f));
+  for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
+  f.loc = &c.loc;
+  return call(fn, args);
+}
+
+// ---- calls ----
+
+Value Interpreter::make_function(const FunctionDef& def, Frame& f) {
+  auto fn = std::make_shared<FunctionObj>();
+  fn->def = &def;
+  fn->module = f.module;
+  for (auto& p : def.params) {
+    fn->has_default.push_back(p.default_value != nullptr);
+    fn->defaults.push_back(p.default_value ? eval(*p.default_value, f) : Value());
+  }
+  // A function defined inside a function reads its names through `env`.
+  // (The frame then holds the function and the function the frame: a cycle
+  // that lives as long as the program, as Python's would until collected.)
+  if (f.name != std::string_view("<module>")) fn->env = f.shared_from_this();
+  return Value(Type::Function, fn);
+}
+
+Value Interpreter::call(const Value& fn, CallArgs& args) {
+  switch (fn.type()) {
+    case Type::Function: return call_function(fn.obj<FunctionObj>(), args);
+    case Type::Builtin: return fn.obj<BuiltinObj>().fn(*this, args);
+    case Type::TypeObj: {
+      static const char* names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor"};
+      auto it = builtins_.find(std::string("__type_") + names[int(fn.as_type())]);
+      if (it != builtins_.end()) return it->second.obj<BuiltinObj>().fn(*this, args);
+      break;
+    }
+    default: break;
+  }
+  fail(ErrorKind::TypeError, "'{}' object is not callable", type_name(fn));
+}
+
+Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
+  const FunctionDef& def = *fn.def;
+  const auto& params = def.params;
+  auto frame = std::make_shared<Frame>();
+  Frame& f = *frame;
+  f.slots.resize(def.locals.size(), Value::unbound());
+  f.env = fn.env;
+  f.module = fn.module;
+  f.name = def.name.c_str();
+  f.loc = &def.loc;
+
+  // Bind arguments the way Python does, with Python's messages.
+  std::vector<bool> bound(params.size(), false);
+  size_t n_positional = 0;
+  for (auto& p : params) n_positional += !p.kwonly;
+  if (args.args.size() > n_positional) {
+    size_t required = 0;
+    for (size_t i = 0; i < n_positional; ++i) required += !fn.has_default[i];
+    std::string takes = required == n_positional ? std::to_string(n_positional)
+                                                 : fmt::format("from {} to {}", required, n_positional);
+    fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", def.name, takes,
+         n_positional == 1 ? "" : "s", args.args.size(), args.args.size() == 1 ? "was" : "were");
+  }
+  for (size_t i = 0; i < args.args.size(); ++i) {
+    f.slots[i] = std::move(args.args[i]);
+    bound[i] = true;
+  }
+  for (auto& [k, v] : args.kwargs) {
+    size_t i = 0;
+    while (i < params.size() && params[i].name != k) ++i;
+    if (i == params.size()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", def.name, k);
+    if (bound[i]) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", def.name, k);
+    f.slots[i] = std::move(v);
+    bound[i] = true;
+  }
+  std::vector<std::string> missing;
+  bool missing_kwonly = false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (bound[i]) continue;
+    if (fn.has_default[i]) {
+      f.slots[i] = fn.defaults[i];
+    } else {
+      missing.push_back("'" + params[i].name + "'");
+      missing_kwonly = params[i].kwonly;
+    }
+  }
+  if (!missing.empty()) {
+    std::string list = missing.back();
+    if (missing.size() == 2) list = missing[0] + " and " + missing[1];
+    if (missing.size() > 2) {
+      list.clear();
+      for (size_t i = 0; i + 1 < missing.size(); ++i) list += missing[i] + ", ";
+      list += "and " + missing.back();
+    }
+    fail(ErrorKind::TypeError, "{}() missing {} required {}argument{}: {}", def.name, missing.size(),
+         missing_kwonly ? "keyword-only " : "positional ", missing.size() == 1 ? "" : "s", list);
+  }
+
+  if (depth_ >= kMaxDepth) fail(ErrorKind::RecursionError, "maximum recursion depth exceeded");
+  ++depth_;
+  Value ret;
+  try {
+    exec(def.body, f, ret);
+  } catch (...) {
+    --depth_;
+    rethrow_with_frame(f);
+  }
+  --depth_;
+  return ret;
+}
+
+}  // namespace thn

@@ -1,0 +1,107 @@
+#pragma once
+// The tree-walking evaluator: the reference semantics of thn. It executes a
+// resolved AST over Values; every tensor operation goes through OpDispatch.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "interp/dispatch.h"
+#include "interp/value.h"
+
+namespace thn {
+
+// A function activation (or a module body).
+struct Frame : std::enable_shared_from_this<Frame> {
+  std::vector<Value> slots;
+  std::shared_ptr<Frame> env;  // the frame the function was defined in
+  ModuleObj* module = nullptr;
+  const char* name = "<module>";
+  const Loc* loc = nullptr;  // what is executing now, for error locations
+};
+
+// One line of a thn traceback.
+struct TraceEntry {
+  std::string function;
+  Loc loc;
+};
+// A runtime error placed in the program: the location where it was raised
+// and the frames it unwound through, innermost first.
+class TracedError : public LocatedError {
+ public:
+  TracedError(ErrorKind k, std::string msg, Loc loc) : LocatedError(k, std::move(msg), loc) {}
+  std::vector<TraceEntry> trace;
+};
+
+struct InterpOptions {
+  std::vector<std::string> module_path;  // folders searched by `import`, in order
+  std::FILE* out = stdout;
+};
+
+class Interpreter {
+ public:
+  explicit Interpreter(InterpOptions opts);
+  ~Interpreter();
+
+  // Runs a script as __main__. Errors propagate as LocatedError / TracedError.
+  void run_file(const std::string& path);
+  // Runs source text in the __main__ module (the REPL); returns the value of
+  // a trailing expression statement, else None.
+  Value run_source(std::shared_ptr<const Source> src);
+
+  Value call(const Value& fn, CallArgs& args);
+  ModuleObj& import_module(const std::string& name);
+
+  // Python semantics shared by the evaluator and the builtins (interp/arith.cpp).
+  bool truth(const Value& v);
+  Value binary(ast::BinOp op, const Value& a, const Value& b);
+  Value inplace_binary(ast::BinOp op, const Value& a, const Value& b);  // a op= b
+  Value unary(ast::UnaryOp op, const Value& v);
+  Value compare(ast::CmpOp op, const Value& a, const Value& b);
+  bool equals(const Value& a, const Value& b);
+  bool less(const Value& a, const Value& b);  // a < b for sorting, min and max
+  std::vector<Value> iterate(const Value& v);  // the items `for` visits
+  Value getattr(const Value& obj, const std::string& name);
+  Value getitem(const Value& obj, const Value& index);
+  void setitem(const Value& obj, const Value& index, const Value& v);
+
+  OpDispatch& dispatch() { return *dispatch_; }
+  std::FILE* out() const { return opts_.out; }
+  std::unordered_map<std::string, Value>& builtins() { return builtins_; }
+
+ private:
+  enum class Flow { Normal, Break, Continue, Return };
+
+  Flow exec(const ast::Body& body, Frame& f, Value& ret);
+  Flow exec(const ast::Stmt& s, Frame& f, Value& ret);
+  Value eval(const ast::Expr& e, Frame& f);
+  Value eval_call(const ast::Call& c, Frame& f);
+  Value eval_subscript_index(const ast::Subscript& s, Frame& f);
+  Value eval_list_comp(const ast::ListComp& c, Frame& f);
+  void comp_loop(const ast::ListComp& c, size_t gen, Frame& f, std::vector<Value>& out);
+  void assign(const ast::Expr& target, const Value& v, Frame& f);
+  Value& name_slot(const ast::Name& n, Frame& f);
+  Value load_name(const ast::Name& n, Frame& f);
+  void store_name(const ast::Name& n, const Value& v, Frame& f);
+  Value make_function(const ast::FunctionDef& def, Frame& f);
+  Value call_function(const FunctionObj& fn, CallArgs& args);
+  Value method(const Value& self, const std::string& name);
+  void exec_import(const ast::Stmt& s, Frame& f);
+  ModuleObj& load_module(const std::string& name, const std::string& path);
+  void run_module_body(ModuleObj& m, Frame& f, Value* last);
+
+  InterpOptions opts_;
+  std::unique_ptr<OpDispatch> dispatch_;
+  std::unordered_map<std::string, Value> builtins_;
+  std::unordered_map<std::string, Value> modules_;  // by name
+  std::vector<std::shared_ptr<const Source>> sources_;  // kept alive for locations
+  int depth_ = 0;
+};
+
+// Installs print, len, range, ..., the tensor API and the math/time modules.
+void install_builtins(Interpreter& in);
+Value make_builtin_module(Interpreter& in, const std::string& name);  // None when there is none
+
+}  // namespace thn

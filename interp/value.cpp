@@ -1,0 +1,193 @@
+#include "interp/value.h"
+
+#include "runtime/format.h"
+
+namespace thn {
+
+Value Value::str(std::string s) { return Value(Type::Str, std::make_shared<StrObj>(std::move(s))); }
+Value Value::list(std::vector<Value> items) { return Value(Type::List, std::make_shared<ListObj>(std::move(items))); }
+Value Value::tuple(std::vector<Value> items) {
+  return Value(Type::Tuple, std::make_shared<ListObj>(std::move(items)));
+}
+Value Value::size(std::vector<Value> items) {
+  auto obj = std::make_shared<ListObj>(std::move(items));
+  obj->is_size = true;
+  return Value(Type::Tuple, std::move(obj));
+}
+Value Value::tensor(Tensor t) { return Value(Type::Tensor, std::make_shared<TensorObj>(std::move(t))); }
+
+const std::string& Value::as_str() const { return static_cast<const StrObj&>(*obj_).s; }
+std::vector<Value>& Value::items() const { return static_cast<ListObj&>(*obj_).items; }
+bool Value::is_size() const { return type_ == Type::Tuple && static_cast<const ListObj&>(*obj_).is_size; }
+const Tensor& Value::as_tensor() const { return static_cast<const TensorObj&>(*obj_).t; }
+
+int64_t RangeObj::length() const {
+  if (step > 0 && start < stop) return (stop - start - 1) / step + 1;
+  if (step < 0 && start > stop) return (start - stop - 1) / (-step) + 1;
+  return 0;
+}
+
+Value make_builtin(std::string name, NativeFn fn) {
+  return Value(Type::Builtin, std::make_shared<BuiltinObj>(std::move(name), std::move(fn)));
+}
+
+static const char* type_tag_name(TypeTag t) {
+  switch (t) {
+    case TypeTag::Int: return "int";
+    case TypeTag::Float: return "float";
+    case TypeTag::Bool: return "bool";
+    case TypeTag::Str: return "str";
+    case TypeTag::List: return "list";
+    case TypeTag::Tuple: return "tuple";
+    case TypeTag::Tensor: return "Tensor";
+  }
+  return "type";
+}
+
+std::string type_name(const Value& v) {
+  switch (v.type()) {
+    case Type::None: return "NoneType";
+    case Type::Bool: return "bool";
+    case Type::Int: return "int";
+    case Type::Float: return "float";
+    case Type::Str: return "str";
+    case Type::List: return "list";
+    case Type::Tuple: return v.is_size() ? "torch.Size" : "tuple";
+    case Type::Tensor: return "Tensor";
+    case Type::DType: return "torch.dtype";
+    case Type::Device: return "torch.device";
+    case Type::Function: return "function";
+    case Type::Builtin: return "builtin_function_or_method";
+    case Type::Module: return "module";
+    case Type::Range: return "range";
+    case Type::Slice: return "slice";
+    case Type::Ellipsis: return "ellipsis";
+    case Type::TypeObj: return "type";
+    case Type::Unbound: break;
+  }
+  return "object";
+}
+
+std::string repr_string(const std::string& s) {
+  bool has_single = s.find('\'') != std::string::npos, has_double = s.find('"') != std::string::npos;
+  char quote = has_single && !has_double ? '"' : '\'';
+  std::string out(1, quote);
+  for (unsigned char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\r') out += "\\r";
+    else if (c == static_cast<unsigned char>(quote)) out += std::string("\\") + char(c);
+    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
+    else out += char(c);
+  }
+  return out + quote;
+}
+
+static std::string join_repr(const std::vector<Value>& items) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i) out += ", ";
+    out += to_repr(items[i]);
+  }
+  return out;
+}
+
+std::string to_repr(const Value& v) {
+  switch (v.type()) {
+    case Type::None: return "None";
+    case Type::Bool: return v.as_bool() ? "True" : "False";
+    case Type::Int: return std::to_string(v.as_int());
+    case Type::Float: return repr_float(v.as_float());
+    case Type::Str: return repr_string(v.as_str());
+    case Type::List: return "[" + join_repr(v.items()) + "]";
+    case Type::Tuple:
+      if (v.is_size()) return "torch.Size([" + join_repr(v.items()) + "])";
+      return "(" + join_repr(v.items()) + (v.items().size() == 1 ? ",)" : ")");
+    case Type::Tensor: return tensor_repr(v.as_tensor());
+    case Type::DType: return "torch." + std::string(dtype_name(v.as_dtype()));
+    case Type::Device: return "device(type='" + v.as_device().str() + "')";
+    case Type::Function: return "<function " + v.obj<FunctionObj>().def->name + ">";
+    case Type::Builtin: return "<built-in function " + v.obj<BuiltinObj>().name + ">";
+    case Type::Module: {
+      auto& m = v.obj<ModuleObj>();
+      return m.path.empty() ? "<module '" + m.name + "' (built-in)>" : "<module '" + m.name + "' from '" + m.path + "'>";
+    }
+    case Type::Range: {
+      auto& r = v.obj<RangeObj>();
+      return r.step == 1 ? fmt::format("range({}, {})", r.start, r.stop)
+                         : fmt::format("range({}, {}, {})", r.start, r.stop, r.step);
+    }
+    case Type::Slice: {
+      auto& s = v.obj<SliceObj>();
+      return "slice(" + to_repr(s.start) + ", " + to_repr(s.stop) + ", " + to_repr(s.step) + ")";
+    }
+    case Type::Ellipsis: return "Ellipsis";
+    case Type::Unbound: return "<unbound>";
+    case Type::TypeObj:
+      return v.as_type() == TypeTag::Tensor ? "<class 'torch.Tensor'>"
+                                            : std::string("<class '") + type_tag_name(v.as_type()) + "'>";
+  }
+  return "?";
+}
+
+std::string to_str(const Value& v) {
+  if (v.is(Type::Str)) return v.as_str();
+  if (v.is(Type::Device)) return v.as_device().str();
+  return to_repr(v);
+}
+
+IValue to_ivalue(const Value& v) {
+  switch (v.type()) {
+    case Type::None: return IValue();
+    case Type::Bool: return IValue(v.as_bool());
+    case Type::Int: return IValue(v.as_int());
+    case Type::Float: return IValue(v.as_float());
+    case Type::Str: return IValue(v.as_str());
+    case Type::DType: return IValue(v.as_dtype());
+    case Type::Device: return IValue(v.as_device());
+    case Type::Tensor: return IValue(v.as_tensor());
+    case Type::List: case Type::Tuple: {
+      std::vector<IValue> items;
+      items.reserve(v.items().size());
+      for (auto& x : v.items()) items.push_back(to_ivalue(x));
+      return IValue::list(std::move(items), v.is(Type::Tuple));
+    }
+    case Type::Range: {
+      auto& r = v.obj<RangeObj>();
+      std::vector<IValue> items;
+      for (int64_t i = 0, n = r.length(); i < n; ++i) items.push_back(IValue(r.at(i)));
+      return IValue::list(std::move(items));
+    }
+    case Type::TypeObj:
+      // Python's int, float and bool name dtypes, as PyTorch accepts them.
+      if (v.as_type() == TypeTag::Int) return IValue(DType::Int64);
+      if (v.as_type() == TypeTag::Float) return IValue(DType::Float64);
+      if (v.as_type() == TypeTag::Bool) return IValue(DType::Bool);
+      break;
+    default: break;
+  }
+  fail(ErrorKind::TypeError, "a '{}' object cannot be passed to a tensor op", type_name(v));
+}
+
+Value from_ivalue(const IValue& v) {
+  const auto& r = v.rep();
+  switch (r.index()) {
+    case 0: return Value();
+    case 1: return Value(v.to_bool());
+    case 2: return Value(v.to_int());
+    case 3: return Value(v.to_double());
+    case 4: return Value::str(v.to_string());
+    case 5: return Value(v.to_dtype());
+    case 6: return Value(v.to_device());
+    case 7: return Value::tensor(v.to_tensor());
+    default: {
+      std::vector<Value> items;
+      items.reserve(v.to_list().items.size());
+      for (auto& x : v.to_list().items) items.push_back(from_ivalue(x));
+      return v.to_list().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+    }
+  }
+}
+
+}  // namespace thn

@@ -1,0 +1,162 @@
+#pragma once
+// Values of the thn language: Python's scalars, strings, lists and tuples,
+// functions and modules, plus dtypes, devices and tensors. Scalars are held
+// inline; everything else is a reference-counted object, shared the way
+// Python shares objects (two names for one list see the same list).
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/ast.h"
+#include "runtime/ivalue.h"
+
+namespace thn {
+
+class Interpreter;
+struct Frame;
+
+enum class Type : uint8_t {
+  None, Bool, Int, Float, Str, List, Tuple, Tensor, DType, Device, Function, Builtin, Module, Range, Slice,
+  Ellipsis, TypeObj,
+  Unbound  // a local slot not yet assigned
+};
+
+struct Object {
+  virtual ~Object() = default;
+};
+
+// The builtin types that are values (`int`, `list`, `Tensor`): isinstance
+// reads them, calling them converts, and int/float/bool also serve as dtypes.
+enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor };
+
+class Value {
+ public:
+  Value() : type_(Type::None), i_(0) {}
+  static Value none() { return Value(); }
+  Value(bool b) : type_(Type::Bool), i_(b) {}
+  Value(int64_t i) : type_(Type::Int), i_(i) {}
+  Value(int i) : type_(Type::Int), i_(i) {}
+  Value(double f) : type_(Type::Float), f_(f) {}
+  Value(DType d) : type_(Type::DType), dtype_(d) {}
+  Value(Device d) : type_(Type::Device), device_(d) {}
+  Value(TypeTag t) : type_(Type::TypeObj), tag_(t) {}
+  Value(Type t, std::shared_ptr<Object> o) : type_(t), i_(0), obj_(std::move(o)) {}
+  static Value str(std::string s);
+  static Value list(std::vector<Value> items);
+  static Value tuple(std::vector<Value> items);
+  static Value size(std::vector<Value> items);  // torch.Size: a tuple that prints as torch.Size([...])
+  static Value tensor(Tensor t);
+  static Value unbound() {
+    Value v;
+    v.type_ = Type::Unbound;
+    return v;
+  }
+  static Value ellipsis() {
+    Value v;
+    v.type_ = Type::Ellipsis;
+    return v;
+  }
+
+  Type type() const { return type_; }
+  bool is(Type t) const { return type_ == t; }
+  bool is_none() const { return type_ == Type::None; }
+  bool is_number() const { return type_ == Type::Bool || type_ == Type::Int || type_ == Type::Float; }
+  bool is_int_like() const { return type_ == Type::Bool || type_ == Type::Int; }
+  bool is_sequence() const { return type_ == Type::List || type_ == Type::Tuple; }
+
+  bool as_bool() const { return i_ != 0; }
+  int64_t as_int() const { return i_; }  // Bool or Int
+  double as_float() const { return type_ == Type::Float ? f_ : double(i_); }
+  DType as_dtype() const { return dtype_; }
+  Device as_device() const { return device_; }
+  TypeTag as_type() const { return tag_; }
+  const std::string& as_str() const;
+  std::vector<Value>& items() const;  // List or Tuple
+  bool is_size() const;
+  const Tensor& as_tensor() const;
+  template <class T> T& obj() const { return static_cast<T&>(*obj_); }
+  const std::shared_ptr<Object>& object() const { return obj_; }
+
+ private:
+  Type type_;
+  union {
+    int64_t i_;
+    double f_;
+    DType dtype_;
+    Device device_;
+    TypeTag tag_;
+  };
+  std::shared_ptr<Object> obj_;
+};
+
+struct StrObj : Object {
+  std::string s;
+  explicit StrObj(std::string v) : s(std::move(v)) {}
+};
+struct ListObj : Object {
+  std::vector<Value> items;
+  bool is_size = false;
+  explicit ListObj(std::vector<Value> v) : items(std::move(v)) {}
+};
+struct TensorObj : Object {
+  Tensor t;
+  explicit TensorObj(Tensor v) : t(std::move(v)) {}
+};
+struct RangeObj : Object {
+  int64_t start, stop, step;
+  RangeObj(int64_t a, int64_t b, int64_t s) : start(a), stop(b), step(s) {}
+  int64_t length() const;
+  int64_t at(int64_t i) const { return start + i * step; }
+};
+struct SliceObj : Object {
+  Value start, stop, step;
+};
+
+struct ModuleObj;
+// A function defined in thn: its AST, defaults evaluated at `def` time, the
+// frame it was defined in (for reading enclosing names) and its module.
+struct FunctionObj : Object {
+  const ast::FunctionDef* def;
+  std::vector<Value> defaults;  // one per parameter; None-typed holes where there is no default
+  std::vector<bool> has_default;
+  std::shared_ptr<Frame> env;
+  ModuleObj* module;
+};
+
+struct CallArgs {
+  std::vector<Value> args;
+  std::vector<std::pair<std::string, Value>> kwargs;
+};
+// A function implemented in C++: builtins, module functions, tensor ops and
+// bound methods. `self` is set for bound methods.
+using NativeFn = std::function<Value(Interpreter&, CallArgs&)>;
+struct BuiltinObj : Object {
+  std::string name;
+  NativeFn fn;
+  BuiltinObj(std::string n, NativeFn f) : name(std::move(n)), fn(std::move(f)) {}
+};
+
+struct ModuleObj : Object {
+  std::string name;
+  std::string path;  // empty for built-in modules
+  std::unordered_map<std::string, Value> globals;
+  std::unique_ptr<ast::Module> ast;
+  std::shared_ptr<Frame> frame;  // module-level comprehension slots
+};
+
+Value make_builtin(std::string name, NativeFn fn);
+
+// Python's type name, for messages: 'int', 'list', 'Tensor', 'function'...
+std::string type_name(const Value& v);
+// str() and repr() as Python prints them.
+std::string to_str(const Value& v);
+std::string to_repr(const Value& v);
+std::string repr_string(const std::string& s);
+
+// Conversions at the op boundary.
+IValue to_ivalue(const Value& v);
+Value from_ivalue(const IValue& v);
+
+}  // namespace thn
