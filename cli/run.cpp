@@ -82,8 +82,8 @@ int run_script(const std::string& path) {
   InterpOptions opts;
   std::filesystem::path script(path);
   opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
+  Interpreter interp(opts);  // outlives the error: locations point into its sources
   try {
-    Interpreter interp(opts);
     interp.run_file(path);
     std::fflush(stdout);
     return 0;

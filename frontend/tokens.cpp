@@ -68,7 +68,8 @@ std::vector<std::unique_ptr<antlr4::Token>> tokenize(const Source& src) {
     Loc loc = loc_of(src, at);
     if (pending_tab) fail_at(pending_loc, ErrorKind::TabError, "tab character in indentation; thn indents with spaces");
     if (pending_indent > indents.back()) {
-      if (!block_expected) fail_at(loc, ErrorKind::IndentationError, "unexpected indent");
+      // An unexpected indent is left to the parser, which reports it as such
+      // unless the line before already was an error (a missing ':').
       indents.push_back(pending_indent);
       out.push_back(make_token(thn_grammar::ThnParser::INDENT, at));
     } else {

@@ -74,7 +74,7 @@ expr
   | <assoc=right> expr 'if' expr 'else' expr                  # CondExpr
   ;
 
-comp_op : '<' | '>' | '==' | '>=' | '<=' | '!=' | 'in' | 'not' 'in' | 'is' | 'is' 'not' ;
+comp_op : 'not' 'in' | 'is' 'not' | '<' | '>' | '==' | '>=' | '<=' | '!=' | 'in' | 'is' ;
 
 atom
   : '(' ')'                                                   # EmptyTupleAtom

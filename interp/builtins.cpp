@@ -138,6 +138,8 @@ bool isinstance_of(const Value& v, const Value& t) {
     case TypeTag::List: return v.is(Type::List);
     case TypeTag::Tuple: return v.is(Type::Tuple);
     case TypeTag::Tensor: return v.is(Type::Tensor);
+    case TypeTag::DType: return v.is(Type::DType);
+    case TypeTag::Device: return v.is(Type::Device);
   }
   return false;
 }
@@ -369,7 +371,9 @@ void install_builtins(Interpreter& in) {
   b["double"] = Value(DType::Float64);
   b["long"] = Value(DType::Int64);
   b["Tensor"] = Value(TypeTag::Tensor);
-  b["device"] = make_builtin("device", [](Interpreter&, CallArgs& a) {
+  b["dtype"] = Value(TypeTag::DType);
+  b["device"] = Value(TypeTag::Device);
+  b["__type_device"] = make_builtin("device", [](Interpreter&, CallArgs& a) {
     no_kwargs("device", a);
     arity("device", a, 1, 1);
     if (a.args[0].is(Type::Device)) return a.args[0];

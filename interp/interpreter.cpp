@@ -563,7 +563,7 @@ Value Interpreter::call(const Value& fn, CallArgs& args) {
     case Type::Function: return call_function(fn.obj<FunctionObj>(), args);
     case Type::Builtin: return fn.obj<BuiltinObj>().fn(*this, args);
     case Type::TypeObj: {
-      static const char* names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor"};
+      static const char* names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor", "dtype", "device"};
       auto it = builtins_.find(std::string("__type_") + names[int(fn.as_type())]);
       if (it != builtins_.end()) return it->second.obj<BuiltinObj>().fn(*this, args);
       break;

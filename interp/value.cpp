@@ -40,6 +40,8 @@ static const char* type_tag_name(TypeTag t) {
     case TypeTag::List: return "list";
     case TypeTag::Tuple: return "tuple";
     case TypeTag::Tensor: return "Tensor";
+    case TypeTag::DType: return "torch.dtype";
+    case TypeTag::Device: return "torch.device";
   }
   return "type";
 }
@@ -125,8 +127,7 @@ std::string to_repr(const Value& v) {
     case Type::Ellipsis: return "Ellipsis";
     case Type::Unbound: return "<unbound>";
     case Type::TypeObj:
-      return v.as_type() == TypeTag::Tensor ? "<class 'torch.Tensor'>"
-                                            : std::string("<class '") + type_tag_name(v.as_type()) + "'>";
+      return std::string("<class '") + (v.as_type() == TypeTag::Tensor ? "torch.Tensor" : type_tag_name(v.as_type())) + "'>";
   }
   return "?";
 }

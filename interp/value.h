@@ -29,7 +29,7 @@ struct Object {
 
 // The builtin types that are values (`int`, `list`, `Tensor`): isinstance
 // reads them, calling them converts, and int/float/bool also serve as dtypes.
-enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor };
+enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor, DType, Device };
 
 class Value {
  public:

@@ -93,8 +93,32 @@ Tensor unary(OpId op, const Tensor& x, const Tensor* out) {
   return finish_inplace(o, out);
 }
 
-#define THN_X(name) \
-  IValue op_##name(const Args& a) { return unary(OpId::name, a.tensor(0), a.inplace() ? &a.tensor(0) : nullptr); }
+// round(x, decimals=d): PyTorch scales by 10^|d| in the tensor's own precision.
+IValue round_decimals(const Args& a) {
+  const Tensor& x = a.tensor(0);
+  const Tensor* out = a.inplace() ? &x : nullptr;
+  int64_t decimals = a.i64(1);
+  if (decimals == 0) return unary(OpId::round, x, out);
+  check_dtype(OpId::round, x.dtype());
+  if (!is_floating(x.dtype())) fail("\"round_decimals_cpu\" not implemented for '{}'", dtype_torch_name(x.dtype()));
+  Tensor o = elementwise_output(x.sizes(), x.dtype(), {x}, out);
+  dispatch_dtype(x.dtype(), [&]<class S>() {
+    if constexpr (is_float_storage<S>) {
+      map_kernel<S, S>(o, [decimals](auto v) {
+        using T = decltype(v);
+        T p = T(std::pow(10.0, double(decimals > 0 ? decimals : -decimals)));
+        return decimals > 0 ? T(std::nearbyint(v * p) / p) : T(std::nearbyint(v / p) * p);
+      }, x);
+    }
+  });
+  return finish_inplace(o, out);
+}
+
+#define THN_X(name)                                                                               \
+  IValue op_##name(const Args& a) {                                                               \
+    if (OpId::name != OpId::round) return unary(OpId::name, a.tensor(0), a.inplace() ? &a.tensor(0) : nullptr); \
+    return round_decimals(a);                                                                     \
+  }
 THN_UNARY_FLOAT(THN_X)
 THN_UNARY_SAME(THN_X)
 THN_UNARY_BOOL(THN_X)
