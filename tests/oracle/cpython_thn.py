@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""Runs a .thn file under CPython + PyTorch the way `thn run FILE` does.
+
+    cpython_thn.py run FILE [thn options, ignored]
+
+This is the reference the tests/lang expectations come from (oracle.py), and
+a stand-in for thn when testing tests/lang/run.py. The program runs with a
+namespace of thn's names only (see thn_builtins):
+
+- Python's builtins that LANGUAGE.md lists (print len range int ...);
+- torch.__all__ (tensor, zeros, where, Tensor, device, ...) except the names
+  that are Python's or math's (range complex pi e inf nan), plus the dtypes
+  float32 float64 float16 bfloat16 int32 int64 and linear
+  (torch.nn.functional.linear);
+- abs all any max min pow round sum: torch's function when the first
+  argument is a Tensor, else Python's;
+- jit: the identity, as `jit(f)`, `jit(f, cache=...)`, `@jit` and
+  `@jit(cache=...)`;
+- `import math` / `import time`: modules holding only the names LANGUAGE.md
+  lists; `import NAME` otherwise loads NAME.thn from the script's folder, then
+  from stdlib/, with the same namespace.
+
+What thn does differently from CPython is emulated: an int result outside
+int64 (of an operator, a call or an augmented assignment) raises
+`OverflowError: integer overflow`, a tab in indentation is a SyntaxError, and
+constructs that are not thn (classes, lambda, try, dicts, f-strings, ...) are
+SyntaxErrors. Every syntax error is reported as SyntaxError (CPython says
+IndentationError for some).
+
+On an error, stderr gets `FILE:LINE: Kind: message` (LINE: the innermost frame
+in FILE) and the exit code is 1. With THN_ORACLE_RECORD=PATH the run also
+writes, as JSON, the stack of FILE lines behind every print call and the
+error, for `oracle.py --write`.
+"""
+import ast
+import builtins
+import importlib.abc
+import importlib.util
+import json
+import math
+import os
+import sys
+import time
+import types
+from pathlib import Path
+
+import torch
+
+STDLIB_DIR = Path(__file__).resolve().parents[2] / "stdlib"
+INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
+PYTHON_BUILTINS = ("print len range min max abs sum int float bool str list tuple "
+                   "isinstance zip enumerate round").split()
+NOT_FROM_TORCH = {"range", "complex", "pi", "e", "inf", "nan"}
+DTYPES = "float32 float64 float16 bfloat16 int32 int64".split()
+MATH_NAMES = "sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()
+NOT_THN = {
+    ast.ClassDef: "classes", ast.Lambda: "lambda", ast.Try: "try", ast.Raise: "raise",
+    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Yield: "generators",
+    ast.YieldFrom: "generators", ast.GeneratorExp: "generators", ast.Dict: "dicts",
+    ast.DictComp: "dicts", ast.Set: "sets", ast.SetComp: "sets", ast.JoinedStr: "f-strings",
+    ast.With: "with", ast.AsyncFunctionDef: "async", ast.Starred: "star arguments",
+    ast.NamedExpr: "`:=`", ast.Delete: "del", ast.Match: "match",
+}
+
+
+def int64(value):
+    if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
+        raise OverflowError("integer overflow")
+    return value
+
+
+def torch_or_python(name):
+    torch_fn, python_fn = getattr(torch, name), getattr(builtins, name)
+
+    def dispatch(*args, **kwargs):
+        fn = torch_fn if args and isinstance(args[0], torch.Tensor) else python_fn
+        return fn(*args, **kwargs)
+    dispatch.__name__ = name
+    return dispatch
+
+
+def jit(f=None, **options):
+    return f if f is not None else (lambda g: g)
+
+
+def thn_builtins():
+    names = {name: getattr(builtins, name) for name in PYTHON_BUILTINS}
+    names.update((n, getattr(torch, n)) for n in torch.__all__ if n not in NOT_FROM_TORCH
+                 and n not in PYTHON_BUILTINS)
+    names.update((n, getattr(torch, n)) for n in DTYPES)
+    names["linear"] = torch.nn.functional.linear
+    names.update((n, torch_or_python(n)) for n in set(torch.__all__) & set(vars(builtins))
+                 if n not in NOT_FROM_TORCH)
+    names.update(jit=jit, __import__=thn_import, __thn_int64__=int64)
+    return names
+
+
+def builtin_module(name, source, attrs):
+    module = types.ModuleType(name)
+    for attr in attrs:
+        setattr(module, attr, getattr(source, attr))
+    return module
+
+
+BUILTIN_MODULES = {"math": builtin_module("math", math, MATH_NAMES),
+                   "time": builtin_module("time", time, ["perf_counter"])}
+
+
+def thn_import(name, globals=None, locals=None, fromlist=(), level=0):
+    if name in BUILTIN_MODULES:
+        return BUILTIN_MODULES[name]
+    # PyTorch's C++ code imports its own modules through the caller's
+    # __import__, which may be this one: let loaded and dotted names through.
+    if ThnFinder.find(name) is None and name not in sys.modules and "." not in name:
+        raise ModuleNotFoundError(f"No module named '{name}'")
+    return builtins.__import__(name, globals, locals, fromlist, level)
+
+
+class CheckedInts(ast.NodeTransformer):
+    """Wraps every operator, call and augmented assignment in an int64 check."""
+
+    def wrap(self, node):
+        call = ast.Call(ast.Name("__thn_int64__", ast.Load()), [node], [])
+        return ast.copy_location(call, node)
+
+    def visit_BinOp(self, node):
+        return self.wrap(self.generic_visit(node))
+
+    visit_UnaryOp = visit_Call = visit_BinOp
+
+    def visit_AugAssign(self, node):
+        self.generic_visit(node)
+        if not isinstance(node.target, ast.Name):
+            return node
+        check = ast.Expr(self.wrap(ast.Name(node.target.id, ast.Load())))
+        return [node, ast.copy_location(check, node)]
+
+
+def syntax_error(message, path, line, source):
+    text = source.splitlines()[line - 1] if 0 < line <= source.count("\n") + 1 else ""
+    return SyntaxError(message, (str(path), line, 1, text))
+
+
+def check_is_thn(tree, path, source):
+    for number, text in enumerate(source.splitlines(), start=1):
+        if "\t" in text[:len(text) - len(text.lstrip())]:
+            raise syntax_error("tab in indentation (indent with spaces)", path, number, source)
+    for node in ast.walk(tree):
+        what = NOT_THN.get(type(node))
+        if isinstance(node, ast.arguments) and (node.vararg or node.kwarg):
+            what = "*args and **kwargs"
+        if what:
+            raise syntax_error(f"not part of thn v1: {what}", path, node.lineno, source)
+
+
+def compile_thn(path):
+    source = Path(path).read_text()
+    tree = ast.parse(source, str(path))
+    check_is_thn(tree, path, source)
+    tree = ast.fix_missing_locations(CheckedInts().visit(tree))
+    return compile(tree, str(path), "exec")
+
+
+def run_in(namespace, path):
+    namespace["__builtins__"] = THN_BUILTINS
+    exec(compile_thn(path), namespace)
+
+
+class ThnFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Finds `import NAME` as NAME.thn in the script's folder, then in stdlib/."""
+    script_dir = Path(".")
+
+    @classmethod
+    def find(cls, name):
+        for folder in (cls.script_dir, STDLIB_DIR):
+            if (folder / f"{name}.thn").is_file():
+                return folder / f"{name}.thn"
+        return None
+
+    def find_spec(self, name, path=None, target=None):
+        found = self.find(name) if path is None else None
+        return found and importlib.util.spec_from_file_location(name, found, loader=self)
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        run_in(module.__dict__, module.__spec__.origin)
+
+
+class PrintRecorder:
+    """Wraps print to note, per call, the lines of FILE on the stack and the lines printed."""
+
+    def __init__(self, path):
+        self.path, self.calls = str(path), []
+
+    def __call__(self, *args, **kwargs):
+        frame, stack = sys._getframe(1), []
+        while frame:
+            if frame.f_code.co_filename == self.path:
+                stack.append(frame.f_lineno)
+            frame = frame.f_back
+        sep, end = kwargs.get("sep"), kwargs.get("end")
+        text = (" " if sep is None else sep).join(map(str, args)) + ("\n" if end is None else end)
+        self.calls.append([stack, text.count("\n")])
+        builtins.print(*args, **kwargs)
+
+
+def error_line(error, path):
+    if isinstance(error, SyntaxError) and error.filename == str(path):
+        return error.lineno
+    line, tb = None, error.__traceback__
+    while tb:
+        if tb.tb_frame.f_code.co_filename == str(path):
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def describe(error):
+    if isinstance(error, SyntaxError):
+        return "SyntaxError", error.msg
+    return type(error).__name__, str(error)
+
+
+def thn_traceback(error):
+    tb, lines = error.__traceback__, []
+    while tb:
+        code = tb.tb_frame.f_code
+        if code.co_filename.endswith(".thn"):
+            lines.append(f"  at {code.co_filename}:{tb.tb_lineno} in {code.co_name}\n")
+        tb = tb.tb_next
+    return "".join(lines)
+
+
+THN_BUILTINS = thn_builtins()
+
+
+def main(argv):
+    if len(argv) < 2 or argv[0] != "run":
+        print("usage: cpython_thn.py run FILE", file=sys.stderr)
+        return 2
+    path = argv[1]
+    ThnFinder.script_dir = Path(path).resolve().parent
+    sys.meta_path.insert(0, ThnFinder())
+    sys.setrecursionlimit(1000)
+    torch.set_num_threads(1)
+    record_path = os.environ.get("THN_ORACLE_RECORD")
+    recorder = PrintRecorder(path)
+    if record_path:
+        THN_BUILTINS["print"] = recorder
+    error = None
+    try:
+        run_in({"__name__": "__main__"}, path)
+    except Exception as e:
+        error = e
+    sys.stdout.flush()
+    record = {"prints": recorder.calls, "error": None}
+    if error is not None:
+        kind, message = describe(error)
+        line = error_line(error, path)
+        first, *rest = message.splitlines() or [""]
+        sys.stderr.write(thn_traceback(error))
+        sys.stderr.write(f"{path}:{line}: {kind}: {first}\n" + "".join(f"  {r}\n" for r in rest))
+        record["error"] = {"line": line, "kind": kind, "message": first}
+    if record_path:
+        Path(record_path).write_text(json.dumps(record))
+    return 1 if error is not None else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
