@@ -1,0 +1,111 @@
+"""Checks that a .thn file stays inside the thn language (LANGUAGE.md).
+
+CPython accepts far more than thn, so a script that runs under the oracle may
+still use a construct or a name that `thn run` rejects. check_file() parses
+the file with Python's ast and reports, with line numbers:
+- syntax outside the subset (classes, lambda, try, dicts, f-strings, global,
+  *args / **kwargs, generators, chained comparisons, ...);
+- global names that are neither bound in the file nor thn builtins, ops
+  (docs/ops.md, generated from runtime/ops.def) or jit introspection;
+- attributes that are neither tensor methods (docs/ops.md), names of the
+  math / time modules, nor functions of an imported stdlib module.
+"""
+import ast
+import pathlib
+import re
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+STDLIB = REPO / "stdlib"
+
+_BUILTINS = set("""print len range min max abs sum int float bool str list
+tuple isinstance zip enumerate round True False None jit last_traces
+last_prologue last_execution_trace cache_hits cache_misses float32 float64
+float16 bfloat16 int32 int64""".split())
+_MODULE_ATTRS = {
+    "math": set("sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()),
+    "time": {"perf_counter"},
+}
+_ALLOWED_NODES = (
+    ast.Module, ast.FunctionDef, ast.Return, ast.Assign, ast.AugAssign, ast.For,
+    ast.While, ast.If, ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Import,
+    ast.ImportFrom, ast.alias, ast.Assert, ast.BoolOp, ast.BinOp, ast.UnaryOp,
+    ast.IfExp, ast.Compare, ast.Call, ast.keyword, ast.Constant, ast.Attribute,
+    ast.Subscript, ast.Slice, ast.Name, ast.List, ast.Tuple, ast.ListComp,
+    ast.comprehension, ast.arguments, ast.arg, ast.expr_context, ast.boolop,
+    ast.operator, ast.unaryop, ast.cmpop,
+)
+
+
+def _ops_names():
+    text = (REPO / "docs" / "ops.md").read_text()
+    functions = set(re.findall(r"`([A-Za-z_0-9]+)\(\.\.\.\)`", text))
+    methods = set(re.findall(r"`x\.([A-Za-z_0-9]+)", text))
+    return functions, methods
+
+
+def _stdlib_functions():
+    names = set()
+    for path in STDLIB.glob("*.thn"):
+        tree = ast.parse(path.read_text())
+        names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    return names
+
+
+def _bound_names(tree):
+    bound = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.FunctionDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.alias):
+            bound.add((node.asname or node.name).split(".")[0])
+    return bound
+
+
+def _syntax_problem(node):
+    if not isinstance(node, _ALLOWED_NODES):
+        return type(node).__name__ + " is not in the thn language"
+    if isinstance(node, ast.Constant) and not isinstance(
+            node.value, (bool, int, float, str, type(None), type(...))):
+        return "constant " + repr(node.value) + " is not a thn literal"
+    if isinstance(node, ast.arguments) and (node.vararg or node.kwarg or node.posonlyargs):
+        return "*args, **kwargs and positional-only parameters are not in thn"
+    if isinstance(node, ast.Call) and any(
+            isinstance(a, ast.Starred) for a in node.args) or isinstance(
+            node, ast.keyword) and node.arg is None:
+        return "* and ** in calls are not in thn"
+    if isinstance(node, ast.Compare) and len(node.ops) > 1:
+        return "chained comparison (thn compares left to right, pairwise)"
+    return None
+
+
+def _walk_with_lines(node, line=0):
+    """ast.walk, with each node's line (its parent's when it has none)."""
+    line = getattr(node, "lineno", line)
+    yield node, line
+    for child in ast.iter_child_nodes(node):
+        yield from _walk_with_lines(child, line)
+
+
+def check_file(path):
+    path = pathlib.Path(path)
+    tree = ast.parse(path.read_text(), str(path))
+    functions, methods = _ops_names()
+    known = _BUILTINS | functions | _bound_names(tree) | set(_MODULE_ATTRS)
+    attrs = methods | _stdlib_functions() | set().union(*_MODULE_ATTRS.values())
+    problems = []
+    for node, line in _walk_with_lines(tree):
+        problem = _syntax_problem(node)
+        if problem is None and isinstance(node, ast.Name) and node.id not in known:
+            problem = "unknown name " + node.id
+        if problem is None and isinstance(node, ast.Attribute):
+            base = node.value.id if isinstance(node.value, ast.Name) else None
+            allowed = _MODULE_ATTRS.get(base, attrs)
+            if node.attr not in allowed:
+                problem = "unknown attribute ." + node.attr
+        if problem is not None:
+            problems.append(f"{path}:{line}: {problem}")
+    return problems
