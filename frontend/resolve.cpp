@@ -96,6 +96,8 @@ class Resolver {
     n.scope = Scope::Global;
   }
 
+  int loops_ = 0;  // loops enclosing the statement, within the current function
+
   void function(FunctionDef& f) {
     for (auto& d : f.decorators) expr(*d);
     for (auto& p : f.params)
@@ -111,9 +113,12 @@ class Resolver {
     for (auto& b : bound)
       if (!scope.slots.count(b)) scope.slots.emplace(b, add_slot(scope, b));
     FunctionScope* saved = cur_;
+    int saved_loops = loops_;
     cur_ = &scope;
+    loops_ = 0;
     body(f.body);
     cur_ = saved;
+    loops_ = saved_loops;
   }
 
   void body(Body& b) {
@@ -145,17 +150,22 @@ class Resolver {
       case StmtKind::While: {
         auto& w = static_cast<While&>(s);
         expr(*w.test);
+        ++loops_;
         body(w.body);
+        --loops_;
         break;
       }
       case StmtKind::For: {
         auto& f = static_cast<For&>(s);
         expr(*f.iter);
         expr(*f.target);
+        ++loops_;
         body(f.body);
+        --loops_;
         break;
       }
       case StmtKind::Return:
+        if (cur_->is_module) fail_at(s.loc, ErrorKind::SyntaxError, "'return' outside function");
         if (auto& v = static_cast<Return&>(s).value) expr(*v);
         break;
       case StmtKind::FunctionDef: function(static_cast<FunctionDef&>(s)); break;
@@ -171,7 +181,13 @@ class Resolver {
         if (a.msg) expr(*a.msg);
         break;
       }
-      case StmtKind::Break: case StmtKind::Continue: case StmtKind::Pass: break;
+      case StmtKind::Break:
+        if (!loops_) fail_at(s.loc, ErrorKind::SyntaxError, "'break' outside loop");
+        break;
+      case StmtKind::Continue:
+        if (!loops_) fail_at(s.loc, ErrorKind::SyntaxError, "'continue' not properly in loop");
+        break;
+      case StmtKind::Pass: break;
     }
   }
 

@@ -38,11 +38,35 @@ class LexErrors : public antlr4::BaseErrorListener {
   const Source& src_;
 };
 
+// ANTLR's input stream needs valid UTF-8; report the first bad byte as CPython does.
+void check_utf8(const Source& src) {
+  const auto* p = reinterpret_cast<const unsigned char*>(src.text.data());
+  size_t n = src.text.size(), i = 0;
+  int line = 1;
+  size_t line_start = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+    bool ok = len > 0 && i + len <= n;
+    for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
+    if (!ok)
+      fail_at(Loc{&src, line, int(i - line_start)}, ErrorKind::SyntaxError,
+              "(unicode error) 'utf-8' codec can't decode byte 0x{:02x} in position {}: invalid {}", c, i,
+              len == 0 ? "start byte" : "continuation byte");
+    if (c == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+    i += len;
+  }
+}
+
 char closing_of(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
 
 }  // namespace
 
 std::vector<std::unique_ptr<antlr4::Token>> tokenize(const Source& src) {
+  check_utf8(src);
   antlr4::ANTLRInputStream input(src.text);
   ThnLexer lexer(&input);
   LexErrors errors(src);

@@ -104,8 +104,7 @@ Value Interpreter::run_source(std::shared_ptr<const Source> src) {
 void Interpreter::run_module_body(ModuleObj& m, Frame& f, Value*) {
   Value ret;
   try {
-    Flow flow = exec(m.ast->body, f, ret);
-    if (flow == Flow::Return) fail_at(*f.loc, ErrorKind::SyntaxError, "'return' outside function");
+    exec(m.ast->body, f, ret);
   } catch (...) {
     rethrow_with_frame(f);
   }
@@ -308,8 +307,6 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     case StmtKind::Continue: return Flow::Continue;
     case StmtKind::Pass: return Flow::Normal;
     case StmtKind::Return: {
-      if (f.module && f.name == std::string_view("<module>"))
-        fail_at(s.loc, ErrorKind::SyntaxError, "'return' outside function");
       auto& r = static_cast<const Return&>(s);
       ret = r.value ? eval(*r.value, f) : Value();
       return Flow::Return;

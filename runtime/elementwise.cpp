@@ -318,7 +318,7 @@ IValue addc(const Args& a, bool divide) {
       using C = compute_t<S>;
       if constexpr (!std::is_same_v<S, bool>) {
         C v = value.to<C>();
-        if (divide) map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * (p / q)); }, c[0], c[1], c[2]);
+        if (divide) map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * p / q); }, c[0], c[1], c[2]);
         else map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * p * q); }, c[0], c[1], c[2]);
       } else {
         fail("\"addcmul_cpu_out\" not implemented for 'Bool'");
