@@ -301,6 +301,7 @@ bool Interpreter::equals(const Value& a, const Value& b) {
     return a.as_int() == b.as_int();
   }
   if (a.type() != b.type()) return false;
+  if (a.object() && a.object() == b.object() && !a.is(Type::Tensor)) return true;  // identity, as Python's containers
   switch (a.type()) {
     case Type::None: case Type::Ellipsis: return true;
     case Type::Str: return a.as_str() == b.as_str();

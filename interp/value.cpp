@@ -1,5 +1,7 @@
 #include "interp/value.h"
 
+#include <algorithm>
+
 #include "runtime/format.h"
 
 namespace thn {
@@ -86,6 +88,9 @@ std::string repr_string(const std::string& s) {
   return out + quote;
 }
 
+// A list that contains itself prints as [...], as in Python.
+static std::vector<const Object*> repr_in_progress;
+
 static std::string join_repr(const std::vector<Value>& items) {
   std::string out;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -102,10 +107,18 @@ std::string to_repr(const Value& v) {
     case Type::Int: return std::to_string(v.as_int());
     case Type::Float: return repr_float(v.as_float());
     case Type::Str: return repr_string(v.as_str());
-    case Type::List: return "[" + join_repr(v.items()) + "]";
-    case Type::Tuple:
-      if (v.is_size()) return "torch.Size([" + join_repr(v.items()) + "])";
-      return "(" + join_repr(v.items()) + (v.items().size() == 1 ? ",)" : ")");
+    case Type::List: case Type::Tuple: {
+      const Object* self = v.object().get();
+      bool list = v.is(Type::List);
+      if (std::find(repr_in_progress.begin(), repr_in_progress.end(), self) != repr_in_progress.end())
+        return list ? "[...]" : "(...)";
+      repr_in_progress.push_back(self);
+      std::string inner = join_repr(v.items());
+      repr_in_progress.pop_back();
+      if (list) return "[" + inner + "]";
+      if (v.is_size()) return "torch.Size([" + inner + "])";
+      return "(" + inner + (v.items().size() == 1 ? ",)" : ")");
+    }
     case Type::Tensor: return tensor_repr(v.as_tensor());
     case Type::DType: return "torch." + std::string(dtype_name(v.as_dtype()));
     case Type::Device: return "device(type='" + v.as_device().str() + "')";
