@@ -131,9 +131,15 @@ def run_program(command, path, timeout):
 
 
 def stderr_has_error(stderr, kind, message):
-    """True when some line holds `kind:` followed by `message` (just `kind` when it is empty)."""
+    """True when some line holds `kind:` followed by `message` (just `kind` when it is empty).
+
+    Lines holding `expect-error:` are the test's own source, echoed with the
+    caret: they do not count.
+    """
     head = re.compile(r"(?<![\w.])" + re.escape(kind) + (r":" if message else r"\b"))
     for text in stderr.splitlines():
+        if EXPECT_ERROR_RE.search(text):
+            continue
         for m in head.finditer(text):
             if message in text[m.end():]:
                 return True

@@ -22,10 +22,8 @@ namespace of thn's names only (see thn_builtins):
 
 What thn does differently from CPython is emulated: an int result outside
 int64 (of an operator, a call or an augmented assignment) raises
-`OverflowError: integer overflow`, a tab in indentation is a SyntaxError, and
-constructs that are not thn (classes, lambda, try, dicts, f-strings, ...) are
-SyntaxErrors. Every syntax error is reported as SyntaxError (CPython says
-IndentationError for some).
+OverflowError, a tab in indentation is a TabError, and constructs that are
+not thn (classes, lambda, try, dicts, f-strings, ...) are SyntaxErrors.
 
 On an error, stderr gets `FILE:LINE: Kind: message` (LINE: the innermost frame
 in FILE) and the exit code is 1. With THN_ORACLE_RECORD=PATH the run also
@@ -54,18 +52,18 @@ NOT_FROM_TORCH = {"range", "complex", "pi", "e", "inf", "nan"}
 DTYPES = "float32 float64 float16 bfloat16 int32 int64".split()
 MATH_NAMES = "sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()
 NOT_THN = {
-    ast.ClassDef: "classes", ast.Lambda: "lambda", ast.Try: "try", ast.Raise: "raise",
-    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Yield: "generators",
-    ast.YieldFrom: "generators", ast.GeneratorExp: "generators", ast.Dict: "dicts",
-    ast.DictComp: "dicts", ast.Set: "sets", ast.SetComp: "sets", ast.JoinedStr: "f-strings",
-    ast.With: "with", ast.AsyncFunctionDef: "async", ast.Starred: "star arguments",
+    ast.ClassDef: "a class", ast.Lambda: "lambda", ast.Try: "try", ast.Raise: "raise",
+    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Yield: "a generator",
+    ast.YieldFrom: "a generator", ast.GeneratorExp: "a generator", ast.Dict: "a dict",
+    ast.DictComp: "a dict", ast.Set: "a set", ast.SetComp: "a set", ast.JoinedStr: "an f-string",
+    ast.With: "with", ast.AsyncFunctionDef: "async", ast.Starred: "a star argument",
     ast.NamedExpr: "`:=`", ast.Delete: "del", ast.Match: "match",
 }
 
 
 def int64(value):
     if type(value) is int and not INT64_MIN <= value <= INT64_MAX:
-        raise OverflowError("integer overflow")
+        raise OverflowError("int overflow: the result does not fit in a 64-bit int")
     return value
 
 
@@ -136,21 +134,21 @@ class CheckedInts(ast.NodeTransformer):
         return [node, ast.copy_location(check, node)]
 
 
-def syntax_error(message, path, line, source):
+def syntax_error(message, path, line, source, kind=SyntaxError):
     text = source.splitlines()[line - 1] if 0 < line <= source.count("\n") + 1 else ""
-    return SyntaxError(message, (str(path), line, 1, text))
+    return kind(message, (str(path), line, 1, text))
 
 
 def check_is_thn(tree, path, source):
     for number, text in enumerate(source.splitlines(), start=1):
         if "\t" in text[:len(text) - len(text.lstrip())]:
-            raise syntax_error("tab in indentation (indent with spaces)", path, number, source)
+            raise syntax_error("tab character in indentation", path, number, source, TabError)
     for node in ast.walk(tree):
         what = NOT_THN.get(type(node))
         if isinstance(node, ast.arguments) and (node.vararg or node.kwarg):
-            what = "*args and **kwargs"
+            what = "*args or **kwargs"
         if what:
-            raise syntax_error(f"not part of thn v1: {what}", path, node.lineno, source)
+            raise syntax_error(f"{what} is not supported in thn v1", path, node.lineno, source)
 
 
 def compile_thn(path):
@@ -219,7 +217,7 @@ def error_line(error, path):
 
 def describe(error):
     if isinstance(error, SyntaxError):
-        return "SyntaxError", error.msg
+        return type(error).__name__, error.msg
     return type(error).__name__, str(error)
 
 
