@@ -9,7 +9,7 @@ Each test states what `thn run FILE` must do in comments:
 
 `# expect-error:` (at most one per file) sits on the line that raises; for an
 error raised inside a called function, on the innermost frame's line in the
-test file. The run must then exit with code 1, and stderr must hold
+test file (for one raised in an imported module, thn's traceback shows it). The run must then exit with code 1, and stderr must hold
 `FILE:LINE:` for that line and a line where `Kind:` is followed by `message`
 (message may be a fragment of the full one; when it is empty, `Kind` alone
 is enough). Without it the run must exit with code 0. Lines printed before
@@ -147,9 +147,19 @@ def stderr_has_error(stderr, kind, message):
 
 
 def stderr_has_location(stderr, path, line):
-    """True when stderr names `FILE:LINE:` (FILE as given or any path ending in it)."""
-    name = re.escape(Path(path).name)
-    return re.search(r"(?:^|[\\/\s\"'(])" + name + ":" + str(line) + ":", stderr, re.M) is not None
+    """True when stderr names `FILE:LINE:`, FILE as given or any path ending in it.
+
+    An error raised in another file (a function of an imported module) is
+    located there; then the traceback's last entry for the test file,
+    `File "FILE", line LINE`, stands for its location.
+    """
+    name = Path(path).name
+    if re.search(r"(?:^|[\\/\s\"'(])" + re.escape(name) + f":{line}:", stderr, re.M):
+        return True
+    locations = re.findall(r"^(\S+?):\d+:(?:\d+:)? [A-Za-z_]\w*:", stderr, re.M)
+    frames = re.findall(r'File "(?:[^"]*[\\/])?' + re.escape(name) + r'", line (\d+)', stderr)
+    elsewhere = any(Path(location).name != name for location in locations)
+    return elsewhere and bool(frames) and frames[-1] == str(line)
 
 
 def indent(text, prefix="    | "):

@@ -22,8 +22,9 @@ namespace of thn's names only (see thn_builtins):
 
 What thn does differently from CPython is emulated: an int result outside
 int64 (of an operator, a call or an augmented assignment) raises
-OverflowError, a tab in indentation is a TabError, and constructs that are
-not thn (classes, lambda, try, dicts, f-strings, ...) are SyntaxErrors.
+OverflowError, and so does an int literal above int64, before the program
+runs; a tab in indentation is a TabError; constructs that are not thn
+(classes, lambda, try, dicts, f-strings, ...) are SyntaxErrors.
 
 On an error, stderr gets `FILE:LINE: Kind: message` (LINE: the innermost frame
 in FILE) and the exit code is 1. With THN_ORACLE_RECORD=PATH the run also
@@ -144,6 +145,10 @@ def check_is_thn(tree, path, source):
         if "\t" in text[:len(text) - len(text.lstrip())]:
             raise syntax_error("tab character in indentation", path, number, source, TabError)
     for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and type(node.value) is int and node.value > INT64_MAX:
+            error = OverflowError(f"integer literal {node.value} does not fit in a 64-bit int")
+            error.thn_lineno = node.lineno  # raised before the program runs: no frame has it
+            raise error
         what = NOT_THN.get(type(node))
         if isinstance(node, ast.arguments) and (node.vararg or node.kwarg):
             what = "*args or **kwargs"
@@ -207,7 +212,7 @@ class PrintRecorder:
 def error_line(error, path):
     if isinstance(error, SyntaxError) and error.filename == str(path):
         return error.lineno
-    line, tb = None, error.__traceback__
+    line, tb = getattr(error, "thn_lineno", None), error.__traceback__
     while tb:
         if tb.tb_frame.f_code.co_filename == str(path):
             line = tb.tb_lineno
