@@ -221,9 +221,7 @@ def error_line(error, path):
 
 
 def describe(error):
-    if isinstance(error, SyntaxError):
-        return type(error).__name__, error.msg
-    return type(error).__name__, str(error)
+    return type(error).__name__, error.msg if isinstance(error, SyntaxError) else str(error)
 
 
 def thn_traceback(error):
@@ -246,8 +244,7 @@ def main(argv):
     path = argv[1]
     ThnFinder.script_dir = Path(path).resolve().parent
     sys.meta_path.insert(0, ThnFinder())
-    sys.setrecursionlimit(1000)
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # a reduction's order must not depend on the machine
     record_path = os.environ.get("THN_ORACLE_RECORD")
     recorder = PrintRecorder(path)
     if record_path:
