@@ -204,10 +204,6 @@ long double exact(const Value& v) {
   return v.is(Type::Float) ? (long double)v.as_float() : (long double)v.as_int();
 }
 
-Value as_size(Value v) {
-  if (v.is(Type::Tuple)) return Value::size(v.items());
-  return v;
-}
 
 }  // namespace
 
@@ -441,15 +437,13 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
 Value Interpreter::getattr(const Value& obj, const std::string& name) {
   if (obj.is(Type::Tensor)) {
     if (const OpDef* a = find_attribute(name)) {
-      Value r = dispatch_->call(*a, &obj, {}, CallArgs{}, false);
-      return name == "shape" ? as_size(r) : r;
+      return dispatch_->call(*a, &obj, {}, CallArgs{}, false);
     }
     if (auto m = find_method(name)) {
       const OpDef* op = m->op;
       bool inplace = m->inplace;
-      return make_builtin(name, [obj, op, inplace, name](Interpreter& in, CallArgs& args) {
-        Value r = in.dispatch().call(*op, &obj, args.args, args, inplace);
-        return name == "size" ? as_size(r) : r;
+      return make_builtin(name, [obj, op, inplace](Interpreter& in, CallArgs& args) {
+        return in.dispatch().call(*op, &obj, args.args, args, inplace);
       });
     }
     fail(ErrorKind::AttributeError, "'Tensor' object has no attribute '{}'", name);
@@ -465,6 +459,8 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
     if (name == "itemsize") return Value(itemsize(d));
   }
   if (obj.is(Type::Device) && name == "type") return Value::str(obj.as_device().str());
+  if (obj.is(Type::Tuple) && !obj.obj<ListObj>().return_type.empty() && (name == "values" || name == "indices"))
+    return obj.items()[name == "values" ? 0 : 1];
   if (obj.is(Type::List) || obj.is(Type::Str) || obj.is(Type::Tuple)) return method(obj, name);
   fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
 }

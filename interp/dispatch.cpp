@@ -16,7 +16,7 @@ Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Va
   IValue result = call_op(op, s, positional, kwargs, inplace);
   // In-place ops return their receiver: the same object, so `is` and aliasing hold.
   if (inplace && self) return *self;
-  return from_ivalue(result);
+  return present_result(op.name, from_ivalue(result));
 }
 
 namespace {

@@ -117,6 +117,8 @@ std::string to_repr(const Value& v) {
       repr_in_progress.pop_back();
       if (list) return "[" + inner + "]";
       if (v.is_size()) return "torch.Size([" + inner + "])";
+      if (auto& rt = v.obj<ListObj>().return_type; !rt.empty())
+        return "torch.return_types." + rt + "(\nvalues=" + to_repr(v.items()[0]) + ",\nindices=" + to_repr(v.items()[1]) + ")";
       return "(" + inner + (v.items().size() == 1 ? ",)" : ")");
     }
     case Type::Tensor: return tensor_repr(v.as_tensor());
@@ -182,6 +184,17 @@ IValue to_ivalue(const Value& v) {
     default: break;
   }
   fail(ErrorKind::TypeError, "a '{}' object cannot be passed to a tensor op", type_name(v));
+}
+
+Value present_result(std::string_view op, Value result) {
+  if (!result.is(Type::Tuple)) return result;
+  if (op == "shape" || op == "size") return Value::size(result.items());
+  if ((op == "max" || op == "min") && result.items().size() == 2) {
+    Value pair = Value::tuple(result.items());
+    pair.obj<ListObj>().return_type = std::string(op);
+    return pair;
+  }
+  return result;
 }
 
 Value from_ivalue(const IValue& v) {

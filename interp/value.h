@@ -98,6 +98,7 @@ struct StrObj : Object {
 struct ListObj : Object {
   std::vector<Value> items;
   bool is_size = false;
+  std::string return_type;  // "max": a torch.return_types.max (values, indices) pair
   explicit ListObj(std::vector<Value> v) : items(std::move(v)) {}
 };
 struct TensorObj : Object {
@@ -158,5 +159,8 @@ std::string repr_string(const std::string& s);
 // Conversions at the op boundary.
 IValue to_ivalue(const Value& v);
 Value from_ivalue(const IValue& v);
+// An op's result as PyTorch presents it: shape and size() give a torch.Size,
+// max/min over a dim a torch.return_types pair with .values and .indices.
+Value present_result(std::string_view op, Value result);
 
 }  // namespace thn
