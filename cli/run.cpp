@@ -45,13 +45,14 @@ std::string stdlib_dir() {
   return std::string(THN_SOURCE_DIR) + "/stdlib";
 }
 
+// Outermost frame first; like Python, a line repeated more than three times
+// in a row (deep recursion) is summarised.
 void print_traceback(const TracedError& e) {
   std::string out = "Traceback (most recent call last):\n";
   std::string prev;
-  int repeats = 0;
-  auto flush_repeats = [&] {
-    if (repeats > 0) out += fmt::format("  [Previous line repeated {} more time{}]\n", repeats, repeats == 1 ? "" : "s");
-    repeats = 0;
+  int same = 0;
+  auto summarise = [&] {
+    if (same > 3) out += fmt::format("  [Previous line repeated {} more time{}]\n", same - 3, same == 4 ? "" : "s");
   };
   for (auto it = e.trace.rbegin(); it != e.trace.rend(); ++it) {
     const Loc& l = it->loc;
@@ -62,19 +63,16 @@ void print_traceback(const TracedError& e) {
       size_t start = text.find_first_not_of(" \t");
       if (start != std::string_view::npos) entry += fmt::format("    {}\n", text.substr(start));
     }
-    if (entry == prev && ++repeats > 0 && repeats > 2) continue;
-    if (entry != prev) flush_repeats();
-    if (entry == prev && repeats <= 2) {
-      out += entry;
+    if (entry == prev) {
+      if (++same <= 3) out += entry;
       continue;
     }
-    out += entry;
+    summarise();
     prev = entry;
+    same = 1;
+    out += entry;
   }
-  if (repeats > 2) {
-    repeats -= 2;
-    flush_repeats();
-  }
+  summarise();
   std::fputs(out.c_str(), stderr);
 }
 

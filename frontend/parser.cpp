@@ -2,6 +2,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 
 #include <BailErrorStrategy.h>
 #include <CommonTokenStream.h>
@@ -404,7 +405,7 @@ class Builder {
 
   ExprPtr number(const Loc& l, std::string text) {
     std::erase(text, '_');
-    bool hex = text.size() > 1 && text[0] == '0' && (text[1] | 0x20) != '.' && std::isalpha(text[1]);
+    bool hex = text.size() > 1 && text[0] == '0' && std::strchr("xXoObB", text[1]);  // 0x 0o 0b
     if (!hex && text.find_first_of(".eE") != std::string::npos) {
       auto k = std::make_unique<Constant>(l, Constant::Type::Float);
       k->f = std::strtod(text.c_str(), nullptr);

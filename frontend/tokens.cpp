@@ -134,7 +134,6 @@ std::vector<std::unique_ptr<antlr4::Token>> tokenize(const Source& src) {
       fail_at(loc, ErrorKind::SyntaxError, "unterminated string literal (detected at line {})", t.getLine());
     if (type == ThnLexer::ERROR_CHAR) {
       std::string text = t.getText();
-      if (text == "\t") fail_at(loc, ErrorKind::SyntaxError, "invalid syntax");
       unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
       if (c == '\\') fail_at(loc, ErrorKind::SyntaxError, "unexpected character after line continuation character");
       if (c == '$' || c == '?' || c == '`' || c == '!')

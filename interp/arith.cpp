@@ -262,8 +262,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
 Value Interpreter::inplace_binary(BinOp op, const Value& a, const Value& b) {
   if (a.is(Type::Tensor) && op != BinOp::MatMul) {
     // t += x is t.add_(x): the tensor is updated in place, visible through every view.
-    Value arg = b;
-    return dispatch_->call(tensor_op(op), &a, std::span<const Value>(&arg, 1), CallArgs{}, true);
+    return dispatch_->call(tensor_op(op), &a, std::span<const Value>(&b, 1), CallArgs{}, true);
   }
   if (a.is(Type::List) && op == BinOp::Add) {  // xs += ys extends the list in place
     std::vector<Value> extra = iterate(b);

@@ -46,69 +46,7 @@ Interpreter::~Interpreter() = default;
 
 // ---- modules ----
 
-void Interpreter::run_file(const std::string& path) {
-  auto src = Source::load(path);
-  sources_.push_back(src);
-  auto m = std::make_shared<ModuleObj>();
-  m->name = "__main__";
-  m->path = path;
-  m->ast = parse(src);
-  resolve(*m->ast);
-  m->globals["__name__"] = Value::str("__main__");
-  modules_["__main__"] = Value(Type::Module, m);
-  auto frame = std::make_shared<Frame>();
-  Frame& f = *frame;
-  f.module = m.get();
-  f.slots.resize(m->ast->locals.size(), Value::unbound());
-  run_module_body(*m, f, nullptr);
-}
-
-Value Interpreter::run_source(std::shared_ptr<const Source> src) {
-  sources_.push_back(src);
-  auto it = modules_.find("__main__");
-  if (it == modules_.end()) {
-    auto m = std::make_shared<ModuleObj>();
-    m->name = "__main__";
-    m->globals["__name__"] = Value::str("__main__");
-    it = modules_.emplace("__main__", Value(Type::Module, m)).first;
-  }
-  ModuleObj& m = it->second.obj<ModuleObj>();
-  auto ast = parse(src);
-  resolve(*ast);
-  auto frame = std::make_shared<Frame>();
-  Frame& f = *frame;
-  f.module = &m;
-  f.slots.resize(ast->locals.size(), Value::unbound());
-  // Keep every chunk's AST alive: functions defined in it point into it.
-  auto chunk = std::make_shared<ModuleObj>();
-  chunk->ast = std::move(ast);
-  m.globals["__chunk" + std::to_string(sources_.size())] = Value(Type::Module, chunk);
-  Value last;
-  Body& body = chunk->ast->body;
-  Value ret;
-  try {
-    for (size_t i = 0; i < body.size(); ++i) {
-      if (i + 1 == body.size() && body[i]->kind == StmtKind::ExprStmt) {
-        f.loc = &body[i]->loc;
-        last = eval(*static_cast<ExprStmt&>(*body[i]).value, f);
-      } else {
-        exec(*body[i], f, ret);
-      }
-    }
-  } catch (...) {
-    rethrow_with_frame(f);
-  }
-  return last;
-}
-
-void Interpreter::run_module_body(ModuleObj& m, Frame& f, Value*) {
-  Value ret;
-  try {
-    exec(m.ast->body, f, ret);
-  } catch (...) {
-    rethrow_with_frame(f);
-  }
-}
+void Interpreter::run_file(const std::string& path) { load_module("__main__", path); }
 
 ModuleObj& Interpreter::import_module(const std::string& name) {
   if (auto it = modules_.find(name); it != modules_.end()) return it->second.obj<ModuleObj>();
@@ -142,11 +80,12 @@ ModuleObj& Interpreter::load_module(const std::string& name, const std::string& 
   Frame& f = *frame;
   f.module = m.get();
   f.slots.resize(m->ast->locals.size(), Value::unbound());
+  Value ret;
   try {
-    run_module_body(*m, f, nullptr);
+    exec(m->ast->body, f, ret);
   } catch (...) {
     modules_.erase(name);
-    throw;
+    rethrow_with_frame(f);
   }
   return *m;
 }
@@ -273,35 +212,25 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     case StmtKind::For: {
       auto& fo = static_cast<const For&>(s);
       Value it = eval(*fo.iter, f);
-      if (it.is(Type::Range)) {  // the common loop, without materialising the range
-        auto r = it.obj<RangeObj>();
-        for (int64_t i = 0, n = r.length(); i < n; ++i) {
-          assign(*fo.target, Value(r.at(i)), f);
-          Flow flow = exec(fo.body, f, ret);
-          if (flow == Flow::Break) break;
-          if (flow == Flow::Return) return flow;
-        }
-        return Flow::Normal;
-      }
-      if (it.is(Type::List)) {  // a list is visited live, as in Python
-        auto keep = it.object();
-        auto& items = it.items();
-        for (size_t i = 0; i < items.size(); ++i) {
-          Value x = items[i];
-          assign(*fo.target, x, f);
-          Flow flow = exec(fo.body, f, ret);
-          if (flow == Flow::Break) break;
-          if (flow == Flow::Return) return flow;
-        }
-        return Flow::Normal;
-      }
-      for (const Value& x : iterate(it)) {
+      // One iteration; false once the loop is left (break or return).
+      Flow exit = Flow::Normal;
+      auto step = [&](const Value& x) {
         assign(*fo.target, x, f);
         Flow flow = exec(fo.body, f, ret);
-        if (flow == Flow::Break) break;
-        if (flow == Flow::Return) return flow;
+        if (flow == Flow::Return) exit = flow;
+        return flow != Flow::Break && flow != Flow::Return;
+      };
+      if (it.is(Type::Range)) {  // the common loop, without materialising the range
+        const RangeObj& r = it.obj<RangeObj>();
+        for (int64_t i = 0, n = r.length(); i < n && step(Value(r.at(i))); ++i) {}
+      } else if (it.is(Type::List)) {  // a list is visited live, as in Python
+        auto& items = it.items();
+        for (size_t i = 0; i < items.size() && step(Value(items[i])); ++i) {}
+      } else {
+        for (const Value& x : iterate(it))
+          if (!step(x)) break;
       }
-      return Flow::Normal;
+      return exit;
     }
     case StmtKind::Break: return Flow::Break;
     case StmtKind::Continue: return Flow::Continue;
@@ -508,33 +437,26 @@ void Interpreter::comp_loop(const ListComp& c, size_t gen, Frame& f, std::vector
 }
 
 Value Interpreter::eval_call(const Call& c, Frame& f) {
-  CallArgs args;
-  // Method calls on tensors skip building a bound method.
+  Value self, fn;
+  std::optional<MethodRef> method;  // a tensor method: dispatched without building a bound method
   if (c.func->kind == ExprKind::Attribute) {
     auto& a = static_cast<const Attribute&>(*c.func);
-    Value self = eval(*a.value, f);
-    if (self.is(Type::Tensor)) {
-      args.args.reserve(c.args.size());
-      for (auto& x : c.args) args.args.push_back(eval(*x, f));
-      for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
-      f.loc = &c.loc;
-      auto m = find_method(a.attr);
-      if (m && !m->op->has('A')) return dispatch_->call(*m->op, &self, args.args, args, m->inplace);
-      Value fn = getattr(self, a.attr);
-      return call(fn, args);
+    self = eval(*a.value, f);
+    if (self.is(Type::Tensor)) method = find_method(a.attr);
+    if (method && method->op->has('A')) method.reset();
+    if (!method) {
+      f.loc = &a.loc;
+      fn = getattr(self, a.attr);
     }
-    f.loc = &a.loc;
-    Value fn = getattr(self, a.attr);
-    for (auto& x : c.args) args.args.push_back(eval(*x, f));
-    for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
-    f.loc = &c.loc;
-    return call(fn, args);
+  } else {
+    fn = eval(*c.func, f);
   }
-  Value fn = eval(*c.func, f);
+  CallArgs args;
   args.args.reserve(c.args.size());
   for (auto& x : c.args) args.args.push_back(eval(*x, f));
   for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
   f.loc = &c.loc;
+  if (method) return dispatch_->call(*method->op, &self, args.args, args, method->inplace);
   return call(fn, args);
 }
 

@@ -47,9 +47,6 @@ class Interpreter {
 
   // Runs a script as __main__. Errors propagate as LocatedError / TracedError.
   void run_file(const std::string& path);
-  // Runs source text in the __main__ module (the REPL); returns the value of
-  // a trailing expression statement, else None.
-  Value run_source(std::shared_ptr<const Source> src);
 
   Value call(const Value& fn, CallArgs& args);
   ModuleObj& import_module(const std::string& name);
@@ -90,7 +87,6 @@ class Interpreter {
   Value method(const Value& self, const std::string& name);
   void exec_import(const ast::Stmt& s, Frame& f);
   ModuleObj& load_module(const std::string& name, const std::string& path);
-  void run_module_body(ModuleObj& m, Frame& f, Value* last);
 
   InterpOptions opts_;
   std::unique_ptr<OpDispatch> dispatch_;
