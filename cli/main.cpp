@@ -4,6 +4,7 @@
 #include <string>
 
 #include "build_config.h"
+#include "cli/difftest.h"
 #include "cli/ops_doc.h"
 #include "cli/run.h"
 
@@ -13,6 +14,7 @@ const char* kUsage = R"(usage: thn <command> [options]
 
 commands:
   run FILE [--interpret]    run a thn script (jit is the identity until the tracer lands)
+  difftest FILE...          run scripts with --interpret and with jit, report where outputs differ
   docs-ops [--check FILE]   print docs/ops.md from the op table (or check FILE against it)
   --version                 print the version and the backends this build has
   --help                    print this help
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (cmd == "run") return thn::run_command(argc, argv);
+  if (cmd == "difftest") return thn::difftest_command(argc, argv);
   if (cmd == "docs-ops") {
     if (argc == 2) return thn::print_ops_doc(std::cout);
     if (argc == 4 && std::strcmp(argv[2], "--check") == 0) return thn::check_ops_doc(argv[3]);

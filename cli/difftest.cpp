@@ -1,0 +1,187 @@
+#include "cli/difftest.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/output_compare.h"
+
+extern char** environ;
+
+namespace thn {
+
+namespace {
+
+struct RunResult {
+  int status = 0;  // the exit code, or 128 + the signal that killed it
+  std::string out, err;
+};
+
+// Reads both pipes until both close; reading one to the end first could
+// deadlock on a child that fills the other.
+void drain(int out_fd, int err_fd, RunResult& result) {
+  pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open = 2;
+  char buf[65536];
+  while (open > 0) {
+    if (poll(fds, 2, -1) < 0) continue;  // EINTR
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, size_t(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      }
+    }
+  }
+}
+
+// Runs this executable as `thn run FILE [--interpret]`, without a shell so
+// any file name works, with stdin from /dev/null.
+std::optional<RunResult> run_self(const std::string& file, bool interpret) {
+  std::vector<std::string> args = {"thn", "run", file};
+  if (interpret) args.push_back("--interpret");
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return std::nullopt;
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]);
+    close(out[1]);
+    return std::nullopt;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, out[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err[1], 2);
+  pid_t pid = 0;
+  int spawn_error = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(out[1]);
+  close(err[1]);
+  if (spawn_error != 0) {
+    close(out[0]);
+    close(err[0]);
+    errno = spawn_error;
+    return std::nullopt;
+  }
+  RunResult result;
+  drain(out[0], err[0], result);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
+  result.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
+  return result;
+}
+
+// The `FILE:LINE:COL: Kind: message` line of an error: the last line of
+// stderr that is not indented (the source line and caret under it are).
+std::string error_message(std::string_view err) {
+  std::string_view message;
+  while (!err.empty()) {
+    size_t nl = err.find('\n');
+    std::string_view line = err.substr(0, nl);
+    if (!line.empty() && line[0] != ' ' && line[0] != '\t') message = line;
+    err = nl == std::string_view::npos ? std::string_view() : err.substr(nl + 1);
+  }
+  return std::string(message);
+}
+
+std::string describe_status(const RunResult& r) {
+  if (r.status == 0) return "exit 0";
+  return "exit " + std::to_string(r.status) + ": " + error_message(r.err);
+}
+
+void report(const std::string& header, const std::string& interpreted, const std::string& jitted) {
+  std::printf("%s\n  --interpret: %s\n  jit:         %s\n", header.c_str(), interpreted.c_str(), jitted.c_str());
+}
+
+// Prints every way the two runs differ; returns whether they do.
+bool differs(const std::string& file, const RunResult& interpreted, const RunResult& jitted) {
+  bool found = false;
+  if (auto d = first_difference(interpreted.out, jitted.out)) {
+    report(file + ":" + std::to_string(d->line) + ": first difference", d->reference, d->actual);
+    found = true;
+  }
+  if (interpreted.status != jitted.status) {
+    report(file + ": exit status differs", describe_status(interpreted), describe_status(jitted));
+    found = true;
+  } else if (interpreted.status != 0 && error_message(interpreted.err) != error_message(jitted.err)) {
+    report(file + ": error differs", error_message(interpreted.err), error_message(jitted.err));
+    found = true;
+  }
+  return found;
+}
+
+// The first line of a readable regular file, or nullopt.
+std::optional<std::string> first_line(const std::string& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt;
+  std::ifstream in(file);
+  if (!in) return std::nullopt;
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+const char* kUsage = "usage: thn difftest FILE...\n";
+
+}  // namespace
+
+int difftest_command(int argc, char** argv) {
+  std::vector<std::string> files;
+  for (int i = 2; i < argc; ++i) {
+    if (argv[i][0] == '-') {
+      std::fprintf(stderr, "thn difftest: unknown option: %s\n%s", argv[i], kUsage);
+      return 2;
+    }
+    files.push_back(argv[i]);
+  }
+  if (files.empty()) {
+    std::fputs(kUsage, stderr);
+    return 2;
+  }
+  std::vector<std::string> tests;
+  for (const auto& file : files) {
+    auto line = first_line(file);
+    if (!line) {
+      std::fprintf(stderr, "thn: can't open file '%s'\n", file.c_str());
+      return 2;
+    }
+    // Modules the corpus imports, not scripts; a glob over tests/lang finds them too.
+    if (line->starts_with("# helper:")) std::printf("skip %s (helper module)\n", file.c_str());
+    else tests.push_back(file);
+  }
+  int differing = 0;
+  for (const auto& file : tests) {
+    std::fflush(stdout);
+    auto interpreted = run_self(file, true);
+    auto jitted = interpreted ? run_self(file, false) : std::nullopt;
+    if (!interpreted || !jitted) {
+      std::fprintf(stderr, "thn difftest: can't run thn: %s\n", std::strerror(errno));
+      return 2;
+    }
+    differing += differs(file, *interpreted, *jitted) ? 1 : 0;
+  }
+  std::printf("difftest: %zu files, %d differ\n", tests.size(), differing);
+  return differing > 0 ? 1 : 0;
+}
+
+}  // namespace thn
