@@ -11,6 +11,7 @@
 
 #include "build_config.h"
 #include "interp/interpreter.h"
+#include "jit/jit.h"
 
 namespace thn {
 
@@ -76,11 +77,20 @@ void print_traceback(const TracedError& e) {
   std::fputs(out.c_str(), stderr);
 }
 
-int run_script(const std::string& path) {
+struct RunOptions {
+  std::string file;
+  bool interpret = false;  // jit is the identity: the reference path
+  JitOptions jit;
+};
+
+int run_script(const RunOptions& run) {
+  const std::string& path = run.file;
   InterpOptions opts;
   std::filesystem::path script(path);
   opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
+  if (!run.interpret) install_jit(opts, run.jit);
   Interpreter interp(opts);  // outlives the error: locations point into its sources
+  if (!run.interpret) install_jit_builtins(interp);
   try {
     interp.run_file(path);
     std::fflush(stdout);
@@ -104,19 +114,40 @@ int run_script(const std::string& path) {
 
 }  // namespace
 
+const char* kRunUsage =
+    "usage: thn run FILE [--interpret] [--print-traces] [--emit=trace] [--print-after=PASS|all] [--time-passes]\n";
+
 int run_command(int argc, char** argv) {
-  std::string file;
+  RunOptions run;
+  std::string& file = run.file;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--interpret") continue;  // jit is the identity until the tracer lands
-    if (arg.starts_with("-") || !file.empty()) {
-      std::fprintf(stderr, "thn run: unknown option or extra argument: %s\nusage: thn run FILE [--interpret]\n", arg.c_str());
+    if (arg == "--interpret") {
+      run.interpret = true;
+    } else if (arg == "--print-traces") {
+      run.jit.print_traces = true;
+    } else if (arg == "--time-passes") {
+      run.jit.time_passes = true;
+    } else if (arg == "--emit=trace") {
+      run.jit.emit_trace = true;
+    } else if (arg.starts_with("--print-after=")) {
+      std::string pass = arg.substr(14);
+      const auto& names = pass_names();
+      if (pass != "all" && std::find(names.begin(), names.end(), pass) == names.end()) {
+        std::fprintf(stderr, "thn run: unknown pass '%s' (passes: %s, or all)\n", pass.c_str(),
+                     fmt::format("{}", fmt::join(names, ", ")).c_str());
+        return 2;
+      }
+      run.jit.pipeline.print_after = pass;
+    } else if (arg.starts_with("-") || !file.empty()) {
+      std::fprintf(stderr, "thn run: unknown option or extra argument: %s\n%s", arg.c_str(), kRunUsage);
       return 2;
+    } else {
+      file = arg;
     }
-    file = arg;
   }
   if (file.empty()) {
-    std::fprintf(stderr, "usage: thn run FILE [--interpret]\n");
+    std::fprintf(stderr, "%s", kRunUsage);
     return 2;
   }
   std::error_code ec;
@@ -124,7 +155,7 @@ int run_command(int argc, char** argv) {
     std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", file.c_str());
     return 2;
   }
-  return on_big_stack([&] { return run_script(file); });
+  return on_big_stack([&] { return run_script(run); });
 }
 
 }  // namespace thn

@@ -205,9 +205,50 @@ long double exact(const Value& v) {
 }
 
 
+NumberOp number_op_of(BinOp op) {
+  static const NumberOp table[] = {NumberOp::add,    NumberOp::sub,     NumberOp::mul,    NumberOp::truediv,
+                                   NumberOp::floordiv, NumberOp::mod,   NumberOp::pow,    NumberOp::mul /* @ */,
+                                   NumberOp::lshift, NumberOp::rshift,  NumberOp::bitand_, NumberOp::bitor_,
+                                   NumberOp::bitxor};
+  return table[int(op)];
+}
+NumberOp number_op_of(CmpOp op) {
+  static const NumberOp table[] = {NumberOp::lt, NumberOp::gt, NumberOp::eq, NumberOp::ge, NumberOp::le, NumberOp::ne};
+  return table[int(op)];
+}
+bool has_proxy(const Value& a, const Value& b) { return a.is_proxy() || b.is_proxy(); }
+
 }  // namespace
 
+Value eval_number_op(Interpreter& in, NumberOp op, std::span<const Value> x) {
+  static const BinOp binops[] = {BinOp::Add,    BinOp::Sub,    BinOp::Mul,    BinOp::Div,
+                                 BinOp::FloorDiv, BinOp::Mod,  BinOp::Pow,    BinOp::LShift,
+                                 BinOp::RShift, BinOp::BitAnd, BinOp::BitOr,  BinOp::BitXor};
+  static const CmpOp cmps[] = {CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge, CmpOp::Eq, CmpOp::Ne};
+  auto builtin = [&](const char* name) {
+    CallArgs args{{x[0]}, {}};
+    return in.call(in.builtins().at(name), args);
+  };
+  if (op <= NumberOp::bitxor) return in.binary(binops[int(op)], x[0], x[1]);
+  if (is_comparison(op)) return in.compare(cmps[int(op) - int(NumberOp::lt)], x[0], x[1]);
+  switch (op) {
+    case NumberOp::neg: return in.unary(UnaryOp::Neg, x[0]);
+    case NumberOp::pos: return in.unary(UnaryOp::Pos, x[0]);
+    case NumberOp::invert: return in.unary(UnaryOp::Invert, x[0]);
+    case NumberOp::not_: return Value(!in.truth(x[0]));
+    case NumberOp::abs: return builtin("abs");
+    case NumberOp::min: return in.less(x[1], x[0]) ? x[1] : x[0];
+    case NumberOp::max: return in.less(x[0], x[1]) ? x[1] : x[0];
+    case NumberOp::to_int: return builtin("__type_int");
+    case NumberOp::to_float: return builtin("__type_float");
+    case NumberOp::to_bool: return Value(in.truth(x[0]));
+    default: break;
+  }
+  throw std::logic_error("eval_number_op: unknown op");
+}
+
 bool Interpreter::truth(const Value& v) {
+  if (v.is_proxy()) return dispatch_->truth(v);
   switch (v.type()) {
     case Type::None: return false;
     case Type::Bool: case Type::Int: return v.as_int() != 0;
@@ -221,6 +262,8 @@ bool Interpreter::truth(const Value& v) {
 }
 
 Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
+  if (has_proxy(a, b) && a.is_number() && b.is_number() && op != BinOp::MatMul)
+    return dispatch_->number_op(*this, number_op_of(op), std::vector<Value>{a, b});
   if (a.is_int_like() && b.is_int_like()) return int_binary(op, a, b);
   if (a.is_number() && b.is_number()) return float_binary(op, a, b);
   if (a.is(Type::Tensor) || b.is(Type::Tensor)) {
@@ -228,7 +271,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
       return dispatch_->call(tensor_op(op), nullptr, std::vector<Value>{a, b}, CallArgs{}, false);
     if (a.is_number() && op != BinOp::MatMul) {
       // 2 - t: the number becomes a wrapped 0-dim tensor, as PyTorch's reflected ops do.
-      Value wrapped = Value::tensor(wrap_scalar(to_ivalue(a).to_scalar()));
+      Value wrapped = dispatch_->wrap_number(a);
       return dispatch_->call(tensor_op(op), nullptr, std::vector<Value>{wrapped, b}, CallArgs{}, false);
     }
   }
@@ -273,6 +316,10 @@ Value Interpreter::inplace_binary(BinOp op, const Value& a, const Value& b) {
 }
 
 Value Interpreter::unary(UnaryOp op, const Value& v) {
+  if (v.is_proxy() && v.is_number()) {
+    static const NumberOp ops[] = {NumberOp::neg, NumberOp::pos, NumberOp::invert};
+    return dispatch_->number_op(*this, ops[int(op)], std::span<const Value>(&v, 1));
+  }
   if (v.is(Type::Tensor)) {
     if (op == UnaryOp::Pos) return v;
     const OpDef& def = op_named(op == UnaryOp::Neg ? "neg" : "bitwise_not");
@@ -292,6 +339,7 @@ Value Interpreter::unary(UnaryOp op, const Value& v) {
 
 bool Interpreter::equals(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
+    if (has_proxy(a, b)) return truth(dispatch_->number_op(*this, NumberOp::eq, std::vector<Value>{a, b}));
     if (a.is(Type::Float) || b.is(Type::Float)) return exact(a) == exact(b);
     return a.as_int() == b.as_int();
   }
@@ -321,6 +369,7 @@ bool Interpreter::equals(const Value& a, const Value& b) {
 
 bool Interpreter::less(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
+    if (has_proxy(a, b)) return truth(dispatch_->number_op(*this, NumberOp::lt, std::vector<Value>{a, b}));
     return exact(a) < exact(b);
   }
   if (a.is(Type::Str) && b.is(Type::Str)) return a.as_str() < b.as_str();
@@ -377,6 +426,7 @@ Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
     if (op == CmpOp::Eq || op == CmpOp::Ne) return Value(op == CmpOp::Ne);
   }
   if (a.is_number() && b.is_number()) {
+    if (has_proxy(a, b)) return dispatch_->number_op(*this, number_op_of(op), std::vector<Value>{a, b});
     long double x = exact(a), y = exact(b);
     switch (op) {
       case CmpOp::Lt: return Value(x < y);
@@ -420,10 +470,9 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
       return out;
     }
     case Type::Tensor: {
-      const Tensor& t = v.as_tensor();
-      if (t.dim() == 0) fail(ErrorKind::TypeError, "iteration over a 0-d tensor");
+      if (tensor_dim(v) == 0) fail(ErrorKind::TypeError, "iteration over a 0-d tensor");
       std::vector<Value> out;
-      for (int64_t i = 0; i < t.sizes()[0]; ++i) {
+      for (int64_t i = 0, n = tensor_len(v).as_int(); i < n; ++i) {
         Value idx(i);
         out.push_back(dispatch_->getitem(v, std::span<const Value>(&idx, 1)));
       }
@@ -431,6 +480,17 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
     }
     default: fail(ErrorKind::TypeError, "'{}' object is not iterable", type_name(v));
   }
+}
+
+int64_t Interpreter::tensor_dim(const Value& t) {
+  if (!t.is_proxy()) return t.as_tensor().dim();
+  return dispatch_->call(op_named("dim"), &t, {}, CallArgs{}, false).as_int();
+}
+
+Value Interpreter::tensor_len(const Value& t) {
+  if (!t.is_proxy()) return Value(t.as_tensor().sizes()[0]);
+  Value zero(int64_t(0));
+  return dispatch_->call(op_named("size"), &t, std::span<const Value>(&zero, 1), CallArgs{}, false);
 }
 
 Value Interpreter::getattr(const Value& obj, const std::string& name) {

@@ -45,7 +45,8 @@ int64_t as_index(const Value& v) {
 }
 
 // A one-element tensor converts to a Python number as PyTorch's __float__ / __int__ do.
-Value tensor_item(const Value& t) {
+Value tensor_item(Interpreter& in, const Value& t) {
+  if (t.is_proxy()) return in.dispatch().call(*find_method("item")->op, &t, {}, CallArgs{}, false);
   const Tensor& x = t.as_tensor();
   if (x.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
   return from_ivalue(IValue(x.item()));
@@ -64,15 +65,22 @@ std::string strip(const std::string& s) {
   return a == std::string::npos ? "" : s.substr(a, b - a + 1);
 }
 
-Value to_int(Interpreter&, CallArgs& a) {
+// int(x), float(x) of a number proxy, or of a tensor proxy's item(), stay symbolic.
+Value symbolic_number(Interpreter& in, NumberOp op, const Value& v) {
+  Value n = v.is(Type::Tensor) ? tensor_item(in, v) : v;
+  return in.dispatch().number_op(in, op, std::span<const Value>(&n, 1));
+}
+
+Value to_int(Interpreter& in, CallArgs& a) {
   no_kwargs("int", a);
   arity("int", a, 0, 1);
   if (a.args.empty()) return Value(int64_t(0));
   const Value& v = a.args[0];
+  if (v.is_proxy()) return symbolic_number(in, NumberOp::to_int, v);
   if (v.is_int_like()) return Value(v.as_int());
   if (v.is(Type::Float)) return Value(float_to_int(v.as_float()));
   if (v.is(Type::Tensor)) {
-    Value x = tensor_item(v);
+    Value x = tensor_item(in, v);
     return Value(x.is(Type::Float) ? float_to_int(x.as_float()) : x.as_int());
   }
   if (v.is(Type::Str)) {
@@ -94,13 +102,14 @@ Value to_int(Interpreter&, CallArgs& a) {
        type_name(v));
 }
 
-Value to_float(Interpreter&, CallArgs& a) {
+Value to_float(Interpreter& in, CallArgs& a) {
   no_kwargs("float", a);
   arity("float", a, 0, 1);
   if (a.args.empty()) return Value(0.0);
   const Value& v = a.args[0];
+  if (v.is_proxy()) return symbolic_number(in, NumberOp::to_float, v);
   if (v.is_number()) return Value(v.as_float());
-  if (v.is(Type::Tensor)) return Value(tensor_item(v).as_float());
+  if (v.is(Type::Tensor)) return Value(tensor_item(in, v).as_float());
   if (v.is(Type::Str)) {
     std::string s = strip(v.as_str());
     std::string lower = s;
@@ -151,6 +160,16 @@ Value min_max(Interpreter& in, CallArgs& a, bool is_max) {
   std::vector<Value> items = a.args.size() == 1 ? in.iterate(a.args[0]) : a.args;
   if (items.empty()) fail(ErrorKind::ValueError, "{}() arg is an empty sequence", name);
   Value best = items[0];
+  bool symbolic = false, numbers = true;
+  for (const Value& v : items) {
+    symbolic |= v.is_proxy();
+    numbers &= v.is_number();
+  }
+  if (symbolic && numbers) {  // min/max of number proxies is recorded, not decided
+    for (size_t i = 1; i < items.size(); ++i)
+      best = in.dispatch().number_op(in, is_max ? NumberOp::max : NumberOp::min, std::vector<Value>{best, items[i]});
+    return best;
+  }
   for (size_t i = 1; i < items.size(); ++i)
     if (is_max ? in.less(best, items[i]) : in.less(items[i], best)) best = items[i];
   return best;
@@ -193,18 +212,13 @@ Value print_builtin(Interpreter& in, CallArgs& a) {
   for (const Value* v : {&sep, &end})
     if (!v->is_none() && !v->is(Type::Str))
       fail(ErrorKind::TypeError, "{} must be None or a string, not {}", v == &sep ? "sep" : "end", type_name(*v));
-  std::string out;
-  for (size_t i = 0; i < a.args.size(); ++i) {
-    if (i) out += sep.is_none() ? " " : sep.as_str();
-    out += to_str(a.args[i]);
-  }
-  out += end.is_none() ? "\n" : end.as_str();
-  std::fwrite(out.data(), 1, out.size(), in.out());
+  in.dispatch().print(in, a.args, sep.is_none() ? " " : sep.as_str(), end.is_none() ? "\n" : end.as_str());
   return Value();
 }
 
-Value jit_builtin(Interpreter&, CallArgs& a) {
-  // Until the tracer lands (issue 4), jit validates its options and returns f unchanged.
+// jit validates its options; the jit/ library (when installed) makes the
+// callable, else (`thn run --interpret`) jit is the identity.
+Value jit_builtin(Interpreter& in, CallArgs& a) {
   Value cache = take_kwarg(a, "cache", Value::str("constant"));
   Value shapes = take_kwarg(a, "shapes", Value::str("static"));
   no_more_kwargs("jit", a);
@@ -219,14 +233,17 @@ Value jit_builtin(Interpreter&, CallArgs& a) {
   };
   check(cache, "cache", {"constant", "symbolic", "none"});
   check(shapes, "shapes", {"static", "symbolic"});
-  if (a.args.empty())
-    return make_builtin("jit", [](Interpreter& in, CallArgs& b) {
+  if (a.args.empty())  // @jit(cache=...): the decorator that applies these options
+    return make_builtin("jit", [cache, shapes](Interpreter& in, CallArgs& b) {
+      no_kwargs("jit", b);
       arity("jit", b, 1, 1);
+      b.kwargs = {{"cache", cache}, {"shapes", shapes}};
       return jit_builtin(in, b);
     });
   const Value& f = a.args[0];
   if (!f.is(Type::Function) && !f.is(Type::Builtin))
     fail(ErrorKind::TypeError, "jit() expects a function, not '{}'", type_name(f));
+  if (in.options().make_jit) return in.options().make_jit(in, f, cache.as_str(), shapes.as_str());
   return f;
 }
 
@@ -247,9 +264,9 @@ void hybrid(Interpreter& in, const char* name, NativeFn python) {
   });
 }
 
-double math_arg(const Value& v) {
+double math_arg(Interpreter& in, const Value& v) {
   if (v.is_number()) return v.as_float();
-  if (v.is(Type::Tensor)) return tensor_item(v).as_float();
+  if (v.is(Type::Tensor)) return tensor_item(in, v).as_float();
   fail(ErrorKind::TypeError, "must be real number, not {}", type_name(v));
 }
 
@@ -264,10 +281,10 @@ Value math_module() {
   g["nan"] = Value(double(NAN));
   // f(x) -> float with Python's domain/range errors.
   auto unary = [&](const char* name, double (*f)(double), bool (*domain)(double)) {
-    g[name] = make_builtin(name, [name, f, domain](Interpreter&, CallArgs& a) {
+    g[name] = make_builtin(name, [name, f, domain](Interpreter& in, CallArgs& a) {
       no_kwargs(name, a);
       arity(name, a, 1, 1);
-      double x = math_arg(a.args[0]);
+      double x = math_arg(in, a.args[0]);
       if (domain && !domain(x)) fail(ErrorKind::ValueError, "math domain error");
       double r = f(x);
       if (std::isinf(r) && std::isfinite(x)) fail(ErrorKind::OverflowError, "math range error");
@@ -285,52 +302,52 @@ Value math_module() {
   unary("atan", [](double x) { return std::atan(x); }, nullptr);
   unary("fabs", [](double x) { return std::fabs(x); }, nullptr);
   unary("erf", [](double x) { return std::erf(x); }, nullptr);
-  g["log"] = make_builtin("log", [](Interpreter&, CallArgs& a) {
+  g["log"] = make_builtin("log", [](Interpreter& in, CallArgs& a) {
     no_kwargs("log", a);
     arity("log", a, 1, 2);
-    double x = math_arg(a.args[0]);
+    double x = math_arg(in, a.args[0]);
     if (!(x > 0) && !std::isnan(x)) fail(ErrorKind::ValueError, "math domain error");
     if (a.args.size() == 1) return Value(std::log(x));
-    double b = math_arg(a.args[1]);
+    double b = math_arg(in, a.args[1]);
     if (!(b > 0) && !std::isnan(b)) fail(ErrorKind::ValueError, "math domain error");
     if (b == 1) fail(ErrorKind::ZeroDivisionError, "float division by zero");
     return Value(std::log(x) / std::log(b));
   });
   auto to_int_fn = [&](const char* name, double (*f)(double)) {
-    g[name] = make_builtin(name, [name, f](Interpreter&, CallArgs& a) {
+    g[name] = make_builtin(name, [name, f](Interpreter& in, CallArgs& a) {
       no_kwargs(name, a);
       arity(name, a, 1, 1);
       if (a.args[0].is_int_like()) return Value(a.args[0].as_int());
-      return Value(float_to_int(f(math_arg(a.args[0]))));
+      return Value(float_to_int(f(math_arg(in, a.args[0]))));
     });
   };
   to_int_fn("floor", [](double x) { return std::floor(x); });
   to_int_fn("ceil", [](double x) { return std::ceil(x); });
   to_int_fn("trunc", [](double x) { return std::trunc(x); });
   auto pred = [&](const char* name, bool (*f)(double)) {
-    g[name] = make_builtin(name, [name, f](Interpreter&, CallArgs& a) {
+    g[name] = make_builtin(name, [name, f](Interpreter& in, CallArgs& a) {
       no_kwargs(name, a);
       arity(name, a, 1, 1);
-      return Value(f(math_arg(a.args[0])));
+      return Value(f(math_arg(in, a.args[0])));
     });
   };
   pred("isnan", [](double x) { return std::isnan(x); });
   pred("isinf", [](double x) { return std::isinf(x); });
   pred("isfinite", [](double x) { return std::isfinite(x); });
-  g["pow"] = make_builtin("pow", [](Interpreter&, CallArgs& a) {
+  g["pow"] = make_builtin("pow", [](Interpreter& in, CallArgs& a) {
     no_kwargs("pow", a);
     arity("pow", a, 2, 2);
-    double x = math_arg(a.args[0]), y = math_arg(a.args[1]);
+    double x = math_arg(in, a.args[0]), y = math_arg(in, a.args[1]);
     if ((x == 0 && y < 0) || (x < 0 && std::isfinite(y) && y != std::floor(y)))
       fail(ErrorKind::ValueError, "math domain error");
     double r = std::pow(x, y);
     if (std::isinf(r) && std::isfinite(x) && std::isfinite(y)) fail(ErrorKind::OverflowError, "math range error");
     return Value(r);
   });
-  g["atan2"] = make_builtin("atan2", [](Interpreter&, CallArgs& a) {
+  g["atan2"] = make_builtin("atan2", [](Interpreter& in, CallArgs& a) {
     no_kwargs("atan2", a);
     arity("atan2", a, 2, 2);
-    return Value(std::atan2(math_arg(a.args[0]), math_arg(a.args[1])));
+    return Value(std::atan2(math_arg(in, a.args[0]), math_arg(in, a.args[1])));
   });
   return Value(Type::Module, m);
 }
@@ -383,7 +400,7 @@ void install_builtins(Interpreter& in) {
 
   b["print"] = make_builtin("print", print_builtin);
   b["jit"] = make_builtin("jit", jit_builtin);
-  b["len"] = make_builtin("len", [](Interpreter&, CallArgs& a) {
+  b["len"] = make_builtin("len", [](Interpreter& in, CallArgs& a) {
     no_kwargs("len", a);
     arity("len", a, 1, 1);
     const Value& v = a.args[0];
@@ -392,8 +409,8 @@ void install_builtins(Interpreter& in) {
       case Type::List: case Type::Tuple: return Value(int64_t(v.items().size()));
       case Type::Range: return Value(v.obj<RangeObj>().length());
       case Type::Tensor:
-        if (v.as_tensor().dim() == 0) fail(ErrorKind::TypeError, "len() of a 0-d tensor");
-        return Value(v.as_tensor().sizes()[0]);
+        if (in.tensor_dim(v) == 0) fail(ErrorKind::TypeError, "len() of a 0-d tensor");
+        return in.tensor_len(v);
       default: fail(ErrorKind::TypeError, "object of type '{}' has no len()", type_name(v));
     }
   });
@@ -414,10 +431,11 @@ void install_builtins(Interpreter& in) {
   });
   hybrid(in, "max", [](Interpreter& in, CallArgs& a) { return min_max(in, a, true); });
   hybrid(in, "min", [](Interpreter& in, CallArgs& a) { return min_max(in, a, false); });
-  hybrid(in, "abs", [](Interpreter&, CallArgs& a) {
+  hybrid(in, "abs", [](Interpreter& in, CallArgs& a) {
     no_kwargs("abs", a);
     arity("abs", a, 1, 1);
     const Value& v = a.args[0];
+    if (v.is_proxy()) return in.dispatch().number_op(in, NumberOp::abs, std::span<const Value>(&v, 1));
     if (v.is_int_like()) {
       if (v.as_int() == INT64_MIN) fail(ErrorKind::OverflowError, "int overflow: abs({}) does not fit in a 64-bit int", v.as_int());
       return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());

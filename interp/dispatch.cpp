@@ -1,8 +1,53 @@
 #include "interp/dispatch.h"
 
+#include "interp/interpreter.h"
 #include "runtime/indexing.h"
 
 namespace thn {
+
+const char* number_op_name(NumberOp op) {
+  static const char* names[] = {
+#define THN_X(name, py, n) #name,
+      THN_NUMBER_OPS(THN_X)
+#undef THN_X
+  };
+  return names[int(op)];
+}
+const char* number_op_python(NumberOp op) {
+  static const char* names[] = {
+#define THN_X(name, py, n) py,
+      THN_NUMBER_OPS(THN_X)
+#undef THN_X
+  };
+  return names[int(op)];
+}
+int number_op_arity(NumberOp op) {
+  static const int n[] = {
+#define THN_X(name, py, n) n,
+      THN_NUMBER_OPS(THN_X)
+#undef THN_X
+  };
+  return n[int(op)];
+}
+bool is_comparison(NumberOp op) { return op >= NumberOp::lt && op <= NumberOp::ne; }
+
+Value OpDispatch::number_op(Interpreter& in, NumberOp op, std::span<const Value> operands) {
+  std::vector<Value> plain;
+  for (const Value& v : operands) plain.push_back(v.without_proxy());
+  return eval_number_op(in, op, plain);
+}
+
+Value OpDispatch::wrap_number(const Value& n) { return Value::tensor(wrap_scalar(to_ivalue(n).to_scalar())); }
+
+void OpDispatch::print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end) {
+  std::string out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) out += sep;
+    out += to_str(args[i]);
+  }
+  out += end;
+  std::fwrite(out.data(), 1, out.size(), in.out());
+}
 
 Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
                           bool inplace) {
@@ -72,8 +117,8 @@ void EagerDispatch::setitem(const Value& tensor, std::span<const Value> index, c
   index_put(tensor.as_tensor(), to_indices(index), to_tensor_value(value));
 }
 
-bool EagerDispatch::truth(const Value& tensor) {
-  const Tensor& t = tensor.as_tensor();
+bool EagerDispatch::truth(const Value& v) {
+  const Tensor& t = v.as_tensor();
   if (t.numel() != 1) {
     if (t.numel() == 0) fail("Boolean value of Tensor with no values is ambiguous");
     fail("Boolean value of Tensor with more than one value is ambiguous");

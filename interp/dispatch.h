@@ -10,6 +10,30 @@
 
 namespace thn {
 
+class Interpreter;
+
+// Python's operations on numbers, listed once: what a number proxy records in
+// a trace (ir/ prints them as prims.NAME) and what the executor and the
+// prologue evaluate. X(name, python spelling, operand count).
+#define THN_NUMBER_OPS(X)                                                                                    \
+  X(add, "+", 2) X(sub, "-", 2) X(mul, "*", 2) X(truediv, "/", 2) X(floordiv, "//", 2) X(mod, "%", 2)       \
+  X(pow, "**", 2) X(lshift, "<<", 2) X(rshift, ">>", 2) X(bitand_, "&", 2) X(bitor_, "|", 2)                \
+  X(bitxor, "^", 2) X(lt, "<", 2) X(le, "<=", 2) X(gt, ">", 2) X(ge, ">=", 2) X(eq, "==", 2) X(ne, "!=", 2) \
+  X(neg, "-", 1) X(pos, "+", 1) X(invert, "~", 1) X(not_, "not", 1) X(abs, "abs", 1) X(min, "min", 2)      \
+  X(max, "max", 2) X(to_int, "int", 1) X(to_float, "float", 1) X(to_bool, "bool", 1)
+
+enum class NumberOp : uint8_t {
+#define THN_X(name, py, n) name,
+  THN_NUMBER_OPS(THN_X)
+#undef THN_X
+};
+const char* number_op_name(NumberOp op);    // "add"
+const char* number_op_python(NumberOp op);  // "+"
+int number_op_arity(NumberOp op);
+bool is_comparison(NumberOp op);
+// Evaluates op on plain (non-proxy) numbers with Python's semantics.
+Value eval_number_op(Interpreter& in, NumberOp op, std::span<const Value> operands);
+
 class OpDispatch {
  public:
   virtual ~OpDispatch() = default;
@@ -18,8 +42,21 @@ class OpDispatch {
                      bool inplace) = 0;
   virtual Value getitem(const Value& tensor, std::span<const Value> index) = 0;
   virtual void setitem(const Value& tensor, std::span<const Value> index, const Value& value) = 0;
-  // bool(t) for `if t:` and friends.
-  virtual bool truth(const Value& tensor) = 0;
+  // bool(v) for `if v:` and friends: a tensor, or (while tracing) a number proxy.
+  virtual bool truth(const Value& v) = 0;
+
+  // The hooks below matter only while tracing; the eager defaults do the
+  // plain thing (number proxies never exist outside a trace).
+  virtual bool tracing() const { return false; }
+  // A Python number operation with a number proxy among the operands.
+  virtual Value number_op(Interpreter& in, NumberOp op, std::span<const Value> operands);
+  // A Python number as a wrapped 0-dim tensor (the left operand of `2 - t`).
+  virtual Value wrap_number(const Value& n);
+  // print(...)'s text, written now (eager) or recorded in the trace.
+  virtual void print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end);
+  // A name read from outside the traced code: a module global, or a local of
+  // a frame that existed before tracing began. `slot` is where it lives.
+  virtual void external_load(const std::string& name, const Value& slot) {}
 };
 
 class EagerDispatch : public OpDispatch {

@@ -39,7 +39,8 @@ constexpr int kMaxDepth = 1000;  // Python's default recursion limit
 
 }  // namespace
 
-Interpreter::Interpreter(InterpOptions opts) : opts_(std::move(opts)), dispatch_(std::make_unique<EagerDispatch>()) {
+Interpreter::Interpreter(InterpOptions opts)
+    : opts_(std::move(opts)), eager_(std::make_unique<EagerDispatch>()), dispatch_(eager_.get()) {
   install_builtins(*this);
 }
 Interpreter::~Interpreter() = default;
@@ -81,12 +82,15 @@ ModuleObj& Interpreter::load_module(const std::string& name, const std::string& 
   f.module = m.get();
   f.slots.resize(m->ast->locals.size(), Value::unbound());
   Value ret;
+  Frame* caller = std::exchange(current_, &f);
   try {
     exec(m->ast->body, f, ret);
   } catch (...) {
     modules_.erase(name);
+    current_ = caller;
     rethrow_with_frame(f);
   }
+  current_ = caller;
   return *m;
 }
 
@@ -129,12 +133,20 @@ Value& Interpreter::name_slot(const Name& n, Frame& f) {
 Value Interpreter::load_name(const Name& n, Frame& f) {
   if (n.scope == Scope::Global) {
     auto& g = f.module->globals;
-    if (auto it = g.find(n.id); it != g.end()) return it->second;
+    if (auto it = g.find(n.id); it != g.end()) {
+      if (dispatch_->tracing()) dispatch_->external_load(n.id, it->second);
+      return it->second;
+    }
     if (auto it = builtins_.find(n.id); it != builtins_.end()) return it->second;
     f.loc = &n.loc;
     fail(ErrorKind::NameError, "name '{}' is not defined", n.id);
   }
   Value& v = name_slot(n, f);
+  if (n.scope != Scope::Local && dispatch_->tracing() && !v.is(Type::Unbound)) {
+    Frame* env = f.env.get();
+    for (int d = 1; d < n.depth; ++d) env = env->env.get();
+    if (!env->in_trace) dispatch_->external_load(n.id, v);
+  }
   if (v.is(Type::Unbound)) {
     f.loc = &n.loc;
     if (n.scope == Scope::Local)
@@ -492,17 +504,9 @@ Value Interpreter::call(const Value& fn, CallArgs& args) {
   fail(ErrorKind::TypeError, "'{}' object is not callable", type_name(fn));
 }
 
-Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
+void Interpreter::bind_arguments(const FunctionObj& fn, CallArgs& args, Value* slots) {
   const FunctionDef& def = *fn.def;
   const auto& params = def.params;
-  auto frame = std::make_shared<Frame>();
-  Frame& f = *frame;
-  f.slots.resize(def.locals.size(), Value::unbound());
-  f.env = fn.env;
-  f.module = fn.module;
-  f.name = def.name.c_str();
-  f.loc = &def.loc;
-
   // Bind arguments the way Python does, with Python's messages.
   std::vector<bool> bound(params.size(), false);
   size_t n_positional = 0;
@@ -516,7 +520,7 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
          n_positional == 1 ? "" : "s", args.args.size(), args.args.size() == 1 ? "was" : "were");
   }
   for (size_t i = 0; i < args.args.size(); ++i) {
-    f.slots[i] = std::move(args.args[i]);
+    slots[i] = std::move(args.args[i]);
     bound[i] = true;
   }
   for (auto& [k, v] : args.kwargs) {
@@ -524,7 +528,7 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
     while (i < params.size() && params[i].name != k) ++i;
     if (i == params.size()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", def.name, k);
     if (bound[i]) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", def.name, k);
-    f.slots[i] = std::move(v);
+    slots[i] = std::move(v);
     bound[i] = true;
   }
   std::vector<std::string> missing;
@@ -532,7 +536,7 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
   for (size_t i = 0; i < params.size(); ++i) {
     if (bound[i]) continue;
     if (fn.has_default[i]) {
-      f.slots[i] = fn.defaults[i];
+      slots[i] = fn.defaults[i];
     } else {
       missing.push_back("'" + params[i].name + "'");
       missing_kwonly = params[i].kwonly;
@@ -549,17 +553,33 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
     fail(ErrorKind::TypeError, "{}() missing {} required {}argument{}: {}", def.name, missing.size(),
          missing_kwonly ? "keyword-only " : "positional ", missing.size() == 1 ? "" : "s", list);
   }
+}
+
+Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
+  const FunctionDef& def = *fn.def;
+  auto frame = std::make_shared<Frame>();
+  Frame& f = *frame;
+  f.slots.resize(def.locals.size(), Value::unbound());
+  f.env = fn.env;
+  f.module = fn.module;
+  f.name = def.name.c_str();
+  f.loc = &def.loc;
+  f.in_trace = dispatch_->tracing();
+  bind_arguments(fn, args, f.slots.data());
 
   if (depth_ >= kMaxDepth) fail(ErrorKind::RecursionError, "maximum recursion depth exceeded");
   ++depth_;
+  Frame* caller = std::exchange(current_, &f);
   Value ret;
   try {
     exec(def.body, f, ret);
   } catch (...) {
     --depth_;
+    current_ = caller;
     rethrow_with_frame(f);
   }
   --depth_;
+  current_ = caller;
   return ret;
 }
 

@@ -2,9 +2,11 @@
 // The tree-walking evaluator: the reference semantics of thn. It executes a
 // resolved AST over Values; every tensor operation goes through OpDispatch.
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "frontend/ast.h"
@@ -20,6 +22,7 @@ struct Frame : std::enable_shared_from_this<Frame> {
   ModuleObj* module = nullptr;
   const char* name = "<module>";
   const Loc* loc = nullptr;  // what is executing now, for error locations
+  bool in_trace = false;     // created while tracing: its locals are the trace's own
 };
 
 // One line of a thn traceback.
@@ -38,6 +41,8 @@ class TracedError : public LocatedError {
 struct InterpOptions {
   std::vector<std::string> module_path;  // folders searched by `import`, in order
   std::FILE* out = stdout;
+  // Makes jit(fn, cache=, shapes=)'s callable; unset, jit is the identity.
+  std::function<Value(Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes)> make_jit;
 };
 
 class Interpreter {
@@ -49,6 +54,9 @@ class Interpreter {
   void run_file(const std::string& path);
 
   Value call(const Value& fn, CallArgs& args);
+  // Binds a call's arguments to fn's parameters as Python does (defaults
+  // filled in), into slots[0 .. number of parameters).
+  void bind_arguments(const FunctionObj& fn, CallArgs& args, Value* slots);
   ModuleObj& import_module(const std::string& name);
 
   // Python semantics shared by the evaluator and the builtins (interp/arith.cpp).
@@ -60,12 +68,19 @@ class Interpreter {
   bool equals(const Value& a, const Value& b);
   bool less(const Value& a, const Value& b);  // a < b for sorting, min and max
   std::vector<Value> iterate(const Value& v);  // the items `for` visits
+  int64_t tensor_dim(const Value& t);
+  Value tensor_len(const Value& t);  // len(t): t.size(0), symbolic while tracing
   Value getattr(const Value& obj, const std::string& name);
   Value getitem(const Value& obj, const Value& index);
   void setitem(const Value& obj, const Value& index, const Value& v);
 
   OpDispatch& dispatch() { return *dispatch_; }
+  // The tracer installs itself for the duration of a trace; returns the previous one.
+  OpDispatch* set_dispatch(OpDispatch* d) { return std::exchange(dispatch_, d); }
   std::FILE* out() const { return opts_.out; }
+  const InterpOptions& options() const { return opts_; }
+  // The innermost running frame (its `loc` is the statement executing now).
+  const Frame* current_frame() const { return current_; }
   std::unordered_map<std::string, Value>& builtins() { return builtins_; }
 
  private:
@@ -89,11 +104,13 @@ class Interpreter {
   ModuleObj& load_module(const std::string& name, const std::string& path);
 
   InterpOptions opts_;
-  std::unique_ptr<OpDispatch> dispatch_;
+  std::unique_ptr<OpDispatch> eager_;
+  OpDispatch* dispatch_;
   std::unordered_map<std::string, Value> builtins_;
   std::unordered_map<std::string, Value> modules_;  // by name
   std::vector<std::shared_ptr<const Source>> sources_;  // kept alive for locations
   int depth_ = 0;
+  Frame* current_ = nullptr;
 };
 
 // Installs print, len, range, ..., the tensor API and the math/time modules.

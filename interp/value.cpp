@@ -21,7 +21,18 @@ Value Value::tensor(Tensor t) { return Value(Type::Tensor, std::make_shared<Tens
 const std::string& Value::as_str() const { return static_cast<const StrObj&>(*obj_).s; }
 std::vector<Value>& Value::items() const { return static_cast<ListObj&>(*obj_).items; }
 bool Value::is_size() const { return type_ == Type::Tuple && static_cast<const ListObj&>(*obj_).is_size; }
-const Tensor& Value::as_tensor() const { return static_cast<const TensorObj&>(*obj_).t; }
+const Tensor& Value::as_tensor() const {
+  concrete();
+  return static_cast<const TensorObj&>(*obj_).t;
+}
+Value Value::without_proxy() const {
+  Value v = *this;
+  if (proxy_ && type_ != Type::Tensor) {
+    v.proxy_ = false;
+    v.obj_.reset();
+  }
+  return v;
+}
 
 int64_t RangeObj::length() const {
   if (step > 0 && start < stop) return (stop - start - 1) / step + 1;

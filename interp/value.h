@@ -27,6 +27,16 @@ struct Object {
   virtual ~Object() = default;
 };
 
+// A value the jit tracer follows symbolically (ir/: a TensorProxy or a
+// NumberProxy). A number proxy still holds this call's value inline; code
+// that reads it through as_int()/as_float()/as_bool() makes it static (the
+// tracer guards its value), and reading a tensor proxy's data is an error:
+// such code was not written with tracing in mind, so it must not bake a
+// value into a trace silently.
+struct Symbolic : Object {
+  virtual void concrete_use() const = 0;
+};
+
 // The builtin types that are values (`int`, `list`, `Tensor`): isinstance
 // reads them, calling them converts, and int/float/bool also serve as dtypes.
 enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor, DType, Device };
@@ -53,6 +63,13 @@ class Value {
     v.type_ = Type::Unbound;
     return v;
   }
+  // A tracer's proxy: `concrete` is a number holding this call's value or a
+  // tensor (the proxy's own object stands in for it).
+  static Value proxy(Value concrete, std::shared_ptr<Symbolic> p) {
+    concrete.obj_ = std::move(p);
+    concrete.proxy_ = true;
+    return concrete;
+  }
   static Value ellipsis() {
     Value v;
     v.type_ = Type::Ellipsis;
@@ -66,21 +83,33 @@ class Value {
   bool is_int_like() const { return type_ == Type::Bool || type_ == Type::Int; }
   bool is_sequence() const { return type_ == Type::List || type_ == Type::Tuple; }
 
-  bool as_bool() const { return i_ != 0; }
-  int64_t as_int() const { return i_; }  // Bool or Int
-  double as_float() const { return type_ == Type::Float ? f_ : double(i_); }
+  bool is_proxy() const { return proxy_; }
+  const Symbolic& symbolic() const { return static_cast<const Symbolic&>(*obj_); }
+  Value without_proxy() const;  // a number proxy's value as a plain number
+
+  bool as_bool() const { concrete(); return i_ != 0; }
+  int64_t as_int() const { concrete(); return i_; }  // Bool or Int
+  double as_float() const { concrete(); return raw_float(); }
+  // The value without telling the tracer: for the tracer itself.
+  int64_t raw_int() const { return i_; }
+  double raw_float() const { return type_ == Type::Float ? f_ : double(i_); }
   DType as_dtype() const { return dtype_; }
   Device as_device() const { return device_; }
   TypeTag as_type() const { return tag_; }
   const std::string& as_str() const;
   std::vector<Value>& items() const;  // List or Tuple
   bool is_size() const;
-  const Tensor& as_tensor() const;
+  const Tensor& as_tensor() const;  // not for tensor proxies
   template <class T> T& obj() const { return static_cast<T&>(*obj_); }
   const std::shared_ptr<Object>& object() const { return obj_; }
 
  private:
+  void concrete() const {
+    if (proxy_) [[unlikely]] symbolic().concrete_use();
+  }
+
   Type type_;
+  bool proxy_ = false;
   union {
     int64_t i_;
     double f_;

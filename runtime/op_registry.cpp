@@ -217,18 +217,20 @@ IValue convert(const Schema& s, const Param& p, const IValue& v, size_t position
 }  // namespace
 
 Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
-               bool inplace) {
+               bool inplace, std::vector<ArgSource>* sources) {
   const Schema& s = op.schema;
   std::vector<IValue> bound(s.params.size());
   std::vector<bool> given(s.params.size(), false);
-  auto set = [&](size_t i, IValue v, bool positional) {
+  if (sources) sources->assign(s.params.size(), ArgSource{});
+  auto set = [&](size_t i, IValue v, bool positional, ArgSource from) {
     if (given[i]) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", s.name, s.params[i].name);
     bound[i] = convert(s, s.params[i], v, positional ? i + 1 : 0);
     given[i] = true;
+    if (sources) (*sources)[i] = from;
   };
   if (self) {
     if (s.self_index < 0) fail(ErrorKind::TypeError, "{}() is not a method", s.name);
-    set(size_t(s.self_index), *self, true);
+    set(size_t(s.self_index), *self, true, {ArgSource::Self, 0, 1});
   }
   size_t next = 0;
   for (size_t k = 0; k < positional.size(); k++) {
@@ -243,18 +245,20 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
     // `int... size`: zeros(2, 3) gathers the remaining ints into one list.
     if (p.varargs && positional[k].is_int()) {
       std::vector<IValue> items;
+      size_t first = k;
       while (k < positional.size() && is_int_like(positional[k])) items.push_back(positional[k++]);
       k--;
-      set(next, IValue::list(std::move(items), true), true);
+      set(next, IValue::list(std::move(items), true), true, {ArgSource::Positional, uint32_t(first), uint32_t(k + 1 - first)});
     } else {
-      set(next, positional[k], true);
+      set(next, positional[k], true, {ArgSource::Positional, uint32_t(k), 1});
     }
   }
-  for (const auto& [name, value] : kwargs) {
+  for (size_t j = 0; j < kwargs.size(); j++) {
+    const auto& [name, value] = kwargs[j];
     size_t i = 0;
     while (i < s.params.size() && s.params[i].name != name) i++;
     if (i == s.params.size()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", s.name, name);
-    set(i, value, false);
+    set(i, value, false, {ArgSource::Keyword, uint32_t(j), 1});
   }
   for (size_t i = 0; i < s.params.size(); i++) {
     if (given[i]) continue;
@@ -263,6 +267,12 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
     bound[i] = s.params[i].default_value;
   }
   return Args(s, std::move(bound), inplace);
+}
+
+Args bind_params(const OpDef& op, std::vector<IValue> values, bool inplace) {
+  const Schema& s = op.schema;
+  for (size_t i = 0; i < values.size(); i++) values[i] = convert(s, s.params[i], values[i], i + 1);
+  return Args(s, std::move(values), inplace);
 }
 
 IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,

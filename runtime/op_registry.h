@@ -101,10 +101,20 @@ struct MethodRef {
 std::optional<MethodRef> find_method(std::string_view name);
 
 using Kwargs = std::vector<std::pair<std::string, IValue>>;
+// Where a bound parameter's value came from (the tracer records arguments by
+// parameter): a default, the receiver, positional arguments [index, index +
+// count) (count > 1 only for `int...` varargs), or keyword argument `index`.
+struct ArgSource {
+  enum Kind : uint8_t { Default, Self, Positional, Keyword } kind = Default;
+  uint32_t index = 0, count = 0;
+};
 // Binds (positional, keyword) arguments to op's schema; a method call passes its
-// receiver as `self`. TypeError on a mismatch.
+// receiver as `self`. TypeError on a mismatch. `sources`, when given, gets one
+// entry per parameter.
 Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional,
-               const Kwargs& kwargs, bool inplace);
+               const Kwargs& kwargs, bool inplace, std::vector<ArgSource>* sources = nullptr);
+// Binds one value per parameter (in schema order), converting each as bind_args does.
+Args bind_params(const OpDef& op, std::vector<IValue> values, bool inplace);
 IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional,
                const Kwargs& kwargs = {}, bool inplace = false);
 // Convenience for C++ callers and tests: a function by name.

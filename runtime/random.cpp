@@ -101,6 +101,17 @@ PhiloxState philox_reserve(uint64_t n) {
   return st;
 }
 
+PhiloxState philox_get_state() {
+  std::lock_guard<std::mutex> lock(generator().mutex);
+  return {generator().seed, generator().offset};
+}
+
+void philox_set_state(PhiloxState st) {
+  std::lock_guard<std::mutex> lock(generator().mutex);
+  generator().seed = st.seed;
+  generator().offset = st.offset;
+}
+
 IValue op_manual_seed(const Args& a) {
   philox_manual_seed(uint64_t(a.i64(0)));
   return IValue();

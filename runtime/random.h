@@ -17,5 +17,9 @@ struct PhiloxState {
 void philox_manual_seed(uint64_t seed);
 // The state for drawing n numbers; advances the offset by n.
 PhiloxState philox_reserve(uint64_t n);
+// The whole generator state, saved and restored around a jit trace (tracing
+// computes on private copies and must not use up numbers).
+PhiloxState philox_get_state();
+void philox_set_state(PhiloxState st);
 
 }  // namespace thn

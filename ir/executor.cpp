@@ -1,0 +1,120 @@
+#include "ir/executor.h"
+
+#include "runtime/error.h"
+
+namespace thn {
+
+TraceExecutor::TraceExecutor(const Trace& t) {
+  for (const Value& in : t.inputs) inputs_.push_back(ref(in).slot);
+  for (const auto& [proxy, tensor] : t.captured) captured_.emplace_back(ref(proxy).slot, tensor);
+  for (const BoundSymbol& b : t.body) {
+    Step s;
+    s.sym = b.sym;
+    for (const Value& a : b.args) s.args.push_back(ref(a));
+    s.out = ref(b.out);
+    steps_.push_back(std::move(s));
+  }
+  output_ = ref(t.output);
+}
+
+TraceExecutor::Ref TraceExecutor::ref(const Value& v) {
+  Ref r;
+  if (v.is_proxy()) {
+    auto [it, fresh] = slot_of_.try_emplace(&v.symbolic(), slots_);
+    if (fresh) slots_++;
+    r.slot = it->second;
+    return r;
+  }
+  if (v.is_sequence() || v.is(Type::Slice)) {
+    r.seq = v.type();
+    r.is_size = v.is_size();
+    if (v.is(Type::Slice)) {
+      auto& s = v.obj<SliceObj>();
+      for (const Value* x : {&s.start, &s.stop, &s.step}) r.items.push_back(ref(*x));
+    } else {
+      for (const Value& x : v.items()) r.items.push_back(ref(x));
+    }
+    return r;
+  }
+  r.constant = v;
+  return r;
+}
+
+Value TraceExecutor::resolve(const Ref& r, std::vector<Value>& slots) const {
+  if (r.slot >= 0) return slots[size_t(r.slot)];
+  if (r.seq == Type::None) return r.constant;
+  std::vector<Value> items;
+  items.reserve(r.items.size());
+  for (const Ref& x : r.items) items.push_back(resolve(x, slots));
+  if (r.seq == Type::Slice) {
+    auto s = std::make_shared<SliceObj>();
+    s->start = items[0];
+    s->stop = items[1];
+    s->step = items[2];
+    return Value(Type::Slice, s);
+  }
+  if (r.seq == Type::List) return Value::list(std::move(items));
+  return r.is_size ? Value::size(std::move(items)) : Value::tuple(std::move(items));
+}
+
+void TraceExecutor::assign(const Ref& r, const Value& v, std::vector<Value>& slots) const {
+  if (r.slot >= 0) {
+    slots[size_t(r.slot)] = v;
+    return;
+  }
+  if (r.seq == Type::None) return;
+  if (!v.is_sequence() || v.items().size() != r.items.size())
+    throw std::logic_error("executor: an op's result does not have the traced structure");
+  for (size_t i = 0; i < r.items.size(); ++i) assign(r.items[i], v.items()[i], slots);
+}
+
+Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args) const {
+  if (s.sym.op) {
+    std::vector<IValue> values;
+    values.reserve(args.size());
+    for (const Value& a : args) values.push_back(to_ivalue(a));
+    IValue r = s.sym.op->impl(bind_params(*s.sym.op, std::move(values), s.sym.inplace));
+    if (s.sym.inplace) return Value();
+    return present_result(s.sym.op->name, from_ivalue(r));
+  }
+  if (s.sym.is_number_op()) return eval_number_op(in, NumberOp(int(s.sym.prim)), args);
+  switch (s.sym.prim) {
+    case PrimId::shape: {
+      std::vector<Value> sizes;
+      for (int64_t d : args[0].as_tensor().sizes()) sizes.push_back(Value(d));
+      return Value::tuple(std::move(sizes));
+    }
+    case PrimId::item: {
+      const Tensor& t = args[0].as_tensor();
+      if (t.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
+      return from_ivalue(IValue(t.item()));
+    }
+    case PrimId::wrap_number: return eager_.wrap_number(args[0]);
+    case PrimId::getitem: return eager_.getitem(args[0], std::span<const Value>(args).subspan(1));
+    case PrimId::setitem_:
+      eager_.setitem(args[0], std::span<const Value>(args).subspan(1, args.size() - 2), args.back());
+      return Value();
+    case PrimId::print: {
+      size_t n = args.size() - 2;
+      eager_.print(in, std::span<const Value>(args).first(n), args[n].as_str(), args[n + 1].as_str());
+      return Value();
+    }
+    default: break;
+  }
+  throw std::logic_error("executor: unknown prim " + s.sym.name());
+}
+
+Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
+  std::vector<Value> slots(static_cast<size_t>(slots_));
+  for (size_t i = 0; i < inputs_.size(); ++i) slots[size_t(inputs_[i])] = inputs[i];
+  for (const auto& [slot, tensor] : captured_) slots[size_t(slot)] = tensor;
+  std::vector<Value> args;
+  for (const Step& s : steps_) {
+    args.clear();
+    for (const Ref& a : s.args) args.push_back(resolve(a, slots));
+    assign(s.out, run_step(in, s, args), slots);
+  }
+  return resolve(output_, slots);
+}
+
+}  // namespace thn

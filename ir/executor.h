@@ -1,0 +1,48 @@
+#pragma once
+// The trace executor: runs a computation trace op by op on the runtime. It
+// is the jit's execution path until fusion lands, and later the host side of
+// fused traces. A trace is compiled once into steps over numbered slots.
+#include <span>
+#include <vector>
+
+#include "interp/interpreter.h"
+#include "ir/trace.h"
+
+namespace thn {
+
+class TraceExecutor {
+ public:
+  explicit TraceExecutor(const Trace& t);
+  // `inputs` in the order of the trace's inputs (proxies bound to them).
+  Value run(Interpreter& in, std::span<const Value> inputs) const;
+
+ private:
+  // A value to rebuild at run time: a slot, a constant, or a list/tuple/slice of refs.
+  struct Ref {
+    int slot = -1;
+    Value constant;
+    Type seq = Type::None;
+    bool is_size = false;
+    std::vector<Ref> items;
+  };
+  struct Step {
+    Symbol sym;
+    std::vector<Ref> args;
+    Ref out;
+  };
+
+  Ref ref(const Value& v);
+  Value resolve(const Ref& r, std::vector<Value>& slots) const;
+  void assign(const Ref& r, const Value& v, std::vector<Value>& slots) const;
+  Value run_step(Interpreter& in, const Step& s, std::vector<Value>& args) const;
+
+  std::unordered_map<const Symbolic*, int> slot_of_;
+  int slots_ = 0;
+  std::vector<int> inputs_;
+  std::vector<std::pair<int, Value>> captured_;
+  std::vector<Step> steps_;
+  Ref output_;
+  mutable EagerDispatch eager_;
+};
+
+}  // namespace thn

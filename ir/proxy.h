@@ -1,0 +1,66 @@
+#pragma once
+// Proxies: the values a trace computes with. A TensorProxy stands for a
+// tensor (dtype, device, sizes as ints or NumberProxies); a NumberProxy for a
+// Python number the trace keeps symbolic. Both carry this call's value, so
+// tracing follows the branches the call takes and records the predicates it
+// relied on as guards (ir/tracer.h).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "interp/dispatch.h"
+#include "interp/value.h"
+
+namespace thn {
+
+class Tracer;
+
+// How far the prologue pins a number down. Dynamic: computed from tensor data
+// at run time (`.item()`), so no guard can mention it. Constrainable: guarded
+// only by the predicates the trace branched on (`flag > 5`). Static: guarded
+// by value (some code needed the exact number, e.g. as a shape in a
+// static-shape trace or a loop count).
+enum class Constraint : uint8_t { Dynamic, Constrainable, Static };
+
+struct NumberProxy : Symbolic {
+  // Where the number comes from: a number argument, a size of an input
+  // tensor, a tensor element, or a Python operation on other numbers.
+  enum class Origin : uint8_t { Input, Size, Item, Op };
+  Origin origin = Origin::Input;
+  Type type = Type::Int;  // Int, Float or Bool
+  Value value;            // this call's value, a plain number
+  Constraint constraint = Constraint::Constrainable;
+  NumberOp op{};               // Origin::Op
+  std::vector<Value> operands;  // Origin::Op: numbers (proxies or constants)
+  Value tensor;                 // Origin::Size / Item: the TensorProxy value
+  int64_t dim = 0;              // Origin::Size
+  std::string name;             // inputs: the argument's name; else empty (the printer numbers them)
+  int id = 0;                   // creation order within its trace
+  Tracer* tracer = nullptr;     // null once the trace is finished
+
+  void concrete_use() const override;
+  bool depends_on_data() const;  // some operand is Dynamic
+};
+
+struct TensorProxy : Symbolic {
+  Tensor shadow;             // this call's value, computed on a private copy of the inputs
+  std::vector<Value> sizes;  // ints, or Int NumberProxies under shapes="symbolic"
+  std::string name;          // inputs and captured tensors: their name
+  int id = 0;
+  Tracer* tracer = nullptr;
+
+  void concrete_use() const override;  // tensor data inside a trace: an error
+  DType dtype() const { return shadow.dtype(); }
+  Device device() const { return shadow.device(); }
+};
+
+inline NumberProxy& number_proxy(const Value& v) {
+  return const_cast<NumberProxy&>(static_cast<const NumberProxy&>(v.symbolic()));
+}
+inline TensorProxy& tensor_proxy(const Value& v) {
+  return const_cast<TensorProxy&>(static_cast<const TensorProxy&>(v.symbolic()));
+}
+inline bool is_tensor_proxy(const Value& v) { return v.is_proxy() && v.is(Type::Tensor); }
+inline bool is_number_proxy(const Value& v) { return v.is_proxy() && v.is_number(); }
+
+}  // namespace thn

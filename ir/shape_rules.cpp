@@ -1,0 +1,308 @@
+#include "ir/shape_rules.h"
+
+#include <optional>
+
+namespace thn {
+
+namespace {
+
+using Sizes = std::vector<Value>;
+
+bool is_static(const Value& s) { return !s.is_proxy(); }
+int64_t value_of(const Value& s) { return s.raw_int(); }
+
+const Sizes& sizes_of(const Value& t) { return tensor_proxy(t).sizes; }
+
+class Rules {
+ public:
+  Rules(Tracer& t, const OpDef& op, const std::vector<Value>& args) : tr_(t), op_(op), args_(args) {}
+
+  std::optional<std::vector<Sizes>> run() {
+    std::string_view n = op_.name;
+    switch (op_.family) {
+      case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Pointwise: case OpFamily::Conversion:
+        return one(broadcast_all());
+      case OpFamily::Creation:
+        if (n.ends_with("_like")) return one(sizes_of(arg("self")));
+        if (n == "zeros" || n == "ones" || n == "empty" || n == "full") return one(list(arg("size")));
+        return std::nullopt;
+      case OpFamily::Random:
+        if (n == "rand" || n == "randn") return one(list(arg("size")));
+        return std::nullopt;
+      case OpFamily::Reduction: return reduction();
+      case OpFamily::View: return view();
+      case OpFamily::Copy:
+        if (n == "clone" || n == "contiguous") return one(sizes_of(arg("self")));
+        return std::nullopt;
+      case OpFamily::LinAlg: return linalg();
+      case OpFamily::Attribute:
+        if (n == "T" || n == "mT") return one(transposed(sizes_of(arg("self")), n == "T"));
+        return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static std::optional<std::vector<Sizes>> one(std::optional<Sizes> s) {
+    if (!s) return std::nullopt;
+    return std::vector<Sizes>{*s};
+  }
+
+  const Value& arg(std::string_view name) const {
+    const auto& ps = op_.schema.params;
+    for (size_t i = 0; i < ps.size(); ++i)
+      if (ps[i].name == name) return args_[i];
+    throw std::logic_error("shape rule: no parameter " + std::string(name));
+  }
+
+  static std::optional<Sizes> list(const Value& v) {
+    if (v.is_int_like()) return Sizes{v};
+    if (!v.is_sequence()) return std::nullopt;
+    for (const Value& x : v.items())
+      if (!x.is_int_like()) return std::nullopt;
+    return v.items();
+  }
+
+  // Two sizes that must be equal: one of them, with the equality guarded.
+  Value unify(const Value& a, const Value& b) {
+    if (a.is_proxy() && b.is_proxy() && &a.symbolic() == &b.symbolic()) return a;
+    if (is_static(a) && is_static(b)) return a;
+    tr_.assume(tr_.number_node(NumberOp::eq, {a, b}));
+    return is_static(a) ? a : b;
+  }
+
+  // PyTorch's broadcasting over symbolic sizes: sizes 1 are static (inputs
+  // specialise them), so which side broadcasts is known while tracing.
+  Sizes broadcast(const Sizes& a, const Sizes& b) {
+    size_t n = std::max(a.size(), b.size());
+    Sizes out(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Value* x = i < n - a.size() ? nullptr : &a[i - (n - a.size())];
+      const Value* y = i < n - b.size() ? nullptr : &b[i - (n - b.size())];
+      if (!x || (is_static(*x) && value_of(*x) == 1)) out[i] = y ? *y : *x;
+      else if (!y || (is_static(*y) && value_of(*y) == 1)) out[i] = *x;
+      else out[i] = unify(*x, *y);
+    }
+    return out;
+  }
+
+  std::optional<Sizes> broadcast_all() {
+    std::optional<Sizes> acc;
+    for (size_t i = 0; i < args_.size(); ++i) {
+      if (!is_tensor_proxy(args_[i])) continue;
+      acc = acc ? broadcast(*acc, sizes_of(args_[i])) : sizes_of(args_[i]);
+    }
+    return acc;
+  }
+
+  Value product(const Sizes& s, size_t from, size_t to) {
+    Value p(int64_t(1));
+    for (size_t i = from; i < to; ++i) p = mul(p, s[i]);
+    return p;
+  }
+  Value mul(const Value& a, const Value& b) {
+    if (is_static(a) && is_static(b)) return Value(value_of(a) * value_of(b));
+    if (is_static(a) && value_of(a) == 1) return b;
+    if (is_static(b) && value_of(b) == 1) return a;
+    return tr_.record_number_op(NumberOp::mul, {a, b});
+  }
+  Value floordiv(const Value& a, const Value& b) {
+    if (is_static(a) && is_static(b) && value_of(b) != 0) return Value(value_of(a) / value_of(b));
+    if (is_static(b) && value_of(b) == 1) return a;
+    return tr_.record_number_op(NumberOp::floordiv, {a, b});
+  }
+
+  static Sizes transposed(Sizes s, bool all) {
+    if (all) std::reverse(s.begin(), s.end());
+    else if (s.size() >= 2) std::swap(s[s.size() - 1], s[s.size() - 2]);
+    return s;
+  }
+
+  static std::optional<size_t> dim_arg(const Value& d, size_t ndim) {
+    if (!d.is_int_like() || d.is_proxy()) return std::nullopt;
+    int64_t v = d.raw_int(), n = int64_t(std::max<size_t>(ndim, 1));
+    if (v < -n || v >= n) return std::nullopt;
+    return size_t(v < 0 ? v + n : v);
+  }
+
+  std::optional<std::vector<Sizes>> reduction() {
+    std::string_view n = op_.name;
+    const Sizes& in = sizes_of(arg("self"));
+    if (n == "cumsum") return one(in);
+    const Value& dim = arg("dim");
+    bool keep = arg("keepdim").is(Type::Bool) && arg("keepdim").raw_int();
+    std::vector<bool> reduced(in.size(), false);
+    std::vector<Value> dims;
+    if (dim.is_none() || (dim.is_sequence() && dim.items().empty())) {
+      if (n == "max" || n == "min" || n == "argmax" || n == "argmin" || n == "all" || n == "any") keep = false;
+      reduced.assign(in.size(), true);
+    } else {
+      dims = dim.is_sequence() ? dim.items() : std::vector<Value>{dim};
+      for (const Value& d : dims) {
+        auto k = dim_arg(d, in.size());
+        if (!k) return std::nullopt;
+        if (k < in.size()) reduced[*k] = true;
+      }
+    }
+    Sizes out;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!reduced[i]) out.push_back(in[i]);
+      else if (keep) out.push_back(Value(int64_t(1)));
+    }
+    size_t outputs = (n == "max" || n == "min") && !dim.is_none() ? 2 : 1;
+    return std::vector<Sizes>(outputs, out);
+  }
+
+  std::optional<std::vector<Sizes>> view() {
+    std::string_view n = op_.name;
+    const Sizes& in = sizes_of(arg("self"));
+    if (n == "view" || n == "reshape") {
+      auto want = list(arg(n == "view" ? "size" : "shape"));
+      if (!want) return std::nullopt;
+      Sizes out = *want;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (!is_static(out[i]) || value_of(out[i]) != -1) continue;
+        Sizes others = out;
+        others.erase(others.begin() + long(i));
+        out[i] = floordiv(product(in, 0, in.size()), product(others, 0, others.size()));
+      }
+      return one(out);
+    }
+    if (n == "t" || n == "transpose") {
+      if (in.size() < 2) return one(in);
+      Sizes out = in;
+      auto a = n == "t" ? std::optional<size_t>(0) : dim_arg(arg("dim0"), in.size());
+      auto b = n == "t" ? std::optional<size_t>(1) : dim_arg(arg("dim1"), in.size());
+      if (!a || !b) return std::nullopt;
+      std::swap(out[*a], out[*b]);
+      return one(out);
+    }
+    if (n == "permute") {
+      auto dims = list(arg("dims"));
+      if (!dims || dims->size() != in.size()) return std::nullopt;
+      Sizes out;
+      for (const Value& d : *dims) {
+        auto k = dim_arg(d, in.size());
+        if (!k) return std::nullopt;
+        out.push_back(in[*k]);
+      }
+      return one(out);
+    }
+    if (n == "unsqueeze") {
+      auto k = dim_arg(arg("dim"), in.size() + 1);
+      if (!k) return std::nullopt;
+      Sizes out = in;
+      out.insert(out.begin() + long(*k), Value(int64_t(1)));
+      return one(out);
+    }
+    if (n == "squeeze") {
+      Sizes out;
+      auto k = arg("dim").is_none() ? std::nullopt : dim_arg(arg("dim"), in.size());
+      if (!arg("dim").is_none() && !k) return std::nullopt;
+      for (size_t i = 0; i < in.size(); ++i) {
+        bool one_ = is_static(in[i]) && value_of(in[i]) == 1;
+        if (!(one_ && (!k || *k == i))) out.push_back(in[i]);
+      }
+      return one(out);
+    }
+    if (n == "expand" || n == "expand_as") {
+      auto want = n == "expand" ? list(arg("size")) : std::optional<Sizes>(sizes_of(arg("other")));
+      if (!want || want->size() < in.size()) return std::nullopt;
+      Sizes out = *want;
+      size_t lead = out.size() - in.size();
+      for (size_t i = 0; i < in.size(); ++i) {
+        Value& o = out[lead + i];
+        if (is_static(o) && value_of(o) == -1) o = in[i];
+        else if (!(is_static(in[i]) && value_of(in[i]) == 1)) o = unify(in[i], o);
+      }
+      return one(out);
+    }
+    if (n == "flatten") {
+      if (in.empty()) return one(Sizes{Value(int64_t(1))});
+      auto a = dim_arg(arg("start_dim"), in.size()), b = dim_arg(arg("end_dim"), in.size());
+      if (!a || !b || *a > *b) return std::nullopt;
+      Sizes out(in.begin(), in.begin() + long(*a));
+      out.push_back(product(in, *a, *b + 1));
+      out.insert(out.end(), in.begin() + long(*b + 1), in.end());
+      return one(out);
+    }
+    if (n == "narrow" || n == "select") {
+      auto k = dim_arg(arg("dim"), in.size());
+      if (!k) return std::nullopt;
+      Sizes out = in;
+      if (n == "narrow") out[*k] = arg("length");
+      else out.erase(out.begin() + long(*k));
+      return one(out);
+    }
+    if (n == "split") {
+      auto sections = arg("split_size_or_sections");
+      auto k = dim_arg(arg("dim"), in.size());
+      if (!k || !sections.is_sequence()) return std::nullopt;
+      std::vector<Sizes> outs;
+      for (const Value& s : sections.items()) {
+        if (!s.is_int_like()) return std::nullopt;
+        outs.push_back(in);
+        outs.back()[*k] = s;
+      }
+      return outs;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<std::vector<Sizes>> linalg() {
+    std::string_view n = op_.name;
+    if (n == "linear") {
+      Sizes x = sizes_of(arg("input")), w = sizes_of(arg("weight"));
+      if (x.empty() || w.size() != 2) return std::nullopt;
+      unify(x.back(), w[1]);
+      x.back() = w[0];
+      if (!arg("bias").is_none()) x = broadcast(x, sizes_of(arg("bias")));
+      return one(x);
+    }
+    const Sizes& a = sizes_of(arg("self"));
+    const Sizes& b = sizes_of(arg(n == "matmul" ? "other" : "mat2"));
+    if (a.size() < 2 || b.size() < 2) return std::nullopt;
+    unify(a.back(), b[b.size() - 2]);
+    Sizes batch = broadcast(Sizes(a.begin(), a.end() - 2), Sizes(b.begin(), b.end() - 2));
+    batch.push_back(a[a.size() - 2]);
+    batch.push_back(b.back());
+    return one(batch);
+  }
+
+  Tracer& tr_;
+  const OpDef& op_;
+  const std::vector<Value>& args_;
+};
+
+bool same_concrete(const std::vector<Sizes>& want, const std::vector<Value>& tensors) {
+  if (want.size() != tensors.size()) return false;
+  for (size_t k = 0; k < want.size(); ++k) {
+    const Dims& real = tensor_proxy(tensors[k]).shadow.sizes();
+    if (real.size() != want[k].size()) return false;
+    for (size_t i = 0; i < real.size(); ++i)
+      if (want[k][i].raw_int() != real[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args, const Value& out, bool inplace) {
+  auto sizes = Rules(t, op, args).run();
+  if (!sizes) return false;
+  std::vector<Value> tensors;
+  collect_proxies(out, tensors);
+  if (!same_concrete(*sizes, tensors)) return false;
+  if (inplace) return true;  // the receiver keeps its sizes; the rule only guarded
+  for (size_t k = 0; k < tensors.size(); ++k) tensor_proxy(tensors[k]).sizes = (*sizes)[k];
+  return true;
+}
+
+bool consumes_symbolic(const OpDef& op, const Param& p) {
+  if (op.family == OpFamily::View)
+    return p.name == "size" || p.name == "shape" || p.name == "split_size_or_sections" || p.name == "length";
+  if (op.family == OpFamily::Creation || op.family == OpFamily::Random) return p.name == "size";
+  return false;
+}
+
+}  // namespace thn

@@ -1,0 +1,23 @@
+#pragma once
+// Symbolic output sizes for shapes="symbolic": per op family, the sizes of an
+// op's outputs as ints and NumberProxies of its inputs' sizes and arguments,
+// with the shape arithmetic recorded in the trace (`reshape(x, bs, -1)`
+// computes the -1) and the assumptions guarded (two symbolic sizes that
+// broadcast together are equal).
+#include <vector>
+
+#include "ir/tracer.h"
+
+namespace thn {
+
+// Sets the sizes of `out`'s tensor proxies (for an in-place op `out` is its
+// receiver: the rule only checks and guards). False when the op has no rule
+// or the rule's sizes differ from the eager result (then the caller makes
+// the inputs' sizes static).
+bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args, const Value& out, bool inplace);
+
+// Whether op's rule reads numbers of parameter p symbolically (the sizes of
+// `reshape`, the sections of `split`), so they need no value guard.
+bool consumes_symbolic(const OpDef& op, const Param& p);
+
+}  // namespace thn

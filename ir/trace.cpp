@@ -1,0 +1,152 @@
+#include "ir/trace.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+namespace thn {
+
+std::string Symbol::name() const {
+  if (op) return fmt::format("ltorch.{}{}", op->name, inplace ? "_" : "");
+  static const char* names[] = {
+#define THN_X(name, py, n) #name,
+      THN_NUMBER_OPS(THN_X)
+#undef THN_X
+#define THN_X(name) #name,
+      THN_TENSOR_PRIMS(THN_X)
+#undef THN_X
+  };
+  return fmt::format("prims.{}", names[int(prim)]);
+}
+
+void collect_proxies(const Value& v, std::vector<Value>& out) {
+  if (v.is_proxy()) out.push_back(v);
+  else if (v.is_sequence()) for (const Value& x : v.items()) collect_proxies(x, out);
+}
+
+namespace {
+
+class Printer {
+ public:
+  explicit Printer(const Trace& t) : trace_(t) {
+    for (const Value& in : t.inputs) names_[&in.symbolic()] = input_name(in);
+    for (const auto& [proxy, v] : t.captured) names_[&proxy.symbolic()] = tensor_proxy(proxy).name;
+  }
+
+  std::string print() {
+    std::string out = fmt::format("# Constructed by {} (took {:.2f} ms)\n", trace_.constructed_by, trace_.ms);
+    std::vector<std::string> params;
+    for (const Value& in : trace_.inputs) params.push_back(ref(in));
+    out += fmt::format("def {}({}):\n", trace_.name, fmt::join(params, ", "));
+    for (const Value& in : trace_.inputs) out += fmt::format("  # {}: {}\n", ref(in), type_of(in));
+    for (const auto& [proxy, v] : trace_.captured)
+      out += fmt::format("  # {}: {} (captured)\n", ref(proxy), type_of(proxy));
+    for (const BoundSymbol& b : trace_.body) line(b, 1, out);
+    out += fmt::format("  return {}\n", render(trace_.output));
+    return out;
+  }
+
+ private:
+  static std::string input_name(const Value& v) {
+    return v.is(Type::Tensor) ? tensor_proxy(v).name : number_proxy(v).name;
+  }
+
+  std::string define(const Value& v) {
+    auto [it, fresh] = names_.try_emplace(&v.symbolic());
+    if (fresh) {
+      if (v.is(Type::Tensor)) it->second = fmt::format("t{}", tensors_++);
+      else if (v.is(Type::Float)) it->second = fmt::format("f{}", floats_++);
+      else if (v.is(Type::Bool)) it->second = fmt::format("b{}", bools_++);
+      else it->second = fmt::format("i{}", ints_++);
+    }
+    return it->second;
+  }
+
+  std::string ref(const Value& v) {
+    auto it = names_.find(&v.symbolic());
+    return it == names_.end() ? define(v) : it->second;
+  }
+
+  std::string type_of(const Value& v) {
+    if (v.is(Type::Tensor)) {
+      auto& p = tensor_proxy(v);
+      std::vector<std::string> sizes;
+      for (const Value& s : p.sizes) sizes.push_back(render(s));
+      return fmt::format("\"{} {}[{}]\"", p.device().str(), dtype_short(p.dtype()), fmt::join(sizes, ", "));
+    }
+    auto& n = number_proxy(v);
+    return fmt::format("\"{} {}\"", type_name(n.value), to_repr(n.value));
+  }
+
+  std::string render(const Value& v) {
+    if (v.is_proxy()) return ref(v);
+    switch (v.type()) {
+      case Type::List: case Type::Tuple: {
+        std::vector<std::string> items;
+        for (const Value& x : v.items()) items.push_back(render(x));
+        if (v.is(Type::List)) return fmt::format("[{}]", fmt::join(items, ", "));
+        return fmt::format("({}{})", fmt::join(items, ", "), items.size() == 1 ? "," : "");
+      }
+      case Type::Slice: {
+        auto& s = v.obj<SliceObj>();
+        return fmt::format("slice({}, {}, {})", render(s.start), render(s.stop), render(s.step));
+      }
+      default: return to_repr(v);
+    }
+  }
+
+  // Arguments of a language op: positional parameters in order, keyword-only
+  // ones as name=value; trailing defaults are left out.
+  std::string render_args(const BoundSymbol& b) {
+    std::vector<std::string> parts;
+    if (!b.sym.op) {
+      for (const Value& a : b.args) parts.push_back(render(a));
+      return fmt::format("{}", fmt::join(parts, ", "));
+    }
+    const Schema& s = b.sym.op->schema;
+    size_t last = 0;  // one past the last positional parameter that is not its default
+    for (size_t i = 0; i < b.args.size(); ++i)
+      if (!s.params[i].kwarg_only && !is_default(s.params[i], b.args[i])) last = i + 1;
+    for (size_t i = 0; i < b.args.size(); ++i) {
+      const Param& p = s.params[i];
+      if (!p.kwarg_only) {
+        if (i < last) parts.push_back(render(b.args[i]));
+      } else if (!is_default(p, b.args[i])) {
+        parts.push_back(fmt::format("{}={}", p.name, render(b.args[i])));
+      }
+    }
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+
+  static bool is_default(const Param& p, const Value& v) {
+    if (!p.has_default || v.is_proxy()) return false;
+    if (v.is(Type::Tensor)) return false;
+    return to_repr(v) == to_repr(from_ivalue(p.default_value));
+  }
+
+  void line(const BoundSymbol& b, int depth, std::string& out) {
+    std::string indent(size_t(depth) * 2, ' ');
+    std::string prefix = depth > 1 ? "# " : "";
+    std::vector<Value> defined;
+    collect_proxies(b.out, defined);
+    std::vector<std::string> names, types;
+    for (const Value& v : defined) {
+      names.push_back(define(v));
+      types.push_back(fmt::format("{}: {}", names.back(), type_of(v)));
+    }
+    std::string lhs = names.empty() ? "" : fmt::format("{} = ", fmt::join(names, ", "));
+    std::string comment = types.empty() ? "" : fmt::format("  # {}", fmt::join(types, ", "));
+    out += fmt::format("{}{}{}{}({}){}\n", indent, prefix, lhs, b.sym.name(), render_args(b), comment);
+    for (const BoundSymbol& sub : b.subsymbols) line(sub, depth + 1, out);
+  }
+
+  const Trace& trace_;
+  std::unordered_map<const Symbolic*, std::string> names_;
+  int tensors_ = 0, ints_ = 0, floats_ = 0, bools_ = 0;
+};
+
+}  // namespace
+
+std::string print_trace(const Trace& t) { return Printer(t).print(); }
+
+}  // namespace thn

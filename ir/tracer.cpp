@@ -1,0 +1,519 @@
+#include "ir/tracer.h"
+
+#include <chrono>
+#include <cstring>
+
+#include "ir/shape_rules.h"
+#include "runtime/error.h"
+#include "runtime/random.h"
+
+namespace thn {
+
+// ---- proxies ----
+
+void NumberProxy::concrete_use() const {
+  if (tracer) tracer->make_static(const_cast<NumberProxy&>(*this));
+}
+
+bool NumberProxy::depends_on_data() const { return constraint == Constraint::Dynamic; }
+
+void TensorProxy::concrete_use() const {
+  if (tracer) tracer->data_dependent("the data of a tensor is not known while tracing");
+}
+
+// ---- tracer ----
+
+Tracer::Tracer(Interpreter& in, TraceOptions opts) : in_(in), opts_(opts) {}
+
+Tracer::~Tracer() {
+  // Proxies that escaped (stored somewhere by the traced code) turn into plain values.
+  for (auto& n : numbers_) n->tracer = nullptr;
+  for (auto& t : tensors_) t->tracer = nullptr;
+}
+
+void Tracer::data_dependent(const std::string& what) const {
+  fail(ErrorKind::RuntimeError,
+       "jit: {}: a jitted function cannot branch on, index with or convert tensor values "
+       "(use where() or move this out of the jitted function)",
+       what);
+}
+
+void Tracer::make_static(NumberProxy& p) {
+  if (p.constraint == Constraint::Static) return;
+  if (p.depends_on_data()) data_dependent("a number computed from tensor data is needed as a Python value");
+  p.constraint = Constraint::Static;
+  guards_.push_back({Value::proxy(p.value, numbers_[size_t(p.id)]), p.value, false});
+}
+
+Value Tracer::new_tensor(Tensor shadow, const std::string& name) {
+  auto p = std::make_shared<TensorProxy>();
+  p->id = next_id_++;
+  p->tracer = this;
+  p->name = name;
+  for (int64_t s : shadow.sizes()) p->sizes.push_back(Value(s));
+  p->shadow = std::move(shadow);
+  tensors_.push_back(p);
+  return Value::proxy(Value(Type::Tensor, nullptr), p);
+}
+
+Tensor Tracer::shadow_copy(const Tensor& t) {
+  auto& copy = shadow_storage_[t.storage().get()];
+  if (!copy) {
+    copy = std::make_shared<Storage>(t.storage()->nbytes(), t.device());
+    std::memcpy(copy->data(), t.storage()->data(), size_t(t.storage()->nbytes()));
+  }
+  return Tensor(copy, t.offset(), t.sizes(), t.strides(), t.dtype());
+}
+
+Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
+  Value v = new_tensor(shadow_copy(t), name);
+  if (!opts_.symbolic_shapes) return v;
+  // Sizes 0 and 1 stay static (broadcasting and emptiness depend on them);
+  // larger ones become symbolic, guarded to stay >= 2.
+  auto& p = tensor_proxy(v);
+  bool any = false;
+  for (size_t d = 0; d < p.sizes.size(); ++d) {
+    int64_t s = p.sizes[d].raw_int();
+    if (s < 2) continue;
+    auto n = std::make_shared<NumberProxy>();
+    n->origin = NumberProxy::Origin::Size;
+    n->type = Type::Int;
+    n->value = Value(s);
+    n->tensor = v;
+    n->dim = int64_t(d);
+    n->id = int(numbers_.size());
+    n->tracer = this;
+    numbers_.push_back(n);
+    p.sizes[d] = Value::proxy(Value(s), n);
+    assume(number_node(NumberOp::ge, {p.sizes[d], Value(int64_t(2))}));
+    any = true;
+  }
+  if (any) record(Symbol::of(PrimId::shape), {v}, Value::tuple(p.sizes));
+  return v;
+}
+
+Value Tracer::flatten(const Value& arg, int parent, int index, const std::string& name,
+                      std::vector<InputLeaf>& leaves) {
+  InputLeaf leaf;
+  leaf.parent = parent;
+  leaf.index = index;
+  leaf.value = arg;
+  leaf.name = name;
+  int self = int(leaves.size());
+  if (arg.is(Type::Tensor)) {
+    leaf.kind = InputLeaf::Tensor;
+    leaf.proxy = input_tensor(arg.as_tensor(), name);
+    trace_.inputs.push_back(leaf.proxy);
+    leaves.push_back(leaf);
+    return leaf.proxy;
+  }
+  if (arg.is_number() && opts_.symbolic_numbers) {
+    auto n = std::make_shared<NumberProxy>();
+    n->type = arg.type();
+    n->value = arg;
+    n->name = name;
+    n->id = int(numbers_.size());
+    n->tracer = this;
+    numbers_.push_back(n);
+    leaf.kind = InputLeaf::Number;
+    leaf.proxy = Value::proxy(arg, n);
+    trace_.inputs.push_back(leaf.proxy);
+    leaves.push_back(leaf);
+    return leaf.proxy;
+  }
+  if (arg.is_sequence()) {
+    leaf.kind = InputLeaf::Sequence;
+    leaves.push_back(leaf);
+    std::vector<Value> items;
+    for (size_t i = 0; i < arg.items().size(); ++i)
+      items.push_back(flatten(arg.items()[i], self, int(i), fmt::format("{}_{}", name, i), leaves));
+    if (arg.is(Type::List)) return Value::list(std::move(items));
+    return arg.is_size() ? Value::size(std::move(items)) : Value::tuple(std::move(items));
+  }
+  leaf.kind = arg.is_number() ? InputLeaf::Number : InputLeaf::Constant;
+  leaves.push_back(leaf);
+  return arg;
+}
+
+TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, const std::vector<std::string>& names) {
+  auto start = std::chrono::steady_clock::now();
+  TraceResult r;
+  CallArgs args;
+  const auto& defs = fn.obj<FunctionObj>().def->params;
+  for (size_t i = 0; i < params.size(); ++i) {
+    Value v = flatten(params[i], -1, int(i), names[i], r.leaves);
+    if (defs[i].kwonly) args.kwargs.emplace_back(names[i], std::move(v));
+    else args.args.push_back(std::move(v));
+  }
+
+  // Tracing computes on shadows and must leave the generator where it was.
+  PhiloxState rng = philox_get_state();
+  struct Restore {
+    Interpreter& in;
+    OpDispatch* prev;
+    PhiloxState rng;
+    ~Restore() {
+      in.set_dispatch(prev);
+      philox_set_state(rng);
+    }
+  } restore{in_, in_.set_dispatch(this), rng};
+  Value out = in_.call(fn, args);
+  trace_.output = traced(out);
+
+  for (const BoundSymbol& b : trace_.body) {
+    bool writes = b.sym.inplace || (!b.sym.op && b.sym.prim == PrimId::setitem_);
+    if (writes && aliases_input(tensor_proxy(b.args[b.sym.op ? size_t(b.sym.op->schema.self_index) : 0]).shadow))
+      r.depends_on_overlap = true;
+  }
+  std::vector<Value> outs;
+  collect_proxies(trace_.output, outs);
+  for (const Value& o : outs)
+    if (o.is(Type::Tensor) && aliases_input(tensor_proxy(o).shadow)) r.depends_on_overlap = true;
+
+  trace_.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  r.trace = std::move(trace_);
+  r.guards = std::move(guards_);
+  r.externals = std::move(externals_);
+  return r;
+}
+
+bool Tracer::aliases_input(const Tensor& shadow) const {
+  for (const auto& [orig, copy] : shadow_storage_)
+    if (copy == shadow.storage()) return true;
+  return false;
+}
+
+BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
+  BoundSymbol b;
+  b.sym = sym;
+  b.args = std::move(args);
+  b.out = std::move(out);
+  if (const Frame* f = in_.current_frame(); f && f->loc) b.loc = *f->loc;
+  trace_.body.push_back(std::move(b));
+  return trace_.body.back();
+}
+
+Value Tracer::shadow(const Value& v) {
+  if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();
+  if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).shadow);
+  if (v.is_sequence()) {
+    std::vector<Value> items;
+    for (const Value& x : v.items()) items.push_back(shadow(x));
+    if (v.is(Type::List)) return Value::list(std::move(items));
+    return v.is_size() ? Value::size(std::move(items)) : Value::tuple(std::move(items));
+  }
+  if (v.is(Type::Slice)) {
+    auto s = std::make_shared<SliceObj>();
+    auto& o = v.obj<SliceObj>();
+    s->start = shadow(o.start);
+    s->stop = shadow(o.stop);
+    s->step = shadow(o.step);
+    return Value(Type::Slice, s);
+  }
+  return v;
+}
+
+Value Tracer::traced(const Value& v) {
+  if (v.is_proxy()) return v;
+  if (v.is(Type::Tensor)) {
+    // A tensor from outside the trace (a global, a closure variable): the
+    // trace reads it where it is, the prologue checks the name still holds it.
+    auto [it, fresh] = captured_.try_emplace(v.object().get());
+    if (fresh) {
+      auto name = external_names_.find(v.object().get());
+      std::string n = name != external_names_.end() ? name->second : fmt::format("c{}", trace_.captured.size());
+      it->second = new_tensor(shadow_copy(v.as_tensor()), n);
+      trace_.captured.emplace_back(it->second, v);
+    }
+    return it->second;
+  }
+  if (v.is_sequence()) {
+    std::vector<Value> items;
+    bool changed = false;
+    for (const Value& x : v.items()) {
+      items.push_back(traced(x));
+      changed |= items.back().object() != x.object() || items.back().is_proxy() != x.is_proxy();
+    }
+    if (!changed) return v;
+    if (v.is(Type::List)) return Value::list(std::move(items));
+    return v.is_size() ? Value::size(std::move(items)) : Value::tuple(std::move(items));
+  }
+  if (v.is(Type::Slice)) {
+    auto& o = v.obj<SliceObj>();
+    auto s = std::make_shared<SliceObj>();
+    s->start = traced(o.start);
+    s->stop = traced(o.stop);
+    s->step = traced(o.step);
+    return Value(Type::Slice, s);
+  }
+  return v;
+}
+
+void Tracer::make_static_all(const Value& v) {
+  if (v.is_proxy() && v.is_number()) v.as_int();  // concrete use: guarded by value
+  else if (v.is_sequence()) for (const Value& x : v.items()) make_static_all(x);
+  else if (v.is(Type::Slice)) {
+    auto& s = v.obj<SliceObj>();
+    for (const Value* x : {&s.start, &s.stop, &s.step}) make_static_all(*x);
+  }
+}
+
+Value Tracer::wrap_result(const IValue& r) {
+  if (r.is_tensor()) return new_tensor(r.to_tensor());
+  if (r.is_list()) {
+    std::vector<Value> items;
+    for (const IValue& x : r.to_list().items) items.push_back(wrap_result(x));
+    return r.to_list().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
+  }
+  return from_ivalue(r);
+}
+
+// ---- numbers ----
+
+void Tracer::assume(const Value& predicate) {
+  if (!in_.truth(predicate.without_proxy())) throw std::logic_error("Tracer::assume: the predicate is false");
+  guards_.push_back({predicate, Value(true), true});
+}
+
+Value Tracer::record_number_op(NumberOp op, std::vector<Value> operands) {
+  Value v = number_node(op, std::move(operands));
+  record(Symbol::of(op), number_proxy(v).operands, v);
+  return v;
+}
+
+Value Tracer::number_node(NumberOp op, std::vector<Value> operands) {
+  std::vector<Value> plain;
+  bool dynamic = false;
+  for (const Value& v : operands) {
+    plain.push_back(v.without_proxy());
+    dynamic |= v.is_proxy() && number_proxy(v).depends_on_data();
+  }
+  Value result = eval_number_op(in_, op, plain);
+  auto n = std::make_shared<NumberProxy>();
+  n->origin = NumberProxy::Origin::Op;
+  n->type = result.type();
+  n->value = result;
+  n->constraint = dynamic ? Constraint::Dynamic : Constraint::Constrainable;
+  n->op = op;
+  n->operands = std::move(operands);
+  n->id = int(numbers_.size());
+  n->tracer = this;
+  numbers_.push_back(n);
+  return Value::proxy(result, n);
+}
+
+Value Tracer::number_op(Interpreter&, NumberOp op, std::span<const Value> operands) {
+  return record_number_op(op, std::vector<Value>(operands.begin(), operands.end()));
+}
+
+bool Tracer::truth(const Value& v) {
+  if (v.is(Type::Tensor)) data_dependent("the truth value of a tensor is not known while tracing");
+  auto& n = number_proxy(v);
+  if (n.depends_on_data()) data_dependent("a branch depends on a number computed from tensor data");
+  bool b = in_.truth(v.without_proxy());
+  if (n.constraint != Constraint::Static) guards_.push_back({v, Value(b), true});
+  return b;
+}
+
+Value Tracer::wrap_number(const Value& n) {
+  Value out = new_tensor(wrap_scalar(to_ivalue(n.without_proxy()).to_scalar()));
+  tensor_proxy(out).shadow.set_wrapped_number(true);
+  record(Symbol::of(PrimId::wrap_number), {n}, out);
+  return out;
+}
+
+void Tracer::print(Interpreter&, std::span<const Value> args, const std::string& sep, const std::string& end) {
+  std::vector<Value> a;
+  for (const Value& v : args) a.push_back(traced(v));
+  a.push_back(Value::str(sep));
+  a.push_back(Value::str(end));
+  record(Symbol::of(PrimId::print), std::move(a), Value());
+}
+
+void Tracer::external_load(const std::string& name, const Value& slot) {
+  for (const ExternalGuard& g : externals_)
+    if (g.slot == &slot) return;
+  ExternalGuard g{name, &slot, slot, {}};
+  if (slot.is(Type::List)) g.items = slot.items();
+  externals_.push_back(std::move(g));
+  if (slot.is(Type::Tensor)) external_names_.try_emplace(slot.object().get(), name);
+  if (slot.is_sequence())
+    for (size_t i = 0; i < slot.items().size(); ++i)
+      if (slot.items()[i].is(Type::Tensor))
+        external_names_.try_emplace(slot.items()[i].object().get(), fmt::format("{}_{}", name, i));
+}
+
+// ---- tensors ----
+
+namespace {
+
+// Parameters whose numbers only flow into values (x * flag, clamp(min=lo)):
+// they may stay symbolic. Every other number (a dim, a size, a count, a
+// creation argument) shapes the result, and a static-shape trace needs it exact.
+bool is_value_param(const OpDef& op, const Param& p) {
+  if (op.family == OpFamily::Creation || op.family == OpFamily::Random) return p.name == "fill_value";
+  return p.type == ParamType::Operand || p.type == ParamType::Scalar || p.type == ParamType::Float ||
+         p.type == ParamType::Tensor || p.type == ParamType::TensorList;
+}
+
+bool data_dependent_shape(const OpDef& op) { return op.name == "nonzero" || op.name == "masked_select"; }
+
+}  // namespace
+
+Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw) {
+  auto& p = tensor_proxy(self);
+  std::string_view name = op.name;
+  if (name == "shape") return Value::size(p.sizes);
+  if (name == "dtype") return Value(p.dtype());
+  if (name == "device") return Value(p.device());
+  if (name == "ndim" || name == "dim") return Value(int64_t(p.sizes.size()));
+  if (name == "size") {
+    Value dim = !args.empty() ? args[0] : kw.kwargs.empty() ? Value() : kw.kwargs[0].second;
+    if (dim.is_none()) return Value::size(p.sizes);
+    if (!dim.is_int_like()) fail(ErrorKind::TypeError, "size(): argument 'dim' must be int, not {}", type_name(dim));
+    return p.sizes[size_t(wrap_dim(dim.as_int(), int64_t(p.sizes.size())))];
+  }
+  if (name == "numel") {
+    Value n(int64_t(1));
+    for (const Value& s : p.sizes) n = s.is_proxy() || n.is_proxy() ? record_number_op(NumberOp::mul, {n, s}) : Value(n.raw_int() * s.raw_int());
+    return n;
+  }
+  if (name == "item") {
+    if (p.shadow.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
+    Value value = from_ivalue(IValue(p.shadow.item()));
+    auto n = std::make_shared<NumberProxy>();
+    n->origin = NumberProxy::Origin::Item;
+    n->type = value.type();
+    n->value = value;
+    n->constraint = Constraint::Dynamic;
+    n->tensor = self;
+    n->id = int(numbers_.size());
+    n->tracer = this;
+    numbers_.push_back(n);
+    Value v = Value::proxy(value, n);
+    record(Symbol::of(PrimId::item), {self}, v);
+    return v;
+  }
+  if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
+  // stride(), is_contiguous(), storage_offset(): facts of this call's layout.
+  for (const Value& s : p.sizes) make_static_all(s);
+  std::vector<IValue> pos;
+  for (const Value& a : args) pos.push_back(shadow_ivalue(a));
+  Kwargs kws;
+  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+  return present_result(op.name, from_ivalue(call_op(op, IValue(p.shadow), pos, kws)));
+}
+
+Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
+  static const std::string_view kAttributes[] = {"shape",  "dtype", "device", "ndim",          "dim",  "size",
+                                                 "numel",  "item",  "tolist", "is_contiguous", "stride",
+                                                 "storage_offset"};
+  if (op.family == OpFamily::Attribute) {
+    const Value* t = self ? self : args.empty() ? nullptr : &args[0];
+    for (std::string_view a : kAttributes)
+      if (op.name == a && t && t->is(Type::Tensor)) {
+        Value target = traced(*t);
+        return attribute(op, target, self ? args : args.subspan(1), kw);
+      }
+  }
+  if (data_dependent_shape(op)) data_dependent(fmt::format("{}() has a shape that depends on tensor data", op.name));
+
+  // Bind on the shadows: PyTorch's argument errors, and each parameter's source.
+  std::vector<IValue> pos;
+  pos.reserve(args.size());
+  for (const Value& a : args) pos.push_back(shadow_ivalue(a));
+  Kwargs kws;
+  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+  std::optional<IValue> s;
+  if (self) s = shadow_ivalue(*self);
+  std::vector<ArgSource> sources;
+  Args bound = bind_args(op, s, pos, kws, inplace, &sources);
+
+  const Schema& schema = op.schema;
+  std::vector<Value> targs(schema.params.size());
+  for (size_t i = 0; i < schema.params.size(); ++i) {
+    const ArgSource& src = sources[i];
+    switch (src.kind) {
+      case ArgSource::Default: targs[i] = from_ivalue(schema.params[i].default_value); break;
+      case ArgSource::Self: targs[i] = traced(*self); break;
+      case ArgSource::Keyword: targs[i] = traced(kw.kwargs[src.index].second); break;
+      case ArgSource::Positional:
+        if (schema.params[i].varargs && args[src.index].is_int_like()) {
+          std::vector<Value> items;
+          for (uint32_t k = 0; k < src.count; ++k) items.push_back(traced(args[src.index + k]));
+          targs[i] = Value::tuple(std::move(items));
+        } else {
+          targs[i] = traced(args[src.index]);
+        }
+        break;
+    }
+  }
+
+  IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
+  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result);
+  // Under shapes="symbolic" a shape rule gives the outputs symbolic sizes;
+  // an op without one (or whose rule disagrees with the eager result) makes
+  // the sizes of its inputs static instead.
+  bool symbolic = opts_.symbolic_shapes && apply_shape_rule(*this, op, targs, out, inplace);
+  for (size_t i = 0; i < targs.size(); ++i)
+    if (!is_value_param(op, schema.params[i]) && !(symbolic && consumes_symbolic(op, schema.params[i])))
+      make_static_all(targs[i]);
+  if (opts_.symbolic_shapes && !symbolic)
+    for (const Value& a : targs) {
+      std::vector<Value> ps;
+      collect_proxies(a, ps);
+      for (const Value& t : ps)
+        if (t.is(Type::Tensor)) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+    }
+  if (inplace) {
+    record(Symbol::of(op, true), std::move(targs), Value());
+    return self ? *self : args[0];
+  }
+  record(Symbol::of(op, false), std::move(targs), out);
+  return present_result(op.name, out);
+}
+
+namespace {
+bool is_mask(const Value& v) {
+  return v.is(Type::Tensor) && v.is_proxy() && tensor_proxy(v).dtype() == DType::Bool;
+}
+}  // namespace
+
+Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
+  std::vector<Value> idx;
+  for (const Value& v : index) {
+    if (is_mask(v)) data_dependent("indexing with a boolean mask gives a shape that depends on tensor data");
+    idx.push_back(traced(v));
+    make_static_all(idx.back());
+  }
+  Value t = traced(tensor);
+  std::vector<Value> sidx;
+  for (const Value& v : idx) sidx.push_back(shadow(v));
+  if (opts_.symbolic_shapes) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+  Value r = eager_.getitem(shadow(t), sidx);
+  Value out = new_tensor(r.as_tensor());
+  std::vector<Value> args{t};
+  args.insert(args.end(), idx.begin(), idx.end());
+  record(Symbol::of(PrimId::getitem), std::move(args), out);
+  return out;
+}
+
+void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
+  std::vector<Value> idx;
+  for (const Value& v : index) {
+    if (is_mask(v)) data_dependent("assigning through a boolean mask depends on tensor data");
+    idx.push_back(traced(v));
+    make_static_all(idx.back());
+  }
+  Value t = traced(tensor), val = traced(value);
+  std::vector<Value> sidx;
+  for (const Value& v : idx) sidx.push_back(shadow(v));
+  if (opts_.symbolic_shapes) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+  eager_.setitem(shadow(t), sidx, shadow(val));
+  std::vector<Value> args{t};
+  args.insert(args.end(), idx.begin(), idx.end());
+  args.push_back(val);
+  record(Symbol::of(PrimId::setitem_), std::move(args), Value());
+}
+
+}  // namespace thn

@@ -1,0 +1,121 @@
+#pragma once
+// The tracer: the interpreter's own evaluator run with this OpDispatch.
+// Tensor arguments become TensorProxies, number arguments NumberProxies
+// (cache="symbolic") or constants, and every op is recorded in a Trace while
+// it also runs on *shadow* copies of the inputs: shapes, dtypes and errors
+// are exactly the eager ones, and tracing never changes the caller's data.
+// Where the traced code relies on a number (a branch, a loop count, a shape)
+// the tracer records a guard; where it relies on tensor *data* (`if
+// x.sum() > 0:`) it raises a located error.
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/interpreter.h"
+#include "ir/trace.h"
+
+namespace thn {
+
+struct TraceOptions {
+  bool symbolic_numbers = false;  // cache="symbolic"
+  bool symbolic_shapes = false;   // shapes="symbolic"
+};
+
+// One node of the call's arguments, flattened in the order the prologue
+// checks them: a parameter or an item of a list/tuple argument.
+struct InputLeaf {
+  enum Kind : uint8_t { Tensor, Number, Sequence, Constant } kind = Constant;
+  int parent = -1;  // the Sequence leaf holding it; -1 for a parameter
+  int index = 0;    // parameter index or item index
+  Value value;      // the argument itself
+  std::string name;  // x, or p_0 for item 0 of p
+  Value proxy;      // Tensor leaves, and Number leaves under cache="symbolic"
+};
+
+// A predicate the trace assumed: `expr` (a number proxy built from inputs)
+// evaluates to `expected` (compared by truth for branch predicates, by value
+// and type when the number was made static).
+struct Guard {
+  Value expr;
+  Value expected;
+  bool by_truth = true;
+};
+
+// A name read from outside the traced code, and what it held.
+struct ExternalGuard {
+  std::string name;
+  const Value* slot = nullptr;
+  Value expected;
+  std::vector<Value> items;  // a list's items: lists are mutable
+};
+
+struct TraceResult {
+  Trace trace;
+  std::vector<InputLeaf> leaves;
+  std::vector<Guard> guards;
+  std::vector<ExternalGuard> externals;
+  // The trace writes into an input or returns an alias of one, so how the
+  // tensor inputs share memory is part of what it assumed.
+  bool depends_on_overlap = false;
+};
+
+class Tracer : public OpDispatch {
+ public:
+  Tracer(Interpreter& in, TraceOptions opts);
+  ~Tracer() override;
+
+  // Traces fn called with `params` (bound, defaults applied), named `names`.
+  TraceResult trace(const Value& fn, const std::vector<Value>& params, const std::vector<std::string>& names);
+
+  Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+             bool inplace) override;
+  Value getitem(const Value& tensor, std::span<const Value> index) override;
+  void setitem(const Value& tensor, std::span<const Value> index, const Value& value) override;
+  bool truth(const Value& v) override;
+  bool tracing() const override { return true; }
+  Value number_op(Interpreter& in, NumberOp op, std::span<const Value> operands) override;
+  Value wrap_number(const Value& n) override;
+  void print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end) override;
+  void external_load(const std::string& name, const Value& slot) override;
+
+  // Called by proxies whose concrete value some code read.
+  void make_static(NumberProxy& p);
+  [[noreturn]] void data_dependent(const std::string& what) const;
+
+  // A number operation on proxies: recorded in the trace (shape arithmetic
+  // the computation needs), or only built (a guard's expression).
+  Value record_number_op(NumberOp op, std::vector<Value> operands);
+  Value number_node(NumberOp op, std::vector<Value> operands);
+  // Guards that `predicate` (a number proxy) is true, as it is on this call.
+  void assume(const Value& predicate);
+
+ private:
+  Value flatten(const Value& arg, int parent, int index, const std::string& name, std::vector<InputLeaf>& leaves);
+  Value new_tensor(Tensor shadow, const std::string& name = "");
+  Value input_tensor(const Tensor& t, const std::string& name);
+  Tensor shadow_copy(const Tensor& t);
+  Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
+  Value traced(const Value& v);  // what the trace records for v (captured tensors registered)
+  IValue shadow_ivalue(const Value& v) { return to_ivalue(shadow(v)); }
+  Value wrap_result(const IValue& r);
+  Value attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw);
+  void make_static_all(const Value& v);
+  BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
+  bool aliases_input(const Tensor& shadow) const;
+
+  Interpreter& in_;
+  TraceOptions opts_;
+  EagerDispatch eager_;
+  Trace trace_;
+  std::vector<Guard> guards_;
+  std::vector<ExternalGuard> externals_;
+  std::vector<std::shared_ptr<NumberProxy>> numbers_;
+  std::vector<std::shared_ptr<TensorProxy>> tensors_;
+  std::unordered_map<const Storage*, std::shared_ptr<Storage>> shadow_storage_;
+  std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy
+  std::unordered_map<const Object*, std::string> external_names_;
+  int next_id_ = 0;
+};
+
+}  // namespace thn

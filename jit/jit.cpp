@@ -1,0 +1,135 @@
+#include "jit/jit.h"
+
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "ir/executor.h"
+#include "ir/tracer.h"
+#include "jit/prologue.h"
+#include "runtime/error.h"
+
+namespace thn {
+
+namespace {
+
+struct CacheEntry {
+  Prologue prologue;
+  Trace computation;
+  TraceExecutor executor;
+  std::vector<PassRecord> passes;
+  CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
+      : prologue(r), computation(std::move(t)), executor(computation), passes(std::move(p)) {}
+};
+
+// The jit callable: a builtin whose object also holds the cache.
+struct JitObj : BuiltinObj {
+  Value function;  // the thn function it traces
+  TraceOptions trace_opts;
+  bool caching = true;
+  JitOptions opts;
+  std::vector<std::shared_ptr<CacheEntry>> entries;  // most recently hit first
+  std::shared_ptr<CacheEntry> last;
+  int64_t calls = 0, hits = 0, misses = 0;
+
+  JitObj(std::string name) : BuiltinObj(std::move(name), nullptr) {}
+
+  std::vector<std::string> param_names() const {
+    std::vector<std::string> names;
+    for (const auto& p : function.obj<FunctionObj>().def->params) names.push_back(p.name);
+    return names;
+  }
+
+  Value call(Interpreter& in, CallArgs& args) {
+    if (in.dispatch().tracing()) return in.call(function, args);  // inside another trace: traced inline
+    const FunctionObj& f = function.obj<FunctionObj>();
+    std::vector<Value> params(f.def->params.size());
+    in.bind_arguments(f, args, params.data());
+    ++calls;
+    std::vector<Value> inputs;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (!entries[i]->prologue.check(in, params, inputs)) continue;
+      ++hits;
+      std::rotate(entries.begin(), entries.begin() + long(i), entries.begin() + long(i) + 1);
+      last = entries[0];
+      return last->executor.run(in, inputs);
+    }
+    ++misses;
+    Tracer tracer(in, trace_opts);
+    TraceResult r = tracer.trace(function, params, param_names());
+    std::vector<PassRecord> records;
+    Trace t = run_pipeline(r.trace, opts.pipeline, records);
+    auto entry = std::make_shared<CacheEntry>(r, std::move(t), std::move(records));
+    report(*entry);
+    if (caching) entries.insert(entries.begin(), entry);
+    last = entry;
+    inputs.clear();
+    for (const InputLeaf& l : r.leaves)
+      if (l.proxy.is_proxy()) inputs.push_back(l.value);
+    return entry->executor.run(in, inputs);
+  }
+
+  void report(const CacheEntry& e) const {
+    if (opts.print_traces) {
+      std::fprintf(stderr, "# jit %s: trace %lld\n%s\n", name.c_str(), (long long)misses, e.prologue.text().c_str());
+      for (const PassRecord& p : e.passes) std::fprintf(stderr, "%s\n", p.printed.c_str());
+    }
+    if (opts.emit_trace) std::printf("%s\n", e.passes.back().printed.c_str());
+    if (opts.time_passes) {
+      std::string line = fmt::format("time-passes: {}:", name);
+      for (const PassRecord& p : e.passes) line += fmt::format(" {} {:.3f} ms;", p.pass, p.ms);
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+  }
+};
+
+JitObj& jit_arg(const char* fn, CallArgs& a) {
+  if (a.args.size() != 1 || !a.kwargs.empty())
+    fail(ErrorKind::TypeError, "{}() takes exactly one argument (a jit function)", fn);
+  auto* j = a.args[0].is(Type::Builtin) ? dynamic_cast<JitObj*>(a.args[0].object().get()) : nullptr;
+  if (!j) fail(ErrorKind::TypeError, "{}() expects a function made by jit(), not '{}'", fn, type_name(a.args[0]));
+  return *j;
+}
+
+const CacheEntry& last_entry(const char* fn, JitObj& j) {
+  if (!j.last) fail(ErrorKind::RuntimeError, "{}(): the jit function has not been called yet", fn);
+  return *j.last;
+}
+
+}  // namespace
+
+void install_jit(InterpOptions& opts, const JitOptions& jit) {
+  opts.make_jit = [jit](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
+    if (!fn.is(Type::Function)) return fn;  // a builtin runs as it is
+    auto j = std::make_shared<JitObj>(fn.obj<FunctionObj>().def->name);
+    j->function = fn;
+    j->trace_opts.symbolic_numbers = cache == "symbolic";
+    j->trace_opts.symbolic_shapes = shapes == "symbolic";
+    j->caching = cache != "none";
+    j->opts = jit;
+    JitObj* self = j.get();
+    j->fn = [self](Interpreter& in, CallArgs& args) { return self->call(in, args); };
+    return Value(Type::Builtin, j);
+  };
+}
+
+void install_jit_builtins(Interpreter& in) {
+  auto& b = in.builtins();
+  b["cache_hits"] = make_builtin("cache_hits", [](Interpreter&, CallArgs& a) { return Value(jit_arg("cache_hits", a).hits); });
+  b["cache_misses"] = make_builtin("cache_misses", [](Interpreter&, CallArgs& a) {
+    return Value(jit_arg("cache_misses", a).misses);
+  });
+  b["last_traces"] = make_builtin("last_traces", [](Interpreter&, CallArgs& a) {
+    std::vector<Value> out;
+    for (const PassRecord& p : last_entry("last_traces", jit_arg("last_traces", a)).passes) out.push_back(Value::str(p.printed));
+    return Value::list(std::move(out));
+  });
+  b["last_prologue"] = make_builtin("last_prologue", [](Interpreter&, CallArgs& a) {
+    return Value::str(last_entry("last_prologue", jit_arg("last_prologue", a)).prologue.text());
+  });
+  b["last_execution_trace"] = make_builtin("last_execution_trace", [](Interpreter&, CallArgs& a) {
+    return Value::str(last_entry("last_execution_trace", jit_arg("last_execution_trace", a)).passes.back().printed);
+  });
+}
+
+}  // namespace thn

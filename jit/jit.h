@@ -1,0 +1,26 @@
+#pragma once
+// jit(f): a callable with f's signature backed by a cache of (prologue,
+// computation) entries. A call runs the cached prologues, most recently hit
+// first; the first that passes runs its computation, else f is traced again
+// and a new entry is added. Also the introspection builtins: last_traces,
+// last_prologue, last_execution_trace, cache_hits, cache_misses.
+#include <string>
+
+#include "interp/interpreter.h"
+#include "passes/pipeline.h"
+
+namespace thn {
+
+struct JitOptions {
+  bool print_traces = false;   // print the prologue and every pass's trace of each new trace (stderr)
+  bool emit_trace = false;     // print each new execution trace (stdout)
+  bool time_passes = false;    // print tracing and pass times of each new trace (stderr)
+  PipelineOptions pipeline;
+};
+
+// Makes `jit` trace and compile (InterpOptions::make_jit) and installs the
+// introspection builtins into `in`.
+void install_jit(InterpOptions& opts, const JitOptions& jit);
+void install_jit_builtins(Interpreter& in);
+
+}  // namespace thn

@@ -1,0 +1,300 @@
+#include "jit/prologue.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "runtime/error.h"
+
+namespace thn {
+
+namespace {
+
+// Constants compare by type and value (floats bit for bit, so nan and -0.0
+// are themselves), objects by identity.
+bool same_constant(const Value& a, const Value& b) {
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case Type::None: case Type::Ellipsis: return true;
+    case Type::Bool: case Type::Int: return a.raw_int() == b.raw_int();
+    case Type::Float: {
+      double x = a.raw_float(), y = b.raw_float();
+      return std::memcmp(&x, &y, sizeof x) == 0;
+    }
+    case Type::Str: return a.as_str() == b.as_str();
+    case Type::DType: return a.as_dtype() == b.as_dtype();
+    case Type::Device: return a.as_device() == b.as_device();
+    case Type::TypeObj: return a.as_type() == b.as_type();
+    default: return a.object() == b.object();
+  }
+}
+
+bool same_binding(const ExternalGuard& g) {
+  const Value& now = *g.slot;
+  if (!same_constant(now, g.expected)) return false;
+  if (!now.is(Type::List)) return true;
+  const auto& items = now.items();
+  if (items.size() != g.items.size()) return false;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (!same_constant(items[i], g.items[i])) return false;
+  return true;
+}
+
+std::string type_label(Type t) {
+  switch (t) {
+    case Type::Int: return "int";
+    case Type::Float: return "float";
+    case Type::Bool: return "bool";
+    case Type::List: return "list";
+    case Type::Tuple: return "tuple";
+    default: return "?";
+  }
+}
+
+}  // namespace
+
+std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
+  size_t n = tensors.size();
+  std::vector<int> pattern(n);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    pattern[i] = int(i);
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
+    return pa != pb ? std::less<>()(pa, pb) : a < b;
+  });
+  auto range = [&](size_t i) {
+    const Tensor& t = *tensors[i];
+    int64_t extent = t.numel() == 0 ? 0 : 1;
+    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
+    return std::pair<int64_t, int64_t>{t.offset(), t.offset() + extent};
+  };
+  for (size_t k = 1; k < n; ++k) {
+    size_t j = order[k];
+    for (size_t q = k; q-- > 0 && tensors[order[q]]->storage() == tensors[j]->storage();) {
+      auto [a0, a1] = range(order[q]);
+      auto [b0, b1] = range(j);
+      if (a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0) pattern[j] = std::min(pattern[j], int(order[q]));
+    }
+  }
+  return pattern;
+}
+
+Prologue::Prologue(const TraceResult& r) {
+  for (const Value& in : r.trace.inputs)
+    names_[&in.symbolic()] = in.is(Type::Tensor) ? tensor_proxy(in).name : number_proxy(in).name;
+  compile_leaves(r);
+  for (const Guard& g : r.guards) {
+    int reg = compile_expr(g.expr);
+    constants_.push_back(g.expected);
+    code_.push_back({Op::Assert, uint8_t(g.by_truth), 0, reg, int32_t(constants_.size() - 1)});
+    if (!g.by_truth) line(fmt::format("assert {} == {}", render(g.expr), to_repr(g.expected)));
+    else line(fmt::format("assert {}{}", g.expected.raw_int() ? "" : "not ", render(g.expr)));
+  }
+  for (const ExternalGuard& g : r.externals) {
+    externals_.push_back(g);
+    code_.push_back({Op::External, 0, 0, int32_t(externals_.size() - 1), 0});
+    std::string what = g.expected.is_number() || g.expected.is(Type::Str) ? "== " + to_repr(g.expected)
+                       : g.expected.is(Type::List) ? fmt::format("is the same list of {} items", g.items.size())
+                                                   : "is the same " + type_name(g.expected);
+    line(fmt::format("check_name({})  # {}", g.name, what));
+  }
+  if (r.depends_on_overlap) {
+    std::vector<const Tensor*> ts;
+    std::vector<std::string> names;
+    for (const InputLeaf& l : r.leaves)
+      if (l.kind == InputLeaf::Tensor) {
+        ts.push_back(&l.value.as_tensor());
+        names.push_back(tensor_proxy(l.proxy).name);
+      }
+    overlap_ = overlap_pattern(ts);
+    code_.push_back({Op::Overlap, 0, 0, 0, 0});
+    std::vector<std::string> shared;
+    for (size_t i = 0; i < overlap_.size(); ++i)
+      if (overlap_[i] != int(i)) shared.push_back(fmt::format("{} overlaps {}", names[i], names[size_t(overlap_[i])]));
+    line(fmt::format("check_overlap({})  # {}", fmt::join(names, ", "),
+                     shared.empty() ? "no two overlap" : fmt::format("{}", fmt::join(shared, "; "))));
+  }
+  std::vector<std::string> params;
+  for (const InputLeaf& l : r.leaves)
+    if (l.parent < 0) params.push_back(l.name);
+  text_ = fmt::format("# Constructed by prologue ({} checks)\ndef prologue({}):\n{}", code_.size(),
+                      fmt::join(params, ", "), body_);
+}
+
+void Prologue::compile_leaves(const TraceResult& r) {
+  std::vector<int> reg_of(r.leaves.size());
+  for (size_t k = 0; k < r.leaves.size(); ++k) {
+    const InputLeaf& l = r.leaves[k];
+    int reg = refs_++;
+    reg_of[k] = reg;
+    if (l.parent < 0) code_.push_back({Op::Param, 0, reg, l.index, 0});
+    else code_.push_back({Op::Item, 0, reg, reg_of[size_t(l.parent)], l.index});
+    const std::string& name = l.name;
+    switch (l.kind) {
+      case InputLeaf::Sequence:
+        code_.push_back({Op::Sequence, uint8_t(l.value.type()), 0, reg, int32_t(l.value.items().size())});
+        line(fmt::format("check_{}({}, len={})", type_label(l.value.type()), name, l.value.items().size()));
+        break;
+      case InputLeaf::Tensor: {
+        const Tensor& t = l.value.as_tensor();
+        auto& p = tensor_proxy(l.proxy);
+        TensorMeta m{t.dtype(), t.device(), {}, t.is_contiguous()};
+        std::vector<std::string> sizes;
+        for (const Value& s : p.sizes) {
+          m.sizes.push_back(s.is_proxy() ? -1 : s.raw_int());
+          sizes.push_back(s.is_proxy() ? fmt::format("{}.shape[{}]", name, m.sizes.size() - 1) : std::to_string(s.raw_int()));
+        }
+        metas_.push_back(std::move(m));
+        tensor_ref_[&l.proxy.symbolic()] = reg;
+        code_.push_back({Op::Tensor, 0, 0, reg, int32_t(metas_.size() - 1)});
+        line(fmt::format("check_tensor({}, \"{} {}[{}]\"{})", name, t.device().str(), dtype_short(t.dtype()),
+                         fmt::join(sizes, ", "), t.is_contiguous() ? ", contiguous" : ", non-contiguous"));
+        break;
+      }
+      case InputLeaf::Number:
+        if (l.proxy.is_proxy()) {
+          code_.push_back({Op::Number, uint8_t(l.value.type()), 0, reg, 0});
+          int nreg = int(numbers_.size());
+          numbers_.emplace_back();
+          code_.push_back({Op::Load, 0, nreg, reg, 0});
+          number_reg_[&l.proxy.symbolic()] = nreg;
+          line(fmt::format("check_{}({})", type_label(l.value.type()), name));
+          break;
+        }
+        [[fallthrough]];
+      case InputLeaf::Constant:
+        constants_.push_back(l.value);
+        code_.push_back({Op::Constant, 0, 0, reg, int32_t(constants_.size() - 1)});
+        if (l.value.is_number() || l.value.is(Type::Str) || l.value.is_none())
+          line(fmt::format("check_{}({}, {})", l.value.is_none() ? "none" : type_name(l.value), name, to_repr(l.value)));
+        else
+          line(fmt::format("check_same({})  # the same {}", name, type_name(l.value)));
+        break;
+    }
+  }
+}
+
+int Prologue::compile_expr(const Value& v) {
+  if (!v.is_proxy()) {
+    numbers_.push_back(v);
+    return int(numbers_.size() - 1);
+  }
+  auto it = number_reg_.find(&v.symbolic());
+  if (it != number_reg_.end()) return it->second;
+  auto& n = number_proxy(v);
+  int reg;
+  switch (n.origin) {
+    case NumberProxy::Origin::Size: {
+      reg = int(numbers_.size());
+      numbers_.emplace_back();
+      code_.push_back({Op::Size, 0, reg, tensor_ref_.at(&n.tensor.symbolic()), int32_t(n.dim)});
+      break;
+    }
+    case NumberProxy::Origin::Op: {
+      int a = compile_expr(n.operands[0]);
+      int b = n.operands.size() > 1 ? compile_expr(n.operands[1]) : -1;
+      reg = int(numbers_.size());
+      numbers_.emplace_back();
+      code_.push_back({Op::Expr, uint8_t(n.op), reg, a, b});
+      break;
+    }
+    default: throw std::logic_error("prologue: a guard on a value computed from tensor data");
+  }
+  number_reg_[&v.symbolic()] = reg;
+  return reg;
+}
+
+std::string Prologue::render(const Value& v) const {
+  if (!v.is_proxy()) return to_repr(v);
+  if (auto it = names_.find(&v.symbolic()); it != names_.end()) return it->second;
+  auto& n = number_proxy(v);
+  if (n.origin == NumberProxy::Origin::Size) return fmt::format("{}.shape[{}]", render(n.tensor), n.dim);
+  if (n.origin == NumberProxy::Origin::Item) return fmt::format("{}.item()", render(n.tensor));
+  if (tensor_ref_.count(&v.symbolic())) return "?";
+  std::string a = render(n.operands[0]);
+  if (n.operands.size() == 1) {
+    if (n.op == NumberOp::neg || n.op == NumberOp::pos || n.op == NumberOp::invert)
+      return fmt::format("{}{}", number_op_python(n.op), a);
+    if (n.op == NumberOp::not_) return fmt::format("(not {})", a);
+    return fmt::format("{}({})", number_op_python(n.op), a);
+  }
+  std::string b = render(n.operands[1]);
+  if (n.op == NumberOp::min || n.op == NumberOp::max) return fmt::format("{}({}, {})", number_op_python(n.op), a, b);
+  return fmt::format("({} {} {})", a, number_op_python(n.op), b);
+}
+
+bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const {
+  std::vector<const Value*> refs(static_cast<size_t>(refs_));
+  std::vector<Value> num = numbers_;
+  inputs.clear();
+  try {
+    for (const Instr& i : code_) {
+      switch (i.op) {
+        case Op::Param:
+          if (size_t(i.a) >= params.size()) return false;
+          refs[size_t(i.dst)] = &params[size_t(i.a)];
+          break;
+        case Op::Item: refs[size_t(i.dst)] = &refs[size_t(i.a)]->items()[size_t(i.b)]; break;
+        case Op::Sequence: {
+          const Value& v = *refs[size_t(i.a)];
+          if (v.type() != Type(i.type) || v.items().size() != size_t(i.b)) return false;
+          break;
+        }
+        case Op::Tensor: {
+          const Value& v = *refs[size_t(i.a)];
+          if (!v.is(Type::Tensor)) return false;
+          const Tensor& t = v.as_tensor();
+          const TensorMeta& m = metas_[size_t(i.b)];
+          if (t.dtype() != m.dtype || !(t.device() == m.device) || size_t(t.dim()) != m.sizes.size()) return false;
+          for (size_t d = 0; d < m.sizes.size(); ++d)
+            if (m.sizes[d] >= 0 && t.sizes()[d] != m.sizes[d]) return false;
+          if (t.is_contiguous() != m.contiguous) return false;
+          inputs.push_back(v);
+          break;
+        }
+        case Op::Number: {
+          const Value& v = *refs[size_t(i.a)];
+          if (v.type() != Type(i.type)) return false;
+          inputs.push_back(v);
+          break;
+        }
+        case Op::Constant:
+          if (!same_constant(*refs[size_t(i.a)], constants_[size_t(i.b)])) return false;
+          break;
+        case Op::Size: num[size_t(i.dst)] = Value(refs[size_t(i.a)]->as_tensor().sizes()[size_t(i.b)]); break;
+        case Op::Load: num[size_t(i.dst)] = *refs[size_t(i.a)]; break;
+        case Op::Expr: {
+          Value ops[2] = {num[size_t(i.a)], i.b >= 0 ? num[size_t(i.b)] : Value()};
+          NumberOp op = NumberOp(i.type);
+          num[size_t(i.dst)] = eval_number_op(in, op, std::span<const Value>(ops, size_t(number_op_arity(op))));
+          break;
+        }
+        case Op::Assert: {
+          const Value& v = num[size_t(i.a)];
+          const Value& want = constants_[size_t(i.b)];
+          if (i.type ? in.truth(v) != want.raw_int() : !same_constant(v, want)) return false;
+          break;
+        }
+        case Op::External:
+          if (!same_binding(externals_[size_t(i.a)])) return false;
+          break;
+        case Op::Overlap: {
+          std::vector<const Tensor*> ts;
+          for (const Value& v : inputs)
+            if (v.is(Type::Tensor)) ts.push_back(&v.as_tensor());
+          if (overlap_pattern(ts) != overlap_) return false;
+          break;
+        }
+      }
+    }
+  } catch (const Error&) {
+    return false;  // a guard that cannot be evaluated on these inputs (e.g. n // 0) fails
+  }
+  return true;
+}
+
+}  // namespace thn

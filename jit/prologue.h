@@ -1,0 +1,63 @@
+#pragma once
+// The prologue: the checks a call must pass to reuse a computation trace,
+// compiled from what tracing recorded (input structure and metadata, guards,
+// names read from outside, memory overlap of tensor inputs) into a flat
+// program of instructions over two register files. It is never
+// re-interpreted from the trace: a check is a switch over a short array.
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/tracer.h"
+
+namespace thn {
+
+class Prologue {
+ public:
+  explicit Prologue(const TraceResult& r);
+  // True when every check passes; then `inputs` holds the computation's
+  // inputs (the argument values its input proxies stand for).
+  bool check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const;
+  // The checks as a printed trace.
+  const std::string& text() const { return text_; }
+  size_t size() const { return code_.size(); }
+
+ private:
+  enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap };
+  struct Instr {
+    Op op;
+    uint8_t type = 0;  // Sequence/Number: the Type; Expr: the NumberOp; Assert: by truth
+    int32_t dst = 0, a = 0, b = 0;
+  };
+  struct TensorMeta {
+    DType dtype;
+    Device device;
+    std::vector<int64_t> sizes;  // -1: symbolic (its guards are separate)
+    bool contiguous;
+  };
+
+  void compile_leaves(const TraceResult& r);
+  int compile_expr(const Value& v);
+  std::string render(const Value& v) const;
+  void line(const std::string& s) { body_ += "  " + s + "\n"; }
+
+  std::vector<Instr> code_;
+  int refs_ = 0;
+  std::vector<Value> numbers_;  // register file template: constants filled in
+  std::vector<TensorMeta> metas_;
+  std::vector<Value> constants_;
+  std::vector<ExternalGuard> externals_;
+  // Overlap: for each tensor input, the first tensor input it shares memory with (itself if none).
+  std::vector<int> tensor_refs_;
+  std::vector<int> overlap_;
+  std::unordered_map<const Symbolic*, int> number_reg_;  // a proxy's number register
+  std::unordered_map<const Symbolic*, int> tensor_ref_;  // an input tensor proxy's ref register
+  std::unordered_map<const Symbolic*, std::string> names_;
+  std::string text_, body_;
+};
+
+// The overlap pattern of tensors: for each, the index of the first earlier
+// tensor whose memory it overlaps, or its own index.
+std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors);
+
+}  // namespace thn

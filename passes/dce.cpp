@@ -1,0 +1,43 @@
+#include "passes/dce.h"
+
+#include <unordered_set>
+
+namespace thn {
+
+namespace {
+
+bool has_side_effect(const BoundSymbol& b) {
+  if (b.sym.inplace) return true;
+  if (b.sym.op) return b.sym.op->family == OpFamily::Random;  // draws numbers (or seeds)
+  return b.sym.prim == PrimId::setitem_ || b.sym.prim == PrimId::print;
+}
+
+}  // namespace
+
+Trace dce(const Trace& t) {
+  std::unordered_set<const Symbolic*> live;
+  auto use = [&](const Value& v) {
+    std::vector<Value> ps;
+    collect_proxies(v, ps);
+    for (const Value& p : ps) live.insert(&p.symbolic());
+  };
+  use(t.output);
+  std::vector<bool> keep(t.body.size(), false);
+  for (size_t i = t.body.size(); i-- > 0;) {
+    const BoundSymbol& b = t.body[i];
+    std::vector<Value> outs;
+    collect_proxies(b.out, outs);
+    bool needed = has_side_effect(b);
+    for (const Value& o : outs) needed |= live.count(&o.symbolic()) > 0;
+    if (!needed) continue;
+    keep[i] = true;
+    for (const Value& a : b.args) use(a);
+  }
+  Trace out = t;
+  out.body.clear();
+  for (size_t i = 0; i < t.body.size(); ++i)
+    if (keep[i]) out.body.push_back(t.body[i]);
+  return out;
+}
+
+}  // namespace thn

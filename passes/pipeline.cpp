@@ -1,0 +1,50 @@
+#include "passes/pipeline.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include "passes/dce.h"
+
+namespace thn {
+
+namespace {
+
+using Pass = Trace (*)(const Trace&);
+struct NamedPass {
+  const char* name;
+  Pass run;
+};
+
+// The order matters: later issues add functionalize before dce and
+// alias analysis, fusion and the buffer plan after it.
+const NamedPass kPasses[] = {{"dce", dce}};
+
+}  // namespace
+
+const std::vector<std::string>& pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v{"tracing"};
+    for (const NamedPass& p : kPasses) v.push_back(p.name);
+    return v;
+  }();
+  return names;
+}
+
+Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>& records) {
+  auto keep = [&](const std::string& name, const Trace& tr) {
+    records.push_back({name, print_trace(tr), tr.ms});
+    if (opts.print_after == name || opts.print_after == "all")
+      std::fprintf(stderr, "# after %s\n%s\n", name.c_str(), records.back().printed.c_str());
+  };
+  keep("tracing", t);
+  for (const NamedPass& p : kPasses) {
+    auto start = std::chrono::steady_clock::now();
+    t = p.run(t);
+    t.constructed_by = p.name;
+    t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    keep(p.name, t);
+  }
+  return t;
+}
+
+}  // namespace thn

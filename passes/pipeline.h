@@ -1,0 +1,28 @@
+#pragma once
+// The pass pipeline: Trace -> Trace, one pass per file, run in order; the
+// trace after each pass is kept for last_traces() and --print-after.
+#include <string>
+#include <vector>
+
+#include "ir/trace.h"
+
+namespace thn {
+
+struct PipelineOptions {
+  std::string print_after;  // a pass name: print the trace after it (stderr); "all": after every pass
+};
+
+struct PassRecord {
+  std::string pass;
+  std::string printed;  // the trace after the pass
+  double ms = 0;
+};
+
+// The names of the passes, in order ("tracing" is the trace as recorded).
+const std::vector<std::string>& pass_names();
+
+// Runs every pass on t; returns the final trace, and in `records` the
+// printed trace after tracing and after each pass.
+Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>& records);
+
+}  // namespace thn
