@@ -19,6 +19,8 @@ bool NumberProxy::depends_on_data() const { return constraint == Constraint::Dyn
 
 void TensorProxy::concrete_use() const {
   if (tracer) tracer->data_dependent("the data of a tensor is not known while tracing");
+  fail(ErrorKind::RuntimeError,
+       "jit: a tensor computed while tracing was stored outside the jitted function; return it instead");
 }
 
 // ---- tracer ----

@@ -102,14 +102,14 @@ Prologue::Prologue(const TraceResult& r) {
                                                    : "is the same " + type_name(g.expected);
     line(fmt::format("check_name({})  # {}", g.name, what));
   }
-  if (r.depends_on_overlap) {
-    std::vector<const Tensor*> ts;
-    std::vector<std::string> names;
-    for (const InputLeaf& l : r.leaves)
-      if (l.kind == InputLeaf::Tensor) {
-        ts.push_back(&l.value.as_tensor());
-        names.push_back(tensor_proxy(l.proxy).name);
-      }
+  std::vector<const Tensor*> ts;
+  std::vector<std::string> names;
+  for (const InputLeaf& l : r.leaves)
+    if (l.kind == InputLeaf::Tensor) {
+      ts.push_back(&l.value.as_tensor());
+      names.push_back(tensor_proxy(l.proxy).name);
+    }
+  if (r.depends_on_overlap && ts.size() > 1) {
     overlap_ = overlap_pattern(ts);
     code_.push_back({Op::Overlap, 0, 0, 0, 0});
     std::vector<std::string> shared;

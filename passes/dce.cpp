@@ -16,10 +16,17 @@ bool has_side_effect(const BoundSymbol& b) {
 
 Trace dce(const Trace& t) {
   std::unordered_set<const Symbolic*> live;
+  // A live tensor keeps its symbolic sizes live: the shape arithmetic stays
+  // visible in the trace (and its type comments name defined values).
   auto use = [&](const Value& v) {
     std::vector<Value> ps;
     collect_proxies(v, ps);
-    for (const Value& p : ps) live.insert(&p.symbolic());
+    for (const Value& p : ps) {
+      live.insert(&p.symbolic());
+      if (p.is(Type::Tensor))
+        for (const Value& s : tensor_proxy(p).sizes)
+          if (s.is_proxy()) live.insert(&s.symbolic());
+    }
   };
   use(t.output);
   std::vector<bool> keep(t.body.size(), false);
@@ -32,6 +39,7 @@ Trace dce(const Trace& t) {
     if (!needed) continue;
     keep[i] = true;
     for (const Value& a : b.args) use(a);
+    for (const Value& o : outs) use(o);
   }
   Trace out = t;
   out.body.clear();

@@ -241,11 +241,11 @@ def main(argv=None):
                         help="skip list (default: tests/lang/skip.txt)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=120, help="seconds per test")
-    parser.add_argument("files", nargs="*", help="tests to run (default: all of tests/lang)")
+    parser.add_argument("files", nargs="*", help="tests or folders of tests to run (default: all of tests/lang)")
     args = parser.parse_args(argv)
     if not os.access(args.thn, os.X_OK) or os.path.isdir(args.thn):
         parser.error(f"--thn {args.thn}: not an executable file")
-    files = [Path(f) for f in args.files] or discover()
+    files = [f for p in map(Path, args.files) for f in (discover(p) if p.is_dir() else [p])] or discover()
     command = [args.thn] + args.thn_arg
     return 1 if run_corpus(command, files, read_skip_list(args.skip), args.jobs, args.timeout) else 0
 
