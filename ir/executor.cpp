@@ -12,6 +12,7 @@ TraceExecutor::TraceExecutor(const Trace& t) {
     s.sym = b.sym;
     for (const Value& a : b.args) s.args.push_back(ref(a));
     s.out = ref(b.out);
+    s.loc = b.loc;
     steps_.push_back(std::move(s));
   }
   output_ = ref(t.output);
@@ -112,7 +113,14 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
   for (const Step& s : steps_) {
     args.clear();
     for (const Ref& a : s.args) args.push_back(resolve(a, slots));
-    assign(s.out, run_step(in, s, args), slots);
+    try {
+      assign(s.out, run_step(in, s, args), slots);
+    } catch (const Error& e) {
+      // Data the guards cannot see (an index out of range, say): report it
+      // where the traced program performed the op.
+      if (!s.loc.source || dynamic_cast<const LocatedError*>(&e)) throw;
+      throw TracedError(e.kind(), e.what(), s.loc);
+    }
   }
   return resolve(output_, slots);
 }

@@ -29,6 +29,7 @@ class TraceExecutor {
     Symbol sym;
     std::vector<Ref> args;
     Ref out;
+    Loc loc;  // the statement that recorded it, for errors raised while running
   };
 
   Ref ref(const Value& v);
