@@ -195,24 +195,43 @@ BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
   return trace_.body.back();
 }
 
+namespace {
+
+// v with f applied to the items of a list, tuple, torch.Size or slice (the
+// same kind of container, or v itself when no item changed); v otherwise.
+template <class F> Value map_items(const Value& v, F f) {
+  if (!v.is_sequence() && !v.is(Type::Slice)) return v;
+  std::vector<Value> in;
+  if (v.is(Type::Slice)) {
+    auto& s = v.obj<SliceObj>();
+    in = {s.start, s.stop, s.step};
+  } else {
+    in = v.items();
+  }
+  std::vector<Value> out;
+  bool changed = false;
+  for (const Value& x : in) {
+    out.push_back(f(x));
+    changed |= out.back().object() != x.object() || out.back().is_proxy() != x.is_proxy();
+  }
+  if (!changed) return v;
+  if (v.is(Type::Slice)) {
+    auto s = std::make_shared<SliceObj>();
+    s->start = out[0];
+    s->stop = out[1];
+    s->step = out[2];
+    return Value(Type::Slice, s);
+  }
+  if (v.is(Type::List)) return Value::list(std::move(out));
+  return v.is_size() ? Value::size(std::move(out)) : Value::tuple(std::move(out));
+}
+
+}  // namespace
+
 Value Tracer::shadow(const Value& v) {
   if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();
   if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).shadow);
-  if (v.is_sequence()) {
-    std::vector<Value> items;
-    for (const Value& x : v.items()) items.push_back(shadow(x));
-    if (v.is(Type::List)) return Value::list(std::move(items));
-    return v.is_size() ? Value::size(std::move(items)) : Value::tuple(std::move(items));
-  }
-  if (v.is(Type::Slice)) {
-    auto s = std::make_shared<SliceObj>();
-    auto& o = v.obj<SliceObj>();
-    s->start = shadow(o.start);
-    s->stop = shadow(o.stop);
-    s->step = shadow(o.step);
-    return Value(Type::Slice, s);
-  }
-  return v;
+  return map_items(v, [this](const Value& x) { return shadow(x); });
 }
 
 Value Tracer::traced(const Value& v) {
@@ -229,26 +248,7 @@ Value Tracer::traced(const Value& v) {
     }
     return it->second;
   }
-  if (v.is_sequence()) {
-    std::vector<Value> items;
-    bool changed = false;
-    for (const Value& x : v.items()) {
-      items.push_back(traced(x));
-      changed |= items.back().object() != x.object() || items.back().is_proxy() != x.is_proxy();
-    }
-    if (!changed) return v;
-    if (v.is(Type::List)) return Value::list(std::move(items));
-    return v.is_size() ? Value::size(std::move(items)) : Value::tuple(std::move(items));
-  }
-  if (v.is(Type::Slice)) {
-    auto& o = v.obj<SliceObj>();
-    auto s = std::make_shared<SliceObj>();
-    s->start = traced(o.start);
-    s->stop = traced(o.stop);
-    s->step = traced(o.step);
-    return Value(Type::Slice, s);
-  }
-  return v;
+  return map_items(v, [this](const Value& x) { return traced(x); });
 }
 
 void Tracer::make_static_all(const Value& v) {
@@ -407,16 +407,10 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
 }
 
 Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
-  static const std::string_view kAttributes[] = {"shape",  "dtype", "device", "ndim",          "dim",  "size",
-                                                 "numel",  "item",  "tolist", "is_contiguous", "stride",
-                                                 "storage_offset"};
-  if (op.family == OpFamily::Attribute) {
+  // Introspection (x.shape, x.item(), ...); T and mT are views, recorded below.
+  if (op.family == OpFamily::Attribute && op.schema.returns != "Tensor") {
     const Value* t = self ? self : args.empty() ? nullptr : &args[0];
-    for (std::string_view a : kAttributes)
-      if (op.name == a && t && t->is(Type::Tensor)) {
-        Value target = traced(*t);
-        return attribute(op, target, self ? args : args.subspan(1), kw);
-      }
+    if (t && t->is(Type::Tensor)) return attribute(op, traced(*t), self ? args : args.subspan(1), kw);
   }
   if (data_dependent_shape(op)) data_dependent(fmt::format("{}() has a shape that depends on tensor data", op.name));
 

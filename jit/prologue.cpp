@@ -214,7 +214,6 @@ std::string Prologue::render(const Value& v) const {
   auto& n = number_proxy(v);
   if (n.origin == NumberProxy::Origin::Size) return fmt::format("{}.shape[{}]", render(n.tensor), n.dim);
   if (n.origin == NumberProxy::Origin::Item) return fmt::format("{}.item()", render(n.tensor));
-  if (tensor_ref_.count(&v.symbolic())) return "?";
   std::string a = render(n.operands[0]);
   if (n.operands.size() == 1) {
     if (n.op == NumberOp::neg || n.op == NumberOp::pos || n.op == NumberOp::invert)

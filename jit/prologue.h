@@ -20,7 +20,6 @@ class Prologue {
   bool check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const;
   // The checks as a printed trace.
   const std::string& text() const { return text_; }
-  size_t size() const { return code_.size(); }
 
  private:
   enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap };
@@ -47,9 +46,7 @@ class Prologue {
   std::vector<TensorMeta> metas_;
   std::vector<Value> constants_;
   std::vector<ExternalGuard> externals_;
-  // Overlap: for each tensor input, the first tensor input it shares memory with (itself if none).
-  std::vector<int> tensor_refs_;
-  std::vector<int> overlap_;
+  std::vector<int> overlap_;  // the tensor inputs' overlap_pattern() when traced
   std::unordered_map<const Symbolic*, int> number_reg_;  // a proxy's number register
   std::unordered_map<const Symbolic*, int> tensor_ref_;  // an input tensor proxy's ref register
   std::unordered_map<const Symbolic*, std::string> names_;
