@@ -1,5 +1,6 @@
 #include "ir/executor.h"
 
+#include "runtime/elementwise.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -91,6 +92,19 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       return from_ivalue(IValue(t.item()));
     }
     case PrimId::wrap_number: return eager_.wrap_number(args[0]);
+    case PrimId::convert_element_type: return Value::tensor(to_dtype(args[0].as_tensor(), args[1].as_dtype()));
+    case PrimId::slice: {
+      const Tensor& t = args[0].as_tensor();
+      Dims sizes = t.sizes(), strides = t.strides();
+      int64_t offset = t.offset();
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        int64_t start = args[1].items()[d].as_int(), end = args[2].items()[d].as_int(), step = args[3].items()[d].as_int();
+        offset += start * strides[d];
+        sizes[d] = std::max<int64_t>(0, (end - start + step - 1) / step);
+        strides[d] *= step;
+      }
+      return Value::tensor(t.as_strided(sizes, strides, offset));
+    }
     case PrimId::getitem: return eager_.getitem(args[0], std::span<const Value>(args).subspan(1));
     case PrimId::setitem_:
       eager_.setitem(args[0], std::span<const Value>(args).subspan(1, args.size() - 2), args.back());

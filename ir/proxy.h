@@ -43,15 +43,20 @@ struct NumberProxy : Symbolic {
 };
 
 struct TensorProxy : Symbolic {
-  Tensor shadow;             // this call's value, computed on a private copy of the inputs
+  // This call's value, computed on a private copy of the inputs. Undefined
+  // for the values of decompositions (ir/decompose.h): only their metadata
+  // is known.
+  Tensor shadow;
+  DType dtype_ = DType::Float32;
+  Device device_;
   std::vector<Value> sizes;  // ints, or Int NumberProxies under shapes="symbolic"
   std::string name;          // inputs and captured tensors: their name
   int id = 0;
   Tracer* tracer = nullptr;
 
   void concrete_use() const override;  // tensor data inside a trace: an error
-  DType dtype() const { return shadow.dtype(); }
-  Device device() const { return shadow.device(); }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
 };
 
 inline NumberProxy& number_proxy(const Value& v) {

@@ -6,17 +6,34 @@
 
 namespace thn {
 
+bool is_prim_op(const OpDef& op) {
+  static const std::vector<bool> table = [] {
+    std::vector<bool> t(all_ops().size(), false);
+    for (const OpDef& o : all_ops()) t[size_t(o.id)] = o.family == OpFamily::Unary || o.family == OpFamily::Binary;
+#define THN_X(name) t[size_t(OpId::name)] = true;
+    THN_PRIM_OPS(THN_X)
+#undef THN_X
+    return t;
+  }();
+  return table[size_t(op.id)];
+}
+
+Symbol Symbol::prim_op(const OpDef& op) {
+  if (!is_prim_op(op)) throw std::logic_error("ltorch." + std::string(op.name) + " is not a prim");
+  return {&op, {}, false, true};
+}
+
 std::string Symbol::name() const {
-  if (op) return fmt::format("ltorch.{}{}", op->name, inplace ? "_" : "");
+  if (op) return fmt::format("{}.{}{}", is_prim ? "prims" : "ltorch", op->name, inplace ? "_" : "");
   static const char* names[] = {
-#define THN_X(name, py, n) #name,
+#define THN_X(name, py, n) "prims." #name,
       THN_NUMBER_OPS(THN_X)
 #undef THN_X
-#define THN_X(name) #name,
+#define THN_X(name, ns) #ns "." #name,
       THN_TENSOR_PRIMS(THN_X)
 #undef THN_X
   };
-  return fmt::format("prims.{}", names[int(prim)]);
+  return names[int(prim)];
 }
 
 void collect_proxies(const Value& v, std::vector<Value>& out) {
@@ -135,7 +152,8 @@ class Printer {
       types.push_back(fmt::format("{}: {}", names.back(), type_of(v)));
     }
     std::string lhs = names.empty() ? "" : fmt::format("{} = ", fmt::join(names, ", "));
-    std::string comment = types.empty() ? "" : fmt::format("  # {}", fmt::join(types, ", "));
+    // Decompositions are comments: their values get names but no type comments.
+    std::string comment = types.empty() || depth > 1 ? "" : fmt::format("  # {}", fmt::join(types, ", "));
     out += fmt::format("{}{}{}{}({}){}\n", indent, prefix, lhs, b.sym.name(), render_args(b), comment);
     for (const BoundSymbol& sub : b.subsymbols) line(sub, depth + 1, out);
   }

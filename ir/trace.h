@@ -12,32 +12,53 @@
 
 namespace thn {
 
-// X(name): tensor-level prims.
+// X(name, namespace): the symbols that are not rows of the op table.
 //   shape        i0, i1 = prims.shape(t): the sizes of an input (symbolic shapes)
 //   item         a tensor's single element as a Python number (dynamic)
 //   wrap_number  a Python number as a 0-dim wrapped tensor (`2 - t`)
-//   getitem      t[index...]: basic indexing views, advanced indexing copies
-//   setitem_     t[index...] = v, in place
-//   print        print(args..., sep, end)
-#define THN_TENSOR_PRIMS(X) X(shape) X(item) X(wrap_number) X(getitem) X(setitem_) X(print)
+//   convert_element_type(t, dtype): t in another dtype
+//   slice        slice(t, starts, ends, steps): a strided view, one range per dim
+//   getitem      ltorch.getitem(t, index...): indexing (basic: a view; advanced: a gather)
+//   setitem_     ltorch.setitem_(t, index..., v): t[index...] = v
+//   print        ltorch.print(args..., sep, end)
+#define THN_TENSOR_PRIMS(X)                                                                      \
+  X(shape, prims) X(item, prims) X(wrap_number, prims) X(convert_element_type, prims) X(slice, prims) \
+  X(getitem, ltorch) X(setitem_, ltorch) X(print, ltorch)
+
+// Rows of the op table that are also prims: their eager kernel is the prim's
+// meaning, under the prim contract (operands already converted to one
+// computation dtype and broadcast to one shape, dims normalised, defaults
+// explicit). Every Unary and Binary op is one; so are these.
+#define THN_PRIM_OPS(X)                                                                              \
+  X(where) X(clamp) X(lerp) X(masked_fill) X(copy_) X(full) X(empty) X(arange) X(linspace) X(eye)     \
+  X(tensor) X(manual_seed) X(rand) X(randn) X(randint) X(to) X(sum) X(prod) X(amax) X(amin) X(argmax) \
+  X(argmin) X(var) X(std) X(all) X(any) X(cumsum) X(reshape) X(permute) X(unsqueeze) X(squeeze)      \
+  X(expand) X(diagonal) X(clone) X(contiguous) X(cat) X(index_select) X(gather) X(index_copy)       \
+  X(index_add) X(tril) X(triu) X(flip) X(roll) X(repeat) X(matmul) X(linear)
 
 enum class PrimId : uint8_t {
 #define THN_X(name, py, n) name,
   THN_NUMBER_OPS(THN_X)
 #undef THN_X
-#define THN_X(name) name,
+#define THN_X(name, ns) name,
   THN_TENSOR_PRIMS(THN_X)
 #undef THN_X
 };
 
+bool is_prim_op(const OpDef& op);
+
 struct Symbol {
-  const OpDef* op = nullptr;  // a language op, or null for a prim
+  const OpDef* op = nullptr;  // an op of the op table, or null for the PrimIds
   PrimId prim{};
   bool inplace = false;
-  static Symbol of(const OpDef& op, bool inplace) { return {&op, {}, inplace}; }
-  static Symbol of(PrimId p) { return {nullptr, p, false}; }
-  static Symbol of(NumberOp op) { return {nullptr, PrimId(int(op)), false}; }
+  bool is_prim = false;  // op is used as a prim (is_prim_op)
+  static Symbol of(const OpDef& op, bool inplace) { return {&op, {}, inplace, false}; }
+  static Symbol of(PrimId p) { return {nullptr, p, false, false}; }
+  static Symbol of(NumberOp op) { return {nullptr, PrimId(int(op)), false, false}; }
+  static Symbol prim_op(const OpDef& op);  // logic_error unless is_prim_op(op)
   bool is_number_op() const { return !op && prim <= PrimId(int(NumberOp::to_bool)); }
+  // A prim writes into its first operand (prims.copy_).
+  bool mutates() const { return inplace || (op && op->name.ends_with('_')) || (!op && prim == PrimId::setitem_); }
   std::string name() const;  // "ltorch.add_", "prims.mul"
 };
 
@@ -48,7 +69,9 @@ struct BoundSymbol {
   // lists/tuples as the op takes them.
   std::vector<Value> args;
   Value out;  // what it defines: a proxy, a list/tuple of proxies, or None
-  std::vector<BoundSymbol> subsymbols;  // its decomposition, when it has one
+  // Its decomposition into prims (ir/decompose.h); empty for prims and for
+  // ops that have none (ops that return an alias of their input, say).
+  std::vector<BoundSymbol> subsymbols;
   Loc loc;
 };
 
@@ -70,6 +93,35 @@ struct Trace {
 // Proxies are renumbered in order of definition (t0, t1, ...; i0, f0, b0 for
 // numbers), so printed traces are stable across runs.
 std::string print_trace(const Trace& t);
+
+// v with f applied to the items of a list, tuple, torch.Size or slice (the
+// same kind of container, or v itself when no item changed); v otherwise.
+template <class F> Value map_items(const Value& v, F f) {
+  if (!v.is_sequence() && !v.is(Type::Slice)) return v;
+  std::vector<Value> in;
+  if (v.is(Type::Slice)) {
+    auto& s = v.obj<SliceObj>();
+    in = {s.start, s.stop, s.step};
+  } else {
+    in = v.items();
+  }
+  std::vector<Value> out;
+  bool changed = false;
+  for (const Value& x : in) {
+    out.push_back(f(x));
+    changed |= out.back().object() != x.object() || out.back().is_proxy() != x.is_proxy();
+  }
+  if (!changed) return v;
+  if (v.is(Type::Slice)) {
+    auto s = std::make_shared<SliceObj>();
+    s->start = out[0];
+    s->stop = out[1];
+    s->step = out[2];
+    return Value(Type::Slice, s);
+  }
+  if (v.is(Type::List)) return Value::list(std::move(out));
+  return v.is_size() ? Value::size(std::move(out)) : Value::tuple(std::move(out));
+}
 
 // The proxies a value holds, in order (through lists and tuples).
 void collect_proxies(const Value& v, std::vector<Value>& out);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "ir/decompose.h"
 #include "ir/shape_rules.h"
 #include "runtime/error.h"
 #include "runtime/random.h"
@@ -53,6 +54,8 @@ Value Tracer::new_tensor(Tensor shadow, const std::string& name) {
   p->tracer = this;
   p->name = name;
   for (int64_t s : shadow.sizes()) p->sizes.push_back(Value(s));
+  p->dtype_ = shadow.dtype();
+  p->device_ = shadow.device();
   p->shadow = std::move(shadow);
   tensors_.push_back(p);
   return Value::proxy(Value(Type::Tensor, nullptr), p);
@@ -191,42 +194,11 @@ BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
   b.args = std::move(args);
   b.out = std::move(out);
   if (const Frame* f = in_.current_frame(); f && f->loc) b.loc = *f->loc;
+  decompose(*this, b);
   trace_.body.push_back(std::move(b));
   return trace_.body.back();
 }
 
-namespace {
-
-// v with f applied to the items of a list, tuple, torch.Size or slice (the
-// same kind of container, or v itself when no item changed); v otherwise.
-template <class F> Value map_items(const Value& v, F f) {
-  if (!v.is_sequence() && !v.is(Type::Slice)) return v;
-  std::vector<Value> in;
-  if (v.is(Type::Slice)) {
-    auto& s = v.obj<SliceObj>();
-    in = {s.start, s.stop, s.step};
-  } else {
-    in = v.items();
-  }
-  std::vector<Value> out;
-  bool changed = false;
-  for (const Value& x : in) {
-    out.push_back(f(x));
-    changed |= out.back().object() != x.object() || out.back().is_proxy() != x.is_proxy();
-  }
-  if (!changed) return v;
-  if (v.is(Type::Slice)) {
-    auto s = std::make_shared<SliceObj>();
-    s->start = out[0];
-    s->stop = out[1];
-    s->step = out[2];
-    return Value(Type::Slice, s);
-  }
-  if (v.is(Type::List)) return Value::list(std::move(out));
-  return v.is_size() ? Value::size(std::move(out)) : Value::tuple(std::move(out));
-}
-
-}  // namespace
 
 Value Tracer::shadow(const Value& v) {
   if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();

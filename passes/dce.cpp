@@ -7,9 +7,9 @@ namespace thn {
 namespace {
 
 bool has_side_effect(const BoundSymbol& b) {
-  if (b.sym.inplace) return true;
+  if (b.sym.mutates()) return true;
   if (b.sym.op) return b.sym.op->family == OpFamily::Random;  // draws numbers (or seeds)
-  return b.sym.prim == PrimId::setitem_ || b.sym.prim == PrimId::print;
+  return b.sym.prim == PrimId::print;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "passes/dce.h"
+#include "passes/lower_to_prims.h"
 
 namespace thn {
 
@@ -15,9 +16,10 @@ struct NamedPass {
   Pass run;
 };
 
-// The order matters: later issues add functionalize before dce and
-// alias analysis, fusion and the buffer plan after it.
-const NamedPass kPasses[] = {{"dce", dce}};
+// The order matters: every later pass reads prims, so lowering comes first;
+// functionalize follows it (it turns prims.copy_ into values), then dce;
+// alias analysis, fusion and the buffer plan come after.
+const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"dce", dce}};
 
 }  // namespace
 

@@ -1,0 +1,733 @@
+#include "ir/decompose.h"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/tracer.h"
+#include "runtime/elementwise.h"
+
+namespace thn {
+
+namespace {
+
+using Sizes = std::vector<Value>;
+
+struct Meta {
+  DType dtype;
+  Device device;
+  Sizes sizes;
+};
+
+Meta meta(const Value& t) {
+  const auto& p = tensor_proxy(t);
+  return {p.dtype(), p.device(), p.sizes};
+}
+
+// Float16 and bfloat16 are computed in float32, as PyTorch's CPU kernels do.
+DType compute_dtype(DType d) { return d == DType::Float16 || d == DType::BFloat16 ? DType::Float32 : d; }
+
+int64_t iv(const Value& v) { return v.raw_int(); }
+
+// Sizes agree for broadcasting: a static 1 against anything else differs;
+// otherwise the values (symbolic sizes are guarded equal when they broadcast).
+bool same_sizes(const Sizes& a, const Sizes& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    bool one_a = !a[i].is_proxy() && iv(a[i]) == 1, one_b = !b[i].is_proxy() && iv(b[i]) == 1;
+    if (one_a != one_b || iv(a[i]) != iv(b[i])) return false;
+  }
+  return true;
+}
+
+Scalar scalar_of(const Value& v) {
+  if (v.is(Type::Float)) return Scalar(v.raw_float());
+  if (v.is(Type::Bool)) return Scalar(v.raw_int() != 0);
+  return Scalar(v.raw_int());
+}
+
+// torch.result_type over the operands (tensor proxies and numbers; None skipped).
+DType promoted(std::span<const Value> operands) {
+  std::vector<Tensor> ts;
+  for (const Value& v : operands) {
+    if (is_tensor_proxy(v)) ts.push_back(tensor_proxy(v).shadow);
+    else if (v.is_number()) ts.push_back(wrap_scalar(scalar_of(v)));
+  }
+  DType d = ts.empty() ? kDefaultFloat : ts[0].dtype();
+  switch (ts.size()) {
+    case 1: d = result_type({ts[0]}); break;
+    case 2: d = result_type({ts[0], ts[1]}); break;
+    case 3: d = result_type({ts[0], ts[1], ts[2]}); break;
+    default: break;
+  }
+  return d;
+}
+DType promoted(std::initializer_list<Value> operands) { return promoted(std::span(operands.begin(), operands.size())); }
+
+bool is_predicate(OpId id) {
+  switch (id) {
+    case OpId::eq: case OpId::ne: case OpId::lt: case OpId::le: case OpId::gt: case OpId::ge:
+    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor:
+    case OpId::isnan: case OpId::isinf: case OpId::logical_not: return true;
+    default: return false;
+  }
+}
+
+class Decomposer {
+ public:
+  Decomposer(Tracer& tr, BoundSymbol& b) : tr_(tr), b_(b) {}
+
+  void run() {
+    std::optional<Value> r;
+    if (b_.sym.op) r = op_decomposition();
+    else if (b_.sym.prim == PrimId::getitem) r = getitem();
+    else if (b_.sym.prim == PrimId::setitem_) r = setitem();
+    if (r) finish(*r);
+  }
+
+ private:
+  // ---- building prims ----
+
+  Value fresh(const Meta& m) {
+    auto p = std::make_shared<TensorProxy>();
+    p->dtype_ = m.dtype;
+    p->device_ = m.device;
+    p->sizes = m.sizes;
+    return Value::proxy(Value(Type::Tensor, nullptr), p);
+  }
+
+  Value emit(Symbol sym, std::vector<Value> args, Value out) {
+    BoundSymbol s;
+    s.sym = sym;
+    s.args = std::move(args);
+    s.out = out;
+    s.loc = b_.loc;
+    subs_.push_back(std::move(s));
+    if (out.is_proxy()) defined_.insert(&out.symbolic());
+    return out;
+  }
+
+  // An op-table prim; missing trailing arguments take the schema's defaults.
+  Value prim(OpId id, std::vector<Value> args, std::optional<Meta> m) {
+    const OpDef& d = op_def(id);
+    const auto& ps = d.schema.params;
+    while (args.size() < ps.size()) args.push_back(from_ivalue(ps[args.size()].default_value));
+    return emit(Symbol::prim_op(d), std::move(args), m ? fresh(*m) : Value());
+  }
+
+  Value convert(const Value& t, DType d) {
+    if (!is_tensor_proxy(t) || tensor_proxy(t).dtype() == d) return t;
+    Meta m = meta(t);
+    m.dtype = d;
+    return emit(Symbol::of(PrimId::convert_element_type), {t, Value(d)}, fresh(m));
+  }
+
+  Value expand(const Value& t, const Sizes& to) {
+    if (!is_tensor_proxy(t) || same_sizes(tensor_proxy(t).sizes, to)) return t;
+    Meta m = meta(t);
+    m.sizes = to;
+    return prim(OpId::expand, {t, Value::tuple(to)}, m);
+  }
+
+  // Integer arithmetic on sizes: folded when static, else a number prim.
+  Value num(NumberOp op, const Value& a, const Value& b) {
+    auto is = [](const Value& v, int64_t k) { return !v.is_proxy() && iv(v) == k; };
+    if ((op == NumberOp::add && is(a, 0)) || (op == NumberOp::mul && is(a, 1))) return b;
+    if ((op != NumberOp::mul && is(b, 0)) || (op == NumberOp::mul && is(b, 1))) return a;
+    if (!a.is_proxy() && !b.is_proxy()) {
+      int64_t x = iv(a), y = iv(b);
+      return Value(op == NumberOp::add ? x + y : op == NumberOp::sub ? x - y : x * y);
+    }
+    Value v = tr_.number_node(op, {a, b});
+    return emit(Symbol::of(op), {a, b}, v);
+  }
+
+  // One elementwise prim: tensor operands converted to the computation dtype
+  // and broadcast to `sizes` (numbers stay numbers); the result converted to
+  // `out` (bool for predicates). Intermediates of a composite op pass
+  // compute_dtype(out) as `out`, so they are not rounded in between.
+  Value elementwise(OpId id, std::vector<Value> operands, std::vector<Value> extra, DType out, const Sizes& sizes) {
+    DType cd = compute_dtype(is_predicate(id) ? promoted(operands) : out);
+    std::vector<Value> args;
+    for (const Value& x : operands) args.push_back(expand(convert(x, cd), sizes));
+    args.insert(args.end(), extra.begin(), extra.end());
+    Meta m{is_predicate(id) ? DType::Bool : cd, device(), sizes};
+    return convert(prim(id, std::move(args), m), out);
+  }
+
+  Device device() const {
+    std::vector<Value> ps;
+    for (const Value& a : b_.args) collect_proxies(a, ps);
+    collect_proxies(b_.out, ps);
+    for (const Value& p : ps)
+      if (p.is(Type::Tensor)) return tensor_proxy(p).device();
+    return kCPU;
+  }
+
+  // prims.copy_(dst, src) writes src into dst (a tensor or a view of one)
+  // and defines dst's new value, as PyTorch's copy_ returns self.
+  Value write(const Value& dst, const Value& src) { return prim(OpId::copy_, {dst, src}, meta(dst)); }
+
+  // t[start:end] along dim, `len` elements.
+  Value slice(const Value& t, int64_t dim, const Value& start, const Value& end, const Value& len) {
+    Meta m = meta(t);
+    Sizes starts(m.sizes.size(), Value(int64_t(0))), ends = m.sizes, steps(m.sizes.size(), Value(int64_t(1)));
+    starts[size_t(dim)] = start;
+    ends[size_t(dim)] = end;
+    m.sizes[size_t(dim)] = len;
+    return emit(Symbol::of(PrimId::slice), {t, Value::list(starts), Value::list(ends), Value::list(steps)}, fresh(m));
+  }
+
+  Value squeeze(const Value& t, int64_t dim) {
+    Meta m = meta(t);
+    m.sizes.erase(m.sizes.begin() + dim);
+    return prim(OpId::squeeze, {t, Value(dim)}, m);
+  }
+
+  Value unsqueeze(const Value& t, int64_t dim) {
+    Meta m = meta(t);
+    m.sizes.insert(m.sizes.begin() + dim, Value(int64_t(1)));
+    return prim(OpId::unsqueeze, {t, Value(dim)}, m);
+  }
+
+  Value permute(const Value& t, const std::vector<int64_t>& perm) {
+    Meta m = meta(t);
+    Sizes in = m.sizes;
+    std::vector<Value> dims;
+    for (size_t i = 0; i < perm.size(); ++i) {
+      m.sizes[i] = in[size_t(perm[i])];
+      dims.push_back(Value(perm[i]));
+    }
+    return prim(OpId::permute, {t, Value::tuple(dims)}, m);
+  }
+
+  // ---- the op's arguments ----
+
+  const Value& arg(std::string_view name) const {
+    const auto& ps = b_.sym.op->schema.params;
+    for (size_t i = 0; i < ps.size(); ++i)
+      if (ps[i].name == name) return b_.args[i];
+    throw std::logic_error("decompose: no parameter " + std::string(name));
+  }
+  const Value& self() const { return b_.args[size_t(std::max(b_.sym.op->schema.self_index, 0))]; }
+  int64_t rank(const Value& t) const { return int64_t(tensor_proxy(t).sizes.size()); }
+  static int64_t wrap(int64_t d, int64_t n) { return wrap_dim(d, std::max<int64_t>(n, 1)); }
+
+  // Reduction dims: None, [] (both: every dim), an int or a list of ints.
+  std::vector<int64_t> dims_of(const Value& v, const Value& t) const {
+    std::vector<int64_t> dims;
+    int64_t n = rank(t);
+    if (v.is_int_like()) dims.push_back(wrap(iv(v), n));
+    else if (v.is_sequence())
+      for (const Value& d : v.items()) dims.push_back(wrap(iv(d), n));
+    if (dims.empty())
+      for (int64_t d = 0; d < n; ++d) dims.push_back(d);
+    std::sort(dims.begin(), dims.end());
+    return dims;
+  }
+  static Value dims_value(const std::vector<int64_t>& dims) {
+    std::vector<Value> v;
+    for (int64_t d : dims) v.push_back(Value(d));
+    return Value::list(std::move(v));
+  }
+
+  Meta out_meta() const {
+    if (!is_tensor_proxy(b_.out)) throw std::logic_error("decompose: " + b_.sym.name() + " does not return one tensor");
+    return meta(b_.out);
+  }
+
+  // The dtype the out-of-place op computes (an in-place op then casts it
+  // into self).
+  DType result_dtype(OpId id) const {
+    if (!b_.sym.inplace) return out_meta().dtype;
+    if (is_predicate(id)) return DType::Bool;
+    const OpDef& d = *b_.sym.op;
+    if (d.family == OpFamily::Binary) return promoted({b_.args[0], b_.args[1]});
+    if (id == OpId::clamp) return promoted({b_.args[0], b_.args[1], b_.args[2]});
+    if (id == OpId::addcmul || id == OpId::addcdiv) return promoted({b_.args[0], b_.args[1], b_.args[2]});
+    return tensor_proxy(self()).dtype();
+  }
+  Sizes result_sizes() const { return b_.sym.inplace ? tensor_proxy(self()).sizes : out_meta().sizes; }
+
+  // ---- decompositions, by family ----
+
+  std::optional<Value> op_decomposition() {
+    const OpDef& d = *b_.sym.op;
+    std::optional<Value> r;
+    switch (d.family) {
+      case OpFamily::Unary: r = unary(); break;
+      case OpFamily::Binary: r = binary(); break;
+      case OpFamily::Pointwise: r = pointwise(); break;
+      case OpFamily::Conversion: r = conversion(); break;
+      case OpFamily::Reduction: r = reduction(); break;
+      case OpFamily::View: r = view(); break;
+      case OpFamily::Copy: r = copy(); break;
+      case OpFamily::LinAlg: r = linalg(); break;
+      case OpFamily::Creation: r = creation(); break;
+      case OpFamily::Random: r = passthrough(); break;
+      case OpFamily::Attribute: r = attribute(); break;
+    }
+    if (!r || !b_.sym.inplace) return r;
+    // In place: one write of the result, in self's dtype, into self.
+    write(self(), convert(*r, tensor_proxy(self()).dtype()));
+    return Value();
+  }
+
+  // The op itself as its prim, with the same arguments.
+  std::optional<Value> passthrough() {
+    if (!is_prim_op(*b_.sym.op)) return std::nullopt;
+    if (b_.out.is_none()) {  // manual_seed
+      prim(b_.sym.op->id, b_.args, std::nullopt);
+      return Value();
+    }
+    if (!is_tensor_proxy(b_.out)) return std::nullopt;
+    return prim(b_.sym.op->id, b_.args, out_meta());
+  }
+
+  std::optional<Value> unary() {
+    OpId id = b_.sym.op->id;
+    std::vector<Value> extra(b_.args.begin() + 1, b_.args.end());  // round's decimals
+    return elementwise(id, {self()}, extra, result_dtype(id), result_sizes());
+  }
+
+  std::optional<Value> binary() {
+    OpId id = b_.sym.op->id;
+    Value a = b_.args[0], o = b_.args[1];
+    DType out = result_dtype(id);
+    std::vector<Value> extra;
+    if (id == OpId::add || id == OpId::sub) {
+      const Value& alpha = arg("alpha");
+      if (alpha.is_proxy() || alpha.raw_float() != 1.0) {
+        if (!is_tensor_proxy(o)) return std::nullopt;  // a number times alpha: no tensor prim
+        o = elementwise(OpId::mul, {o}, {alpha}, compute_dtype(out), tensor_proxy(o).sizes);
+      }
+      extra.push_back(Value(int64_t(1)));
+    } else if (id == OpId::div) {
+      extra.push_back(arg("rounding_mode"));
+    }
+    return elementwise(id, {a, o}, extra, out, result_sizes());
+  }
+
+  std::optional<Value> pointwise() {
+    OpId id = b_.sym.op->id;
+    DType out = result_dtype(id);
+    Sizes sizes = result_sizes();
+    DType cd = compute_dtype(out);
+    auto operand = [&](const Value& v) { return expand(convert(v, cd), sizes); };
+    switch (id) {
+      case OpId::where: {
+        Value c = expand(arg("condition"), sizes);
+        return convert(prim(id, {c, operand(arg("self")), operand(arg("other"))}, Meta{cd, device(), sizes}), out);
+      }
+      case OpId::clamp:
+        return convert(prim(id, {operand(self()), operand(arg("min")), operand(arg("max"))}, Meta{cd, device(), sizes}),
+                       out);
+      case OpId::lerp:
+        return convert(prim(id, {operand(self()), operand(arg("end")), operand(arg("weight"))}, Meta{cd, device(), sizes}),
+                       out);
+      case OpId::addcmul: case OpId::addcdiv: {
+        // self + value * tensor1 (* or /) tensor2, in that order.
+        Meta m{cd, device(), sizes};
+        Value p = operand(arg("tensor1"));
+        const Value& value = arg("value");
+        if (value.is_proxy() || value.raw_float() != 1.0) p = prim(OpId::mul, {p, value}, m);
+        Value q = prim(id == OpId::addcmul ? OpId::mul : OpId::div, {p, operand(arg("tensor2"))}, m);
+        return convert(prim(OpId::add, {operand(self()), q}, m), out);
+      }
+      case OpId::masked_fill: {
+        Value v = arg("value");
+        if (is_tensor_proxy(v)) v = convert(v, out);
+        return prim(id, {self(), expand(arg("mask"), sizes), v}, Meta{out, device(), sizes});
+      }
+      case OpId::copy_: return write(self(), expand(convert(arg("src"), out), sizes));
+      case OpId::fill_: case OpId::zero_: {
+        Value v = id == OpId::zero_ ? Value(int64_t(0)) : arg("value");
+        Value f = is_tensor_proxy(v) ? expand(convert(v, out), sizes)
+                                     : prim(OpId::full, {Value::tuple(sizes), v, Value(out), Value(device())},
+                                            Meta{out, device(), sizes});
+        return write(self(), f);
+      }
+      default: return std::nullopt;
+    }
+  }
+
+  std::optional<Value> conversion() {
+    Meta in = meta(self()), out = out_meta();
+    if (out.device != in.device) return std::nullopt;
+    if (out.dtype != in.dtype) return convert(self(), out.dtype);
+    if (b_.sym.op->id == OpId::to && arg("copy").raw_int()) return prim(OpId::clone, {self()}, out);
+    return std::nullopt;  // returns self
+  }
+
+  // sum-like: the input in the output dtype (int64 for integers), computed
+  // in compute_dtype of it.
+  Value summed(OpId id, const Value& x, const Value& dims, bool keepdim, DType out, const Sizes& sizes) {
+    DType cd = compute_dtype(out);
+    Value in = convert(convert(x, out), cd);
+    return convert(prim(id, {in, dims, Value(keepdim)}, Meta{cd, device(), sizes}), out);
+  }
+
+  std::optional<Value> reduction() {
+    OpId id = b_.sym.op->id;
+    if (b_.sym.inplace) return std::nullopt;  // cumsum_
+    const Value& x = self();
+    if (id == OpId::max || id == OpId::min) return extreme(id, x);
+    Meta out = out_meta();
+    switch (id) {
+      case OpId::sum: return summed(id, x, dims_value(dims_of(arg("dim"), x)), arg("keepdim").raw_int(), out.dtype, out.sizes);
+      case OpId::prod: {
+        if (arg("dim").is_none()) return summed(id, x, Value(), false, out.dtype, out.sizes);
+        return summed(id, x, Value(wrap(iv(arg("dim")), rank(x))), arg("keepdim").raw_int(), out.dtype, out.sizes);
+      }
+      case OpId::mean: {
+        // PyTorch divides the sum, rounded to the output dtype, by the count.
+        std::vector<int64_t> dims = dims_of(arg("dim"), x);
+        Value s = summed(OpId::sum, x, dims_value(dims), arg("keepdim").raw_int(), out.dtype, out.sizes);
+        Value count(int64_t(1));
+        for (int64_t d : dims) count = num(NumberOp::mul, count, tensor_proxy(x).sizes[size_t(d)]);
+        return elementwise(OpId::div, {s}, {count, Value()}, out.dtype, out.sizes);
+      }
+      case OpId::amax: case OpId::amin:
+        return prim(id, {x, dims_value(dims_of(arg("dim"), x)), arg("keepdim")}, out);
+      case OpId::logsumexp: return logsumexp();
+      case OpId::cumsum: {
+        DType dt = out.dtype;
+        return prim(id, {convert(x, dt), Value(wrap(iv(arg("dim")), rank(x))), Value()}, out);
+      }
+      default: return passthrough();
+    }
+  }
+
+  // max/min: of everything, along a dim (values and indices), or of two tensors.
+  Value extreme(OpId id, const Value& x) {
+    const Value& dim = arg("dim");
+    OpId extreme = id == OpId::max ? OpId::amax : OpId::amin;
+    if (dim.is_none()) return prim(extreme, {x, dims_value(dims_of(dim, x)), Value(false)}, out_meta());
+    if (is_tensor_proxy(dim))
+      return elementwise(id == OpId::max ? OpId::maximum : OpId::minimum, {x, dim}, {}, out_meta().dtype,
+                         out_meta().sizes);
+    std::vector<Value> outs;
+    collect_proxies(b_.out, outs);
+    Value d(wrap(iv(dim), rank(x)));
+    Value values = prim(extreme, {x, dims_value({iv(d)}), arg("keepdim")}, meta(outs[0]));
+    Value indices = prim(id == OpId::max ? OpId::argmax : OpId::argmin, {x, d, arg("keepdim")}, meta(outs[1]));
+    return Value::tuple({values, indices});
+  }
+
+  // As PyTorch: maxes with infinities zeroed, then log(sum(exp(x - maxes))) + maxes.
+  std::optional<Value> logsumexp() {
+    const Value& x0 = self();
+    Meta out = out_meta();
+    bool keepdim = arg("keepdim").raw_int();
+    std::vector<int64_t> dims = dims_of(arg("dim"), x0);
+    // dim=[] and empty inputs follow PyTorch's quirks: left to the op itself.
+    const Value& dim = arg("dim");
+    if ((dim.is_sequence() && dim.items().empty()) || tensor_proxy(x0).shadow.numel() == 0) return std::nullopt;
+    Value x = convert(x0, out.dtype);
+    Sizes in = tensor_proxy(x).sizes, kept = in;
+    for (int64_t d : dims) kept[size_t(d)] = Value(int64_t(1));
+    Meta km{out.dtype, out.device, kept};
+    Value m = prim(OpId::amax, {x, dims_value(dims), Value(true)}, km);
+    Value inf = elementwise(OpId::isinf, {m}, {}, DType::Bool, kept);
+    Value m0 = prim(OpId::where, {inf, Value(0.0), m}, km);
+    Value diff = elementwise(OpId::sub, {x, m0}, {Value(int64_t(1))}, out.dtype, in);
+    Value e = elementwise(OpId::exp, {diff}, {}, out.dtype, in);
+    Value s = summed(OpId::sum, e, dims_value(dims), keepdim, out.dtype, out.sizes);
+    Value l = elementwise(OpId::log, {s}, {}, out.dtype, out.sizes);
+    Value ms = keepdim ? m0 : prim(OpId::reshape, {m0, Value::tuple(out.sizes)}, Meta{out.dtype, out.device, out.sizes});
+    return elementwise(OpId::add, {l, ms}, {Value(int64_t(1))}, out.dtype, out.sizes);
+  }
+
+  std::optional<Value> view() {
+    OpId id = b_.sym.op->id;
+    const Value& x = self();
+    int64_t n = rank(x);
+    switch (id) {
+      case OpId::view: case OpId::reshape: case OpId::flatten: case OpId::unflatten:
+        return prim(OpId::reshape, {x, Value::tuple(out_meta().sizes)}, out_meta());
+      case OpId::expand: case OpId::expand_as:
+        return prim(OpId::expand, {x, Value::tuple(out_meta().sizes)}, out_meta());
+      case OpId::permute: {
+        std::vector<int64_t> perm;
+        for (const Value& d : arg("dims").items()) perm.push_back(wrap(iv(d), n));
+        return permute(x, perm);
+      }
+      case OpId::transpose: return permute(x, swapped(n, wrap(iv(arg("dim0")), n), wrap(iv(arg("dim1")), n)));
+      case OpId::t: return permute(x, swapped(n, 0, n - 1));
+      case OpId::movedim: return permute(x, moved(n, arg("source"), arg("destination")));
+      case OpId::unsqueeze: return unsqueeze(x, wrap(iv(arg("dim")), n + 1));
+      case OpId::squeeze: {
+        std::vector<int64_t> dims;
+        const Sizes& s = tensor_proxy(x).sizes;
+        for (int64_t d = n - 1; d >= 0; --d)
+          if (!s[size_t(d)].is_proxy() && iv(s[size_t(d)]) == 1 &&
+              (arg("dim").is_none() || wrap(iv(arg("dim")), n) == d))
+            dims.push_back(d);
+        Value r = x;
+        for (int64_t d : dims) r = squeeze(r, d);
+        return r;
+      }
+      case OpId::narrow: {
+        int64_t d = wrap(iv(arg("dim")), n);
+        Value start = arg("start");
+        if (!start.is_proxy() && iv(start) < 0) start = num(NumberOp::add, start, tensor_proxy(x).sizes[size_t(d)]);
+        if (start.is_proxy() && iv(start) < 0) return std::nullopt;
+        return slice(x, d, start, num(NumberOp::add, start, arg("length")), arg("length"));
+      }
+      case OpId::select: {
+        int64_t d = wrap(iv(arg("dim")), n);
+        int64_t i = iv(arg("index"));
+        if (i < 0) i += iv(tensor_proxy(x).sizes[size_t(d)]);
+        return squeeze(slice(x, d, Value(i), Value(i + 1), Value(int64_t(1))), d);
+      }
+      case OpId::split: case OpId::chunk: case OpId::unbind: {
+        int64_t d = wrap(iv(arg("dim")), n);
+        std::vector<Value> parts;
+        Value offset(int64_t(0));
+        for (const Value& o : b_.out.items()) {
+          Value len = id == OpId::unbind ? Value(int64_t(1)) : tensor_proxy(o).sizes[size_t(d)];
+          Value end = num(NumberOp::add, offset, len);
+          Value p = slice(x, d, offset, end, len);
+          parts.push_back(id == OpId::unbind ? squeeze(p, d) : p);
+          offset = end;
+        }
+        return Value::list(std::move(parts));
+      }
+      default: return passthrough();
+    }
+  }
+
+  static std::vector<int64_t> swapped(int64_t n, int64_t a, int64_t b) {
+    std::vector<int64_t> perm;
+    for (int64_t i = 0; i < n; ++i) perm.push_back(i);
+    if (n > 0) std::swap(perm[size_t(a)], perm[size_t(b)]);
+    return perm;
+  }
+
+  static std::vector<int64_t> moved(int64_t n, const Value& source, const Value& destination) {
+    std::vector<int64_t> perm(size_t(n), -1), src, dst;
+    auto list = [&](const Value& v, std::vector<int64_t>& out) {
+      if (v.is_int_like()) out.push_back(wrap(iv(v), n));
+      else for (const Value& x : v.items()) out.push_back(wrap(iv(x), n));
+    };
+    list(source, src);
+    list(destination, dst);
+    std::vector<bool> used(size_t(n), false);
+    for (size_t i = 0; i < src.size(); ++i) {
+      perm[size_t(dst[i])] = src[i];
+      used[size_t(src[i])] = true;
+    }
+    int64_t next = 0;
+    for (int64_t& p : perm) {
+      if (p >= 0) continue;
+      while (used[size_t(next)]) ++next;
+      p = next++;
+    }
+    return perm;
+  }
+
+  std::optional<Value> copy() {
+    OpId id = b_.sym.op->id;
+    Meta out = b_.sym.inplace ? meta(self()) : out_meta();
+    switch (id) {
+      case OpId::cat: case OpId::stack: {
+        std::vector<Value> parts;
+        const auto& ts = arg("tensors").items();
+        if (ts.empty()) return std::nullopt;
+        int64_t d = wrap(iv(arg("dim")), rank(b_.out));
+        for (const Value& t : ts) parts.push_back(convert(id == OpId::stack ? unsqueeze(t, d) : t, out.dtype));
+        return prim(OpId::cat, {Value::list(std::move(parts)), Value(d)}, out);
+      }
+      default: break;
+    }
+    if (b_.sym.inplace) {
+      // index_copy_, index_add_, tril_, triu_: the out-of-place prim, then one write.
+      if (!is_prim_op(*b_.sym.op)) return std::nullopt;
+      return prim(id, b_.args, out);
+    }
+    return passthrough();
+  }
+
+  std::optional<Value> linalg() {
+    switch (b_.sym.op->id) {
+      case OpId::mm: case OpId::bmm: return prim(OpId::matmul, {b_.args[0], b_.args[1]}, out_meta());
+      case OpId::outer: {
+        Meta out = out_meta();
+        Value a = unsqueeze(convert(arg("self"), out.dtype), 1), v = unsqueeze(convert(arg("vec2"), out.dtype), 0);
+        return elementwise(OpId::mul, {a, v}, {}, out.dtype, out.sizes);
+      }
+      default: return passthrough();
+    }
+  }
+
+  std::optional<Value> creation() {
+    Meta out = out_meta();
+    switch (b_.sym.op->id) {
+      case OpId::zeros: case OpId::ones: case OpId::zeros_like: case OpId::ones_like: {
+        bool one = b_.sym.op->id == OpId::ones || b_.sym.op->id == OpId::ones_like;
+        return prim(OpId::full, {Value::tuple(out.sizes), Value(int64_t(one)), Value(out.dtype), Value(out.device)}, out);
+      }
+      case OpId::full: case OpId::full_like:
+        return prim(OpId::full, {Value::tuple(out.sizes), arg("fill_value"), Value(out.dtype), Value(out.device)}, out);
+      case OpId::empty: case OpId::empty_like:
+        return prim(OpId::empty, {Value::tuple(out.sizes), Value(out.dtype), Value(out.device)}, out);
+      default: return passthrough();
+    }
+  }
+
+  std::optional<Value> attribute() {
+    const Value& x = self();
+    int64_t n = rank(x);
+    if (b_.sym.op->id == OpId::T) {
+      std::vector<int64_t> perm;
+      for (int64_t i = n - 1; i >= 0; --i) perm.push_back(i);
+      return permute(x, perm);
+    }
+    if (b_.sym.op->id == OpId::mT) return permute(x, swapped(n, n - 2, n - 1));
+    return std::nullopt;
+  }
+
+  // ---- indexing ----
+
+  // x[index...] with ints, slices, None and Ellipsis: one slice over every
+  // dim, squeezes for the ints, unsqueezes for the Nones. nullopt for
+  // advanced indexing (tensors, lists, bools): a gather of its own.
+  std::optional<Value> basic_index(const Value& x, std::span<const Value> index) {
+    const Sizes& sizes = tensor_proxy(x).sizes;
+    int64_t n = int64_t(sizes.size()), consumed = 0;
+    for (const Value& v : index) {
+      if (v.is(Type::Int) || v.is(Type::Slice)) ++consumed;
+      else if (!v.is_none() && !v.is(Type::Ellipsis)) return std::nullopt;
+    }
+    if (consumed > n) return std::nullopt;
+    Sizes starts, ends, steps;
+    for (int64_t d = 0; d < n; ++d) {
+      starts.push_back(Value(int64_t(0)));
+      ends.push_back(sizes[size_t(d)]);
+      steps.push_back(Value(int64_t(1)));
+    }
+    // Positions in the layout that keeps every input dim and has the Nones
+    // inserted: where the Nones go, and the int-indexed dims to squeeze.
+    std::vector<int64_t> squeezes, news;
+    Sizes sliced_sizes = sizes;
+    bool sliced = false;
+    int64_t d = 0, pos = 0;  // input dim, layout position
+    for (const Value& v : index) {
+      if (v.is(Type::Ellipsis)) {
+        d += n - consumed;
+        pos += n - consumed;
+      } else if (v.is_none()) {
+        news.push_back(pos++);
+      } else if (v.is(Type::Int)) {
+        int64_t size = iv(sizes[size_t(d)]), i = iv(v);
+        if (i < 0) i += size;
+        starts[size_t(d)] = Value(i);
+        ends[size_t(d)] = Value(i + 1);
+        sliced_sizes[size_t(d)] = Value(int64_t(1));
+        sliced = true;
+        squeezes.push_back(pos++);
+        d++;
+      } else {
+        auto& s = v.obj<SliceObj>();
+        int64_t size = iv(sizes[size_t(d)]);
+        int64_t step = s.step.is_none() ? 1 : iv(s.step);
+        auto bound = [&](const Value& b, int64_t dflt) {
+          if (b.is_none()) return dflt;
+          int64_t i = iv(b);
+          if (i < 0) i += size;
+          return std::clamp<int64_t>(i, 0, size);
+        };
+        int64_t lo = bound(s.start, 0), hi = std::max(lo, bound(s.stop, size));
+        if (lo != 0 || hi != size || step != 1) {
+          starts[size_t(d)] = Value(lo);
+          ends[size_t(d)] = Value(hi);
+          steps[size_t(d)] = Value(step);
+          sliced_sizes[size_t(d)] = Value((hi - lo + step - 1) / step);
+          sliced = true;
+        }
+        d++;
+        pos++;
+      }
+    }
+    Value r = x;
+    if (sliced) {
+      Meta m = meta(x);
+      m.sizes = sliced_sizes;
+      r = emit(Symbol::of(PrimId::slice), {x, Value::list(starts), Value::list(ends), Value::list(steps)}, fresh(m));
+    }
+    for (int64_t p : news) r = unsqueeze(r, p);  // front to back
+    for (auto it = squeezes.rbegin(); it != squeezes.rend(); ++it) r = squeeze(r, *it);
+    return r;
+  }
+
+  std::optional<Value> getitem() {
+    std::span<const Value> index(b_.args.data() + 1, b_.args.size() - 1);
+    return basic_index(b_.args[0], index);
+  }
+
+  std::optional<Value> setitem() {
+    const Value& x = b_.args[0];
+    std::span<const Value> index(b_.args.data() + 1, b_.args.size() - 2);
+    std::optional<Value> view = basic_index(x, index);
+    if (!view) return std::nullopt;
+    Meta m = meta(*view);
+    DType dt = tensor_proxy(x).dtype();
+    const Value& v = b_.args.back();
+    Value src = is_tensor_proxy(v) ? expand(convert(v, dt), m.sizes)
+                                   : prim(OpId::full, {Value::tuple(m.sizes), v, Value(dt), Value(m.device)},
+                                          Meta{dt, m.device, m.sizes});
+    write(*view, src);
+    return Value();
+  }
+
+  // ---- binding the result to the op's outputs ----
+
+  void finish(const Value& result) {
+    std::vector<Value> rs, outs;
+    collect_proxies(result, rs);
+    collect_proxies(b_.out, outs);
+    if (subs_.empty()) return;
+    if (rs.size() != outs.size()) throw std::logic_error("decompose: " + b_.sym.name() + " has the wrong arity");
+    std::unordered_map<const Symbolic*, Value> rename;
+    for (size_t i = 0; i < rs.size(); ++i) {
+      if (!defined_.count(&rs[i].symbolic())) return;  // the op returns its input: no decomposition
+      check_same(rs[i], outs[i]);
+      rename[&rs[i].symbolic()] = outs[i];
+    }
+    auto sub = [&](const Value& v, auto& self) -> Value {
+      if (v.is_proxy()) {
+        auto it = rename.find(&v.symbolic());
+        return it == rename.end() ? v : it->second;
+      }
+      return map_items(v, [&](const Value& x) { return self(x, self); });
+    };
+    for (BoundSymbol& s : subs_) {
+      for (Value& a : s.args) a = sub(a, sub);
+      s.out = sub(s.out, sub);
+    }
+    b_.subsymbols = std::move(subs_);
+  }
+
+  void check_same(const Value& r, const Value& out) const {
+    if (!r.is(Type::Tensor)) return;
+    Meta a = meta(r), b = meta(out);
+    bool same = a.dtype == b.dtype && a.device == b.device && a.sizes.size() == b.sizes.size();
+    for (size_t i = 0; same && i < a.sizes.size(); ++i) same = iv(a.sizes[i]) == iv(b.sizes[i]);
+    if (!same)
+      throw std::logic_error(fmt::format("decompose: {} computes {}{} where the op gives {}{}", b_.sym.name(),
+                                         dtype_short(a.dtype), a.sizes.size(), dtype_short(b.dtype), b.sizes.size()));
+  }
+
+  Tracer& tr_;
+  BoundSymbol& b_;
+  std::vector<BoundSymbol> subs_;
+  std::unordered_set<const Symbolic*> defined_;
+};
+
+}  // namespace
+
+void decompose(Tracer& tr, BoundSymbol& b) { Decomposer(tr, b).run(); }
+
+}  // namespace thn
