@@ -29,9 +29,14 @@ void TensorProxy::concrete_use() const {
 Tracer::Tracer(Interpreter& in, TraceOptions opts) : in_(in), opts_(opts) {}
 
 Tracer::~Tracer() {
-  // Proxies that escaped (stored somewhere by the traced code) turn into plain values.
+  // Proxies that escaped (stored somewhere by the traced code) turn into
+  // plain values; the shadows' memory goes back (cached traces keep only
+  // metadata).
   for (auto& n : numbers_) n->tracer = nullptr;
-  for (auto& t : tensors_) t->tracer = nullptr;
+  for (auto& t : tensors_) {
+    t->tracer = nullptr;
+    t->shadow = Tensor();
+  }
 }
 
 void Tracer::data_dependent(const std::string& what) const {

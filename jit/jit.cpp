@@ -72,9 +72,9 @@ struct JitObj : BuiltinObj {
   void report(const CacheEntry& e) const {
     if (opts.print_traces) {
       std::fprintf(stderr, "# jit %s: trace %lld\n%s\n", name.c_str(), (long long)misses, e.prologue.text().c_str());
-      for (const PassRecord& p : e.passes) std::fprintf(stderr, "%s\n", p.printed.c_str());
+      for (const PassRecord& p : e.passes) std::fprintf(stderr, "%s\n", p.printed().c_str());
     }
-    if (opts.emit_trace) std::printf("%s\n", e.passes.back().printed.c_str());
+    if (opts.emit_trace) std::printf("%s\n", e.passes.back().printed().c_str());
     if (opts.time_passes) {
       std::string line = fmt::format("time-passes: {}:", name);
       for (const PassRecord& p : e.passes) line += fmt::format(" {} {:.3f} ms;", p.pass, p.ms);
@@ -121,14 +121,14 @@ void install_jit_builtins(Interpreter& in) {
   });
   b["last_traces"] = make_builtin("last_traces", [](Interpreter&, CallArgs& a) {
     std::vector<Value> out;
-    for (const PassRecord& p : last_entry("last_traces", jit_arg("last_traces", a)).passes) out.push_back(Value::str(p.printed));
+    for (const PassRecord& p : last_entry("last_traces", jit_arg("last_traces", a)).passes) out.push_back(Value::str(p.printed()));
     return Value::list(std::move(out));
   });
   b["last_prologue"] = make_builtin("last_prologue", [](Interpreter&, CallArgs& a) {
     return Value::str(last_entry("last_prologue", jit_arg("last_prologue", a)).prologue.text());
   });
   b["last_execution_trace"] = make_builtin("last_execution_trace", [](Interpreter&, CallArgs& a) {
-    return Value::str(last_entry("last_execution_trace", jit_arg("last_execution_trace", a)).passes.back().printed);
+    return Value::str(last_entry("last_execution_trace", jit_arg("last_execution_trace", a)).passes.back().printed());
   });
 }
 

@@ -34,9 +34,9 @@ const std::vector<std::string>& pass_names() {
 
 Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>& records) {
   auto keep = [&](const std::string& name, const Trace& tr) {
-    records.push_back({name, print_trace(tr), tr.ms});
+    records.push_back({name, tr, tr.ms});
     if (opts.print_after == name || opts.print_after == "all")
-      std::fprintf(stderr, "# after %s\n%s\n", name.c_str(), records.back().printed.c_str());
+      std::fprintf(stderr, "# after %s\n%s\n", name.c_str(), records.back().printed().c_str());
   };
   keep("tracing", t);
   for (const NamedPass& p : kPasses) {

@@ -12,17 +12,20 @@ struct PipelineOptions {
   std::string print_after;  // a pass name: print the trace after it (stderr); "all": after every pass
 };
 
+// The trace after a pass, printed on demand (printing costs more than most
+// passes, and few traces are ever looked at).
 struct PassRecord {
   std::string pass;
-  std::string printed;  // the trace after the pass
+  Trace trace;
   double ms = 0;
+  std::string printed() const { return print_trace(trace); }
 };
 
 // The names of the passes, in order ("tracing" is the trace as recorded).
 const std::vector<std::string>& pass_names();
 
 // Runs every pass on t; returns the final trace, and in `records` the
-// printed trace after tracing and after each pass.
+// trace after tracing and after each pass.
 Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>& records);
 
 }  // namespace thn
