@@ -297,13 +297,11 @@ class Decomposer {
     Value a = b_.args[0], o = b_.args[1];
     DType out = result_dtype(id);
     std::vector<Value> extra;
+    // alpha stays an operand of prims.add/sub: eager computes a + alpha * b
+    // with one rounding (an FMA where the CPU has one), which a separate
+    // prims.mul would not reproduce.
     if (id == OpId::add || id == OpId::sub) {
-      const Value& alpha = arg("alpha");
-      if (alpha.is_proxy() || alpha.raw_float() != 1.0) {
-        if (!is_tensor_proxy(o)) return std::nullopt;  // a number times alpha: no tensor prim
-        o = elementwise(OpId::mul, {o}, {alpha}, compute_dtype(out), tensor_proxy(o).sizes);
-      }
-      extra.push_back(Value(int64_t(1)));
+      extra.push_back(arg("alpha"));
     } else if (id == OpId::div) {
       extra.push_back(arg("rounding_mode"));
     }
@@ -327,15 +325,10 @@ class Decomposer {
       case OpId::lerp:
         return convert(prim(id, {operand(self()), operand(arg("end")), operand(arg("weight"))}, Meta{cd, device(), sizes}),
                        out);
-      case OpId::addcmul: case OpId::addcdiv: {
-        // self + value * tensor1 (* or /) tensor2, in that order.
-        Meta m{cd, device(), sizes};
-        Value p = operand(arg("tensor1"));
-        const Value& value = arg("value");
-        if (value.is_proxy() || value.raw_float() != 1.0) p = prim(OpId::mul, {p, value}, m);
-        Value q = prim(id == OpId::addcmul ? OpId::mul : OpId::div, {p, operand(arg("tensor2"))}, m);
-        return convert(prim(OpId::add, {operand(self()), q}, m), out);
-      }
+      case OpId::addcmul: case OpId::addcdiv:  // prims: one expression, rounded as eager rounds it
+        return convert(prim(id, {operand(self()), operand(arg("tensor1")), operand(arg("tensor2")), arg("value")},
+                            Meta{cd, device(), sizes}),
+                       out);
       case OpId::masked_fill: {
         Value v = arg("value");
         if (is_tensor_proxy(v)) v = convert(v, out);
@@ -358,7 +351,7 @@ class Decomposer {
     if (out.device != in.device) return std::nullopt;
     if (out.dtype != in.dtype) return convert(self(), out.dtype);
     if (b_.sym.op->id == OpId::to && arg("copy").raw_int()) return prim(OpId::clone, {self()}, out);
-    return std::nullopt;  // returns self
+    return self();  // an alias
   }
 
   // sum-like: the input in the output dtype (int64 for integers), computed
@@ -445,8 +438,13 @@ class Decomposer {
     const Value& x = self();
     int64_t n = rank(x);
     switch (id) {
-      case OpId::view: case OpId::reshape: case OpId::flatten: case OpId::unflatten:
-        return prim(OpId::reshape, {x, Value::tuple(out_meta().sizes)}, out_meta());
+      case OpId::view: case OpId::reshape: case OpId::flatten: case OpId::unflatten: {
+        // A view when the strides allow it (as eager decided; the prologue
+        // guards the strides of non-contiguous inputs), else a copy first.
+        bool view = tensor_proxy(b_.out).shadow.storage() == tensor_proxy(x).shadow.storage();
+        Value in = view ? x : prim(OpId::contiguous, {x}, meta(x));
+        return prim(OpId::reshape, {in, Value::tuple(out_meta().sizes)}, out_meta());
+      }
       case OpId::expand: case OpId::expand_as:
         return prim(OpId::expand, {x, Value::tuple(out_meta().sizes)}, out_meta());
       case OpId::permute: {
@@ -688,11 +686,15 @@ class Decomposer {
     std::vector<Value> rs, outs;
     collect_proxies(result, rs);
     collect_proxies(b_.out, outs);
-    if (subs_.empty()) return;
     if (rs.size() != outs.size()) throw std::logic_error("decompose: " + b_.sym.name() + " has the wrong arity");
+    // An op that returns its input unchanged (`x.to(x.dtype)`, `x[...]`)
+    // returns an alias of it: a reshape to the same sizes, a view.
+    if (rs.size() == 1 && rs[0].is(Type::Tensor) && !defined_.count(&rs[0].symbolic()))
+      rs[0] = prim(OpId::reshape, {rs[0], Value::tuple(meta(rs[0]).sizes)}, meta(rs[0]));
+    if (subs_.empty()) return;
     std::unordered_map<const Symbolic*, Value> rename;
     for (size_t i = 0; i < rs.size(); ++i) {
-      if (!defined_.count(&rs[i].symbolic())) return;  // the op returns its input: no decomposition
+      if (!defined_.count(&rs[i].symbolic())) return;
       check_same(rs[i], outs[i]);
       rename[&rs[i].symbolic()] = outs[i];
     }

@@ -93,6 +93,22 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     }
     case PrimId::wrap_number: return eager_.wrap_number(args[0]);
     case PrimId::convert_element_type: return Value::tensor(to_dtype(args[0].as_tensor(), args[1].as_dtype()));
+    case PrimId::copy_into_view: {
+      const Tensor& base = args[0].as_tensor();
+      Tensor out = empty(base.sizes(), base.dtype(), base.device());
+      copy_into(out, base);
+      Value view = Value::tensor(out);
+      for (const Value& step : args[2].items()) {
+        const std::vector<Value>& items = step.items();
+        Step s{symbol_named(items[0].as_str()), {}, {}, {}};
+        std::vector<Value> a{view};
+        a.insert(a.end(), items.begin() + 1, items.end());
+        view = run_step(in, s, a);
+      }
+      copy_into(view.as_tensor(), args[1].as_tensor());
+      return Value::tensor(out);
+    }
+    case PrimId::copy_to_out_: copy_into(args[1].as_tensor(), args[0].as_tensor()); return Value();
     case PrimId::slice: {
       const Tensor& t = args[0].as_tensor();
       Dims sizes = t.sizes(), strides = t.strides();

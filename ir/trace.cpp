@@ -23,6 +23,24 @@ Symbol Symbol::prim_op(const OpDef& op) {
   return {&op, {}, false, true};
 }
 
+bool Symbol::is_view() const {
+  if (!op) return prim == PrimId::slice;
+  if (!is_prim) return false;
+  switch (op->id) {
+    case OpId::reshape: case OpId::permute: case OpId::squeeze: case OpId::unsqueeze: case OpId::expand:
+    case OpId::diagonal: return true;
+    default: return false;
+  }
+}
+
+Symbol symbol_named(std::string_view name) {
+  for (int p = 0; p <= int(PrimId::print); ++p)
+    if (Symbol::of(PrimId(p)).name() == name) return Symbol::of(PrimId(p));
+  for (const OpDef& op : all_ops())
+    if (is_prim_op(op) && Symbol::prim_op(op).name() == name) return Symbol::prim_op(op);
+  throw std::logic_error("no symbol " + std::string(name));
+}
+
 std::string Symbol::name() const {
   if (op) return fmt::format("{}.{}{}", is_prim ? "prims" : "ltorch", op->name, inplace ? "_" : "");
   static const char* names[] = {

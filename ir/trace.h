@@ -18,11 +18,17 @@ namespace thn {
 //   wrap_number  a Python number as a 0-dim wrapped tensor (`2 - t`)
 //   convert_element_type(t, dtype): t in another dtype
 //   slice        slice(t, starts, ends, steps): a strided view, one range per dim
+//   copy_into_view(base, src, steps): a copy of base with src written into
+//                the view that `steps` (view prims, replayed) select
+//   copy_to_out_ copy_to_out_(computed, out): the write-back of a mutated
+//                input; the buffer plan may let computed's producer write
+//                into out directly
 //   getitem      ltorch.getitem(t, index...): indexing (basic: a view; advanced: a gather)
 //   setitem_     ltorch.setitem_(t, index..., v): t[index...] = v
 //   print        ltorch.print(args..., sep, end)
 #define THN_TENSOR_PRIMS(X)                                                                      \
   X(shape, prims) X(item, prims) X(wrap_number, prims) X(convert_element_type, prims) X(slice, prims) \
+  X(copy_into_view, prims) X(copy_to_out_, prims)                                               \
   X(getitem, ltorch) X(setitem_, ltorch) X(print, ltorch)
 
 // Rows of the op table that are also prims: their eager kernel is the prim's
@@ -30,7 +36,7 @@ namespace thn {
 // computation dtype and broadcast to one shape, dims normalised, defaults
 // explicit). Every Unary and Binary op is one; so are these.
 #define THN_PRIM_OPS(X)                                                                              \
-  X(where) X(clamp) X(lerp) X(masked_fill) X(copy_) X(full) X(empty) X(arange) X(linspace) X(eye)     \
+  X(where) X(clamp) X(lerp) X(addcmul) X(addcdiv) X(masked_fill) X(copy_) X(full) X(empty) X(arange) X(linspace) X(eye)     \
   X(tensor) X(manual_seed) X(rand) X(randn) X(randint) X(to) X(sum) X(prod) X(amax) X(amin) X(argmax) \
   X(argmin) X(var) X(std) X(all) X(any) X(cumsum) X(reshape) X(permute) X(unsqueeze) X(squeeze)      \
   X(expand) X(diagonal) X(clone) X(contiguous) X(cat) X(index_select) X(gather) X(index_copy)       \
@@ -58,7 +64,11 @@ struct Symbol {
   static Symbol prim_op(const OpDef& op);  // logic_error unless is_prim_op(op)
   bool is_number_op() const { return !op && prim <= PrimId(int(NumberOp::to_bool)); }
   // A prim writes into its first operand (prims.copy_).
-  bool mutates() const { return inplace || (op && op->name.ends_with('_')) || (!op && prim == PrimId::setitem_); }
+  bool mutates() const {
+    return inplace || (op && op->name.ends_with('_')) || (!op && (prim == PrimId::setitem_ || prim == PrimId::copy_to_out_));
+  }
+  // A view prim: its result shares its first operand's memory.
+  bool is_view() const;
   std::string name() const;  // "ltorch.add_", "prims.mul"
 };
 
@@ -84,6 +94,9 @@ struct Trace {
   // (proxy, the tensor itself). The prologue guards that each name still
   // holds the same tensor; the executor binds the proxy to it.
   std::vector<std::pair<Value, Value>> captured;
+  // Two tensor inputs (arguments or captured) share memory on this call;
+  // the prologue guards the pattern when the trace mutates an input.
+  bool inputs_overlap = false;
   std::string constructed_by = "tracing";
   double ms = 0;
 };
@@ -122,6 +135,9 @@ template <class F> Value map_items(const Value& v, F f) {
   if (v.is(Type::List)) return Value::list(std::move(out));
   return v.is_size() ? Value::size(std::move(out)) : Value::tuple(std::move(out));
 }
+
+// The symbol printed as `name` ("prims.slice"); logic_error if none.
+Symbol symbol_named(std::string_view name);
 
 // The proxies a value holds, in order (through lists and tuples).
 void collect_proxies(const Value& v, std::vector<Value>& out);

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <unordered_set>
 
 #include "ir/decompose.h"
 #include "ir/shape_rules.h"
@@ -171,8 +172,7 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   trace_.output = traced(out);
 
   for (const BoundSymbol& b : trace_.body) {
-    bool writes = b.sym.inplace || (!b.sym.op && b.sym.prim == PrimId::setitem_);
-    if (writes && aliases_input(tensor_proxy(b.args[b.sym.op ? size_t(b.sym.op->schema.self_index) : 0]).shadow))
+    if (b.sym.mutates() && aliases_input(tensor_proxy(b.args[b.sym.op ? size_t(b.sym.op->schema.self_index) : 0]).shadow))
       r.depends_on_overlap = true;
   }
   std::vector<Value> outs;
@@ -180,10 +180,23 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   for (const Value& o : outs)
     if (o.is(Type::Tensor) && aliases_input(tensor_proxy(o).shadow)) r.depends_on_overlap = true;
 
+  std::unordered_set<const Storage*> storages;
+  size_t tensors = 0;
+  auto note = [&](const Value& v) {
+    if (!is_tensor_proxy(v)) return;
+    storages.insert(tensor_proxy(v).shadow.storage().get());
+    ++tensors;
+  };
+  for (const Value& v : trace_.inputs) note(v);
+  for (const auto& [proxy, tensor] : trace_.captured) note(proxy);
+  trace_.inputs_overlap = storages.size() < tensors;
+
   trace_.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.trace = std::move(trace_);
   r.guards = std::move(guards_);
   r.externals = std::move(externals_);
+  r.depends_on_strides = depends_on_strides_;
+  r.depends_on_offset = depends_on_offset_;
   return r;
 }
 
@@ -343,6 +356,8 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   auto& p = tensor_proxy(self);
   std::string_view name = op.name;
   if (name == "shape") return Value::size(p.sizes);
+  if (name == "stride") depends_on_strides_ = true;
+  if (name == "storage_offset") depends_on_offset_ = true;
   if (name == "dtype") return Value(p.dtype());
   if (name == "device") return Value(p.device());
   if (name == "ndim" || name == "dim") return Value(int64_t(p.sizes.size()));
@@ -422,6 +437,11 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
 
+  // Whether a reshape of a non-contiguous tensor is a view or a copy depends
+  // on its strides, which the prologue then checks.
+  if ((op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten || op.id == OpId::view) &&
+      !tensor_proxy(targs[0]).shadow.is_contiguous())
+    depends_on_strides_ = true;
   IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
   Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result);
   // Under shapes="symbolic" a shape rule gives the outputs symbolic sizes;

@@ -58,6 +58,10 @@ struct TraceResult {
   // The trace writes into an input or returns an alias of one, so how the
   // tensor inputs share memory is part of what it assumed.
   bool depends_on_overlap = false;
+  // The trace depends on the exact strides of non-contiguous inputs (a
+  // reshape that is a view or a copy by them, stride()) or on the storage
+  // offsets of the inputs (storage_offset()).
+  bool depends_on_strides = false, depends_on_offset = false;
 };
 
 class Tracer : public OpDispatch {
@@ -116,6 +120,7 @@ class Tracer : public OpDispatch {
   std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy
   std::unordered_map<const Object*, std::string> external_names_;
   int next_id_ = 0;
+  bool depends_on_strides_ = false, depends_on_offset_ = false;
 };
 
 }  // namespace thn

@@ -148,11 +148,20 @@ void Prologue::compile_leaves(const TraceResult& r) {
           m.sizes.push_back(s.is_proxy() ? -1 : s.raw_int());
           sizes.push_back(s.is_proxy() ? fmt::format("{}.shape[{}]", name, m.sizes.size() - 1) : std::to_string(s.raw_int()));
         }
+        std::string layout = t.is_contiguous() ? ", contiguous" : ", non-contiguous";
+        if (r.depends_on_strides && !t.is_contiguous()) {
+          m.strides = t.strides();
+          layout += fmt::format(", strides=({})", fmt::join(t.strides(), ", "));
+        }
+        if (r.depends_on_offset) {
+          m.offset = t.offset();
+          layout += fmt::format(", offset={}", t.offset());
+        }
         metas_.push_back(std::move(m));
         tensor_ref_[&l.proxy.symbolic()] = reg;
         code_.push_back({Op::Tensor, 0, 0, reg, int32_t(metas_.size() - 1)});
         line(fmt::format("check_tensor({}, \"{} {}[{}]\"{})", name, t.device().str(), dtype_short(t.dtype()),
-                         fmt::join(sizes, ", "), t.is_contiguous() ? ", contiguous" : ", non-contiguous"));
+                         fmt::join(sizes, ", "), layout));
         break;
       }
       case InputLeaf::Number:
@@ -252,6 +261,8 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           for (size_t d = 0; d < m.sizes.size(); ++d)
             if (m.sizes[d] >= 0 && t.sizes()[d] != m.sizes[d]) return false;
           if (t.is_contiguous() != m.contiguous) return false;
+          if (!m.strides.empty() && t.strides() != m.strides) return false;
+          if (m.offset >= 0 && t.offset() != m.offset) return false;
           inputs.push_back(v);
           break;
         }

@@ -33,6 +33,8 @@ class Prologue {
     Device device;
     std::vector<int64_t> sizes;  // -1: symbolic (its guards are separate)
     bool contiguous;
+    std::vector<int64_t> strides;  // checked exactly when not empty
+    int64_t offset = -1;           // checked when >= 0
   };
 
   void compile_leaves(const TraceResult& r);

@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cstdio>
 
+#include "passes/cse.h"
 #include "passes/dce.h"
+#include "passes/functionalize.h"
 #include "passes/lower_to_prims.h"
 
 namespace thn {
@@ -17,9 +19,11 @@ struct NamedPass {
 };
 
 // The order matters: every later pass reads prims, so lowering comes first;
-// functionalize follows it (it turns prims.copy_ into values), then dce;
-// alias analysis, fusion and the buffer plan come after.
-const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"dce", dce}};
+// functionalize follows it (it turns prims.copy_ into values); cse needs a
+// functional trace, and dce cleans up after both; alias analysis, fusion and
+// the buffer plan come after.
+const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"functionalize", functionalize}, {"cse", cse},
+                             {"dce", dce}};
 
 }  // namespace
 

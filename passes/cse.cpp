@@ -1,0 +1,70 @@
+#include "passes/cse.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+
+namespace thn {
+
+namespace {
+
+bool is_pure(const BoundSymbol& b) {
+  if (b.sym.mutates() || (!b.sym.op && b.sym.prim == PrimId::print)) return false;
+  return !(b.sym.op && b.sym.op->family == OpFamily::Random);
+}
+
+// Arguments as text: proxies by identity, constants by type and repr.
+void key_of(const Value& v, std::string& out) {
+  if (v.is_proxy()) {
+    out += fmt::format("%{}", static_cast<const void*>(&v.symbolic()));
+  } else if (v.is_sequence()) {
+    out += v.is(Type::List) ? '[' : '(';
+    for (const Value& x : v.items()) {
+      key_of(x, out);
+      out += ',';
+    }
+    out += ')';
+  } else {
+    out += type_name(v);
+    out += ':';
+    out += to_repr(v);
+  }
+}
+
+}  // namespace
+
+Trace cse(const Trace& t) {
+  std::unordered_map<const Symbolic*, Value> replace;
+  auto sub = [&](const Value& v, auto& self) -> Value {
+    if (v.is_proxy()) {
+      auto it = replace.find(&v.symbolic());
+      return it == replace.end() ? v : it->second;
+    }
+    return map_items(v, [&](const Value& x) { return self(x, self); });
+  };
+  std::unordered_map<std::string, Value> seen;  // key -> the first one's outputs
+  Trace out = t;
+  out.body.clear();
+  for (const BoundSymbol& b : t.body) {
+    BoundSymbol c = b;
+    for (Value& a : c.args) a = sub(a, sub);
+    if (c.sym.mutates()) seen.clear();  // what was read before a write is not what is read after it
+    if (is_pure(c) && !c.out.is_none()) {
+      std::string key = c.sym.name();
+      for (const Value& a : c.args) key_of(a, key);
+      auto [it, fresh] = seen.try_emplace(key, c.out);
+      if (!fresh) {
+        std::vector<Value> mine, theirs;
+        collect_proxies(c.out, mine);
+        collect_proxies(it->second, theirs);
+        for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i) replace[&mine[i].symbolic()] = theirs[i];
+        continue;
+      }
+    }
+    out.body.push_back(std::move(c));
+  }
+  out.output = sub(t.output, sub);
+  return out;
+}
+
+}  // namespace thn

@@ -1,0 +1,12 @@
+#pragma once
+#include "ir/trace.h"
+
+namespace thn {
+
+// Common subexpression elimination. Requires: a functional trace (after
+// passes/functionalize; writes, random draws and prints are never merged).
+// Guarantees: no two pure bound symbols with the same symbol and the same
+// arguments; later uses read the first one's outputs.
+Trace cse(const Trace& t);
+
+}  // namespace thn

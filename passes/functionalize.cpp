@@ -1,0 +1,236 @@
+#include "passes/functionalize.h"
+
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace thn {
+
+namespace {
+
+// One view prim of a chain: the symbol, its operands after the tensor, and
+// the value it defined (for its metadata).
+struct Step {
+  Symbol sym;
+  std::vector<Value> rest;
+  Value out;
+};
+
+// What an original tensor value is: `chain` applied to `base` (a base has an
+// empty chain). `value` is what uses read, computed from the base's value
+// `derived_from`; a write into the base makes it stale.
+struct Alias {
+  Value base;
+  std::vector<Step> chain;
+  const Symbolic* derived_from = nullptr;
+  Value value;
+};
+
+Value fresh_like(const Value& v) {
+  const auto& src = tensor_proxy(v);
+  auto p = std::make_shared<TensorProxy>();
+  p->dtype_ = src.dtype();
+  p->device_ = src.device();
+  p->sizes = src.sizes;
+  return Value::proxy(Value(Type::Tensor, nullptr), p);
+}
+
+class Functionalizer {
+ public:
+  explicit Functionalizer(const Trace& t) : in_(t) {}
+
+  std::optional<Trace> run() {
+    out_ = in_;
+    out_.body.clear();
+    for (const Value& v : in_.inputs)
+      if (is_tensor_proxy(v)) add_input(v);
+    for (const auto& [proxy, tensor] : in_.captured) add_input(proxy);
+    for (const BoundSymbol& b : in_.body) {
+      if (b.sym.mutates()) {
+        if (!(b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::copy_)) return std::nullopt;
+        write(b);
+      } else if (b.sym.is_view()) {
+        view(b);
+      } else {
+        BoundSymbol c = b;
+        for (Value& a : c.args) a = rewrite(a);
+        out_.body.push_back(std::move(c));
+        std::vector<Value> outs;
+        collect_proxies(b.out, outs);
+        for (const Value& o : outs)
+          if (o.is(Type::Tensor)) add_base(o);
+      }
+    }
+    finish();
+    return std::move(out_);
+  }
+
+ private:
+  void add_base(const Value& v) {
+    alias_[&v.symbolic()] = Alias{v, {}, &v.symbolic(), v};
+    current_[&v.symbolic()] = v;
+  }
+  void add_input(const Value& v) {
+    add_base(v);
+    inputs_.push_back(v);
+  }
+
+  Value emit(Symbol sym, std::vector<Value> args, Value out, const Loc& loc) {
+    BoundSymbol b;
+    b.sym = sym;
+    b.args = std::move(args);
+    b.out = out;
+    b.loc = loc;
+    out_.body.push_back(std::move(b));
+    return out;
+  }
+
+  Value replay(Value x, const std::vector<Step>& chain) {
+    for (const Step& s : chain) {
+      std::vector<Value> args{x};
+      args.insert(args.end(), s.rest.begin(), s.rest.end());
+      x = emit(s.sym, std::move(args), fresh_like(s.out), loc_);
+    }
+    return x;
+  }
+
+  // The value an original tensor value has now.
+  Value read(const Value& v) {
+    auto it = alias_.find(&v.symbolic());
+    if (it == alias_.end()) return v;
+    Alias& a = it->second;
+    const Value& cur = current_.at(&a.base.symbolic());
+    if (a.chain.empty()) return cur;
+    if (a.derived_from != &cur.symbolic()) {  // the base was written since: re-derive
+      a.value = replay(cur, a.chain);
+      a.derived_from = &cur.symbolic();
+    }
+    return a.value;
+  }
+
+  Value rewrite(const Value& v) {
+    if (is_tensor_proxy(v)) return read(v);
+    return map_items(v, [this](const Value& x) { return rewrite(x); });
+  }
+
+  void view(const BoundSymbol& b) {
+    loc_ = b.loc;
+    BoundSymbol c = b;
+    for (Value& a : c.args) a = rewrite(a);
+    out_.body.push_back(std::move(c));
+    const Alias& in = alias_.at(&b.args[0].symbolic());
+    Alias a{in.base, in.chain, &current_.at(&in.base.symbolic()).symbolic(), b.out};
+    a.chain.push_back({b.sym, std::vector<Value>(b.args.begin() + 1, b.args.end()), b.out});
+    alias_[&b.out.symbolic()] = std::move(a);
+  }
+
+  static bool same_chain(const std::vector<Step>& a, const std::vector<Step>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].sym.name() != b[i].sym.name() || a[i].rest.size() != b[i].rest.size()) return false;
+      for (size_t k = 0; k < a[i].rest.size(); ++k)
+        if (to_repr(a[i].rest[k].without_proxy()) != to_repr(b[i].rest[k].without_proxy()) ||
+            a[i].rest[k].is_proxy() != b[i].rest[k].is_proxy() ||
+            (a[i].rest[k].is_proxy() && &a[i].rest[k].symbolic() != &b[i].rest[k].symbolic()))
+          return false;
+    }
+    return true;
+  }
+
+  // t = prims.copy_(dst, src): the base of dst gets a new value.
+  void write(const BoundSymbol& b) {
+    loc_ = b.loc;
+    const Alias dst = alias_.at(&b.args[0].symbolic());
+    Value base = dst.base;
+    Value& cur = current_.at(&base.symbolic());
+    auto s = alias_.find(&b.args[1].symbolic());
+    if (s != alias_.end() && &s->second.base.symbolic() == &base.symbolic() && same_chain(s->second.chain, dst.chain)) {
+      // `x[0] += 1` stores x[0]'s own current value back into x[0]: no write.
+    } else if (dst.chain.empty()) {
+      cur = read(b.args[1]);
+    } else {
+      Value src = read(b.args[1]);
+      std::vector<Value> steps;
+      for (const Step& s : dst.chain) {
+        std::vector<Value> step{Value::str(s.sym.name())};
+        step.insert(step.end(), s.rest.begin(), s.rest.end());
+        steps.push_back(Value::tuple(std::move(step)));
+      }
+      cur = emit(Symbol::of(PrimId::copy_into_view), {cur, src, Value::list(std::move(steps))}, fresh_like(base), b.loc);
+    }
+    if (b.out.is_proxy()) alias_[&b.out.symbolic()] = Alias{base, dst.chain, nullptr, Value()};
+  }
+
+  bool is_input(const Value& base) const {
+    for (const Value& v : inputs_)
+      if (&v.symbolic() == &base.symbolic()) return true;
+    return false;
+  }
+
+  // Outputs that are (views of) inputs are produced from the inputs after
+  // their write-backs, so they alias them; the rest read current values.
+  void finish() {
+    std::vector<Value> deferred;  // input-rooted output proxies
+    std::unordered_map<const Symbolic*, Value> computed;
+    auto plan = [&](const Value& v, auto& self) -> Value {
+      if (is_tensor_proxy(v)) {
+        auto it = alias_.find(&v.symbolic());
+        if (it != alias_.end() && is_input(it->second.base) &&
+            &current_.at(&it->second.base.symbolic()).symbolic() != &it->second.base.symbolic()) {
+          deferred.push_back(v);
+          return v;
+        }
+        Value r = read(v);
+        computed[&v.symbolic()] = r;
+        return r;
+      }
+      return map_items(v, [&](const Value& x) { return self(x, self); });
+    };
+    Value output = plan(in_.output, plan);
+
+    // Write-backs: copy_to_out_ when nothing else uses the computed value.
+    std::unordered_map<const Symbolic*, int> uses;
+    for (const auto& [orig, r] : computed) uses[&r.symbolic()]++;
+    std::vector<Value> mutated;
+    for (const Value& x : inputs_)
+      if (&current_.at(&x.symbolic()).symbolic() != &x.symbolic()) {
+        mutated.push_back(x);
+        uses[&current_.at(&x.symbolic()).symbolic()]++;
+      }
+    for (const Value& x : mutated) {
+      const Value& c = current_.at(&x.symbolic());
+      if (uses[&c.symbolic()] == 1) emit(Symbol::of(PrimId::copy_to_out_), {c, x}, Value(), loc_);
+      else emit(Symbol::prim_op(op_def(OpId::copy_)), {x, c}, Value(), loc_);
+    }
+    std::unordered_map<const Symbolic*, Value> views;
+    for (const Value& v : deferred) {
+      const Alias& a = alias_.at(&v.symbolic());
+      if (!views.count(&v.symbolic())) views[&v.symbolic()] = a.chain.empty() ? a.base : replay(a.base, a.chain);
+    }
+    auto substitute = [&](const Value& v, auto& self) -> Value {
+      if (is_tensor_proxy(v)) {
+        auto it = views.find(&v.symbolic());
+        return it == views.end() ? v : it->second;
+      }
+      return map_items(v, [&](const Value& x) { return self(x, self); });
+    };
+    out_.output = substitute(output, substitute);
+  }
+
+  const Trace& in_;
+  Trace out_;
+  std::unordered_map<const Symbolic*, Alias> alias_;
+  std::unordered_map<const Symbolic*, Value> current_;  // a base's value now
+  std::vector<Value> inputs_;                           // tensor arguments and captured tensors
+  Loc loc_;
+};
+
+}  // namespace
+
+Trace functionalize(const Trace& t) {
+  if (t.inputs_overlap) return t;
+  std::optional<Trace> r = Functionalizer(t).run();
+  return r ? std::move(*r) : t;
+}
+
+}  // namespace thn
