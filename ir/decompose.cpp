@@ -77,7 +77,7 @@ bool is_predicate(OpId id) {
 
 class Decomposer {
  public:
-  Decomposer(Tracer& tr, BoundSymbol& b) : tr_(tr), b_(b) {}
+  Decomposer(Tracer& tr, BoundSymbol& b) : tr_(tr), b_(b), device_(device_of(b)) {}
 
   void run() {
     std::optional<Value> r;
@@ -90,13 +90,7 @@ class Decomposer {
  private:
   // ---- building prims ----
 
-  Value fresh(const Meta& m) {
-    auto p = std::make_shared<TensorProxy>();
-    p->dtype_ = m.dtype;
-    p->device_ = m.device;
-    p->sizes = m.sizes;
-    return Value::proxy(Value(Type::Tensor, nullptr), p);
-  }
+  static Value fresh(const Meta& m) { return metadata_tensor(m.dtype, m.device, m.sizes); }
 
   Value emit(Symbol sym, std::vector<Value> args, Value out) {
     BoundSymbol s;
@@ -157,10 +151,13 @@ class Decomposer {
     return convert(prim(id, std::move(args), m), out);
   }
 
-  Device device() const {
+  Device device() const { return device_; }
+
+  // The device of the op's tensors (creation ops: of its output).
+  static Device device_of(const BoundSymbol& b) {
     std::vector<Value> ps;
-    for (const Value& a : b_.args) collect_proxies(a, ps);
-    collect_proxies(b_.out, ps);
+    for (const Value& a : b.args) collect_proxies(a, ps);
+    collect_proxies(b.out, ps);
     for (const Value& p : ps)
       if (p.is(Type::Tensor)) return tensor_proxy(p).device();
     return kCPU;
@@ -170,14 +167,23 @@ class Decomposer {
   // and defines dst's new value, as PyTorch's copy_ returns self.
   Value write(const Value& dst, const Value& src) { return prim(OpId::copy_, {dst, src}, meta(dst)); }
 
+  // prims.slice: t[starts[d]:ends[d]:steps[d]] in every dim, of `sizes`.
+  Value slice(const Value& t, Sizes starts, Sizes ends, Sizes steps, Sizes sizes) {
+    Meta m = meta(t);
+    m.sizes = std::move(sizes);
+    return emit(Symbol::of(PrimId::slice), {t, Value::list(std::move(starts)), Value::list(std::move(ends)),
+                                            Value::list(std::move(steps))},
+                fresh(m));
+  }
+
   // t[start:end] along dim, `len` elements.
   Value slice(const Value& t, int64_t dim, const Value& start, const Value& end, const Value& len) {
-    Meta m = meta(t);
-    Sizes starts(m.sizes.size(), Value(int64_t(0))), ends = m.sizes, steps(m.sizes.size(), Value(int64_t(1)));
+    const Sizes& in = tensor_proxy(t).sizes;
+    Sizes starts(in.size(), Value(int64_t(0))), ends = in, steps(in.size(), Value(int64_t(1))), sizes = in;
     starts[size_t(dim)] = start;
     ends[size_t(dim)] = end;
-    m.sizes[size_t(dim)] = len;
-    return emit(Symbol::of(PrimId::slice), {t, Value::list(starts), Value::list(ends), Value::list(steps)}, fresh(m));
+    sizes[size_t(dim)] = len;
+    return slice(t, std::move(starts), std::move(ends), std::move(steps), std::move(sizes));
   }
 
   Value squeeze(const Value& t, int64_t dim) {
@@ -650,11 +656,7 @@ class Decomposer {
       }
     }
     Value r = x;
-    if (sliced) {
-      Meta m = meta(x);
-      m.sizes = sliced_sizes;
-      r = emit(Symbol::of(PrimId::slice), {x, Value::list(starts), Value::list(ends), Value::list(steps)}, fresh(m));
-    }
+    if (sliced) r = slice(x, starts, ends, steps, sliced_sizes);
     for (int64_t p : news) r = unsqueeze(r, p);  // front to back
     for (auto it = squeezes.rbegin(); it != squeezes.rend(); ++it) r = squeeze(r, *it);
     return r;
@@ -698,16 +700,9 @@ class Decomposer {
       check_same(rs[i], outs[i]);
       rename[&rs[i].symbolic()] = outs[i];
     }
-    auto sub = [&](const Value& v, auto& self) -> Value {
-      if (v.is_proxy()) {
-        auto it = rename.find(&v.symbolic());
-        return it == rename.end() ? v : it->second;
-      }
-      return map_items(v, [&](const Value& x) { return self(x, self); });
-    };
     for (BoundSymbol& s : subs_) {
-      for (Value& a : s.args) a = sub(a, sub);
-      s.out = sub(s.out, sub);
+      for (Value& a : s.args) a = substitute(a, rename);
+      s.out = substitute(s.out, rename);
     }
     b_.subsymbols = std::move(subs_);
   }
@@ -724,6 +719,7 @@ class Decomposer {
 
   Tracer& tr_;
   BoundSymbol& b_;
+  Device device_;
   std::vector<BoundSymbol> subs_;
   std::unordered_set<const Symbolic*> defined_;
 };

@@ -59,6 +59,16 @@ struct TensorProxy : Symbolic {
   Device device() const { return device_; }
 };
 
+// A tensor value known by its metadata only (the values of decompositions
+// and of passes): no shadow, no tracer.
+inline Value metadata_tensor(DType dtype, Device device, std::vector<Value> sizes) {
+  auto p = std::make_shared<TensorProxy>();
+  p->dtype_ = dtype;
+  p->device_ = device;
+  p->sizes = std::move(sizes);
+  return Value::proxy(Value(Type::Tensor, nullptr), p);
+}
+
 inline NumberProxy& number_proxy(const Value& v) {
   return const_cast<NumberProxy&>(static_cast<const NumberProxy&>(v.symbolic()));
 }

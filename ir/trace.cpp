@@ -54,6 +54,14 @@ std::string Symbol::name() const {
   return names[int(prim)];
 }
 
+Value substitute(const Value& v, const std::unordered_map<const Symbolic*, Value>& rename) {
+  if (v.is_proxy()) {
+    auto it = rename.find(&v.symbolic());
+    return it == rename.end() ? v : it->second;
+  }
+  return map_items(v, [&](const Value& x) { return substitute(x, rename); });
+}
+
 void collect_proxies(const Value& v, std::vector<Value>& out) {
   if (v.is_proxy()) out.push_back(v);
   else if (v.is_sequence()) for (const Value& x : v.items()) collect_proxies(x, out);

@@ -4,6 +4,7 @@
 // `ltorch.NAME_`) or a prim (printed `prims.NAME`): Python's number
 // operations (THN_NUMBER_OPS) and the few tensor prims below.
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "frontend/source.h"
@@ -63,6 +64,10 @@ struct Symbol {
   static Symbol of(NumberOp op) { return {nullptr, PrimId(int(op)), false, false}; }
   static Symbol prim_op(const OpDef& op);  // logic_error unless is_prim_op(op)
   bool is_number_op() const { return !op && prim <= PrimId(int(NumberOp::to_bool)); }
+  // Must run, and in order: it writes memory, draws random numbers or prints.
+  bool has_side_effect() const {
+    return mutates() || (op && op->family == OpFamily::Random) || (!op && prim == PrimId::print);
+  }
   // A prim writes into its first operand (prims.copy_).
   bool mutates() const {
     return inplace || (op && op->name.ends_with('_')) || (!op && (prim == PrimId::setitem_ || prim == PrimId::copy_to_out_));
@@ -135,6 +140,9 @@ template <class F> Value map_items(const Value& v, F f) {
   if (v.is(Type::List)) return Value::list(std::move(out));
   return v.is_size() ? Value::size(std::move(out)) : Value::tuple(std::move(out));
 }
+
+// v with every proxy found in `rename` replaced (through lists, tuples, slices).
+Value substitute(const Value& v, const std::unordered_map<const Symbolic*, Value>& rename);
 
 // The symbol printed as `name` ("prims.slice"); logic_error if none.
 Symbol symbol_named(std::string_view name);

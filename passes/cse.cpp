@@ -8,11 +8,6 @@ namespace thn {
 
 namespace {
 
-bool is_pure(const BoundSymbol& b) {
-  if (b.sym.mutates() || (!b.sym.op && b.sym.prim == PrimId::print)) return false;
-  return !(b.sym.op && b.sym.op->family == OpFamily::Random);
-}
-
 // Arguments as text: proxies by identity, constants by type and repr.
 void key_of(const Value& v, std::string& out) {
   if (v.is_proxy()) {
@@ -35,21 +30,14 @@ void key_of(const Value& v, std::string& out) {
 
 Trace cse(const Trace& t) {
   std::unordered_map<const Symbolic*, Value> replace;
-  auto sub = [&](const Value& v, auto& self) -> Value {
-    if (v.is_proxy()) {
-      auto it = replace.find(&v.symbolic());
-      return it == replace.end() ? v : it->second;
-    }
-    return map_items(v, [&](const Value& x) { return self(x, self); });
-  };
   std::unordered_map<std::string, Value> seen;  // key -> the first one's outputs
   Trace out = t;
   out.body.clear();
   for (const BoundSymbol& b : t.body) {
     BoundSymbol c = b;
-    for (Value& a : c.args) a = sub(a, sub);
+    for (Value& a : c.args) a = substitute(a, replace);
     if (c.sym.mutates()) seen.clear();  // what was read before a write is not what is read after it
-    if (is_pure(c) && !c.out.is_none()) {
+    if (!c.sym.has_side_effect() && !c.out.is_none()) {
       std::string key = c.sym.name();
       for (const Value& a : c.args) key_of(a, key);
       auto [it, fresh] = seen.try_emplace(key, c.out);
@@ -63,7 +51,7 @@ Trace cse(const Trace& t) {
     }
     out.body.push_back(std::move(c));
   }
-  out.output = sub(t.output, sub);
+  out.output = substitute(t.output, replace);
   return out;
 }
 

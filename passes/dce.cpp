@@ -4,16 +4,6 @@
 
 namespace thn {
 
-namespace {
-
-bool has_side_effect(const BoundSymbol& b) {
-  if (b.sym.mutates()) return true;
-  if (b.sym.op) return b.sym.op->family == OpFamily::Random;  // draws numbers (or seeds)
-  return b.sym.prim == PrimId::print;
-}
-
-}  // namespace
-
 Trace dce(const Trace& t) {
   std::unordered_set<const Symbolic*> live;
   // A live tensor keeps its symbolic sizes live: the shape arithmetic stays
@@ -34,7 +24,7 @@ Trace dce(const Trace& t) {
     const BoundSymbol& b = t.body[i];
     std::vector<Value> outs;
     collect_proxies(b.out, outs);
-    bool needed = has_side_effect(b);
+    bool needed = b.sym.has_side_effect();
     for (const Value& o : outs) needed |= live.count(&o.symbolic()) > 0;
     if (!needed) continue;
     keep[i] = true;

@@ -27,12 +27,8 @@ struct Alias {
 };
 
 Value fresh_like(const Value& v) {
-  const auto& src = tensor_proxy(v);
-  auto p = std::make_shared<TensorProxy>();
-  p->dtype_ = src.dtype();
-  p->device_ = src.device();
-  p->sizes = src.sizes;
-  return Value::proxy(Value(Type::Tensor, nullptr), p);
+  const auto& p = tensor_proxy(v);
+  return metadata_tensor(p.dtype(), p.device(), p.sizes);
 }
 
 class Functionalizer {
@@ -207,14 +203,7 @@ class Functionalizer {
       const Alias& a = alias_.at(&v.symbolic());
       if (!views.count(&v.symbolic())) views[&v.symbolic()] = a.chain.empty() ? a.base : replay(a.base, a.chain);
     }
-    auto substitute = [&](const Value& v, auto& self) -> Value {
-      if (is_tensor_proxy(v)) {
-        auto it = views.find(&v.symbolic());
-        return it == views.end() ? v : it->second;
-      }
-      return map_items(v, [&](const Value& x) { return self(x, self); });
-    };
-    out_.output = substitute(output, substitute);
+    out_.output = substitute(output, views);
   }
 
   const Trace& in_;
