@@ -51,11 +51,11 @@ void drain(int out_fd, int err_fd, RunResult& result) {
   }
 }
 
-// Runs this executable as `thn run FILE [--interpret]`, without a shell so
-// any file name works, with stdin from /dev/null.
+// Runs this executable as `thn run FILE --interpret` or, on the jit side,
+// `thn run FILE --verify-each` (every trace checked after every pass),
+// without a shell so any file name works, with stdin from /dev/null.
 std::optional<RunResult> run_self(const std::string& file, bool interpret) {
-  std::vector<std::string> args = {"thn", "run", file};
-  if (interpret) args.push_back("--interpret");
+  std::vector<std::string> args = {"thn", "run", file, interpret ? "--interpret" : "--verify-each"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

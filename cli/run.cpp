@@ -88,9 +88,17 @@ int run_script(const RunOptions& run) {
   InterpOptions opts;
   std::filesystem::path script(path);
   opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
-  if (!run.interpret) install_jit(opts, run.jit);
+  std::shared_ptr<JitRegistry> jits;
+  if (!run.interpret) jits = install_jit(opts, run.jit);
   Interpreter interp(opts);  // outlives the error: locations point into its sources
   if (!run.interpret) install_jit_builtins(interp);
+  struct Stats {  // --stats: reported however the script ends
+    const std::shared_ptr<JitRegistry>& jits;
+    ~Stats() {
+      std::fflush(stdout);
+      if (jits) std::fputs(jit_stats(*jits).c_str(), stderr);
+    }
+  } stats{jits};
   try {
     interp.run_file(path);
     std::fflush(stdout);
@@ -115,7 +123,8 @@ int run_script(const RunOptions& run) {
 }  // namespace
 
 const char* kRunUsage =
-    "usage: thn run FILE [--interpret] [--print-traces] [--emit=trace] [--print-after=PASS|all] [--time-passes]\n";
+    "usage: thn run FILE [--interpret] [--print-traces] [--emit=trace] [--print-after=PASS|all] [--time-passes]\n"
+    "               [--verify-each] [--stats]\n";
 
 int run_command(int argc, char** argv) {
   RunOptions run;
@@ -128,6 +137,10 @@ int run_command(int argc, char** argv) {
       run.jit.print_traces = true;
     } else if (arg == "--time-passes") {
       run.jit.time_passes = true;
+    } else if (arg == "--stats") {
+      run.jit.stats = true;
+    } else if (arg == "--verify-each") {
+      run.jit.pipeline.verify_each = true;
     } else if (arg == "--emit=trace") {
       run.jit.emit_trace = true;
     } else if (arg.starts_with("--print-after=")) {

@@ -13,6 +13,11 @@ TraceExecutor::TraceExecutor(const Trace& t) {
     s.sym = b.sym;
     for (const Value& a : b.args) s.args.push_back(ref(a));
     s.out = ref(b.out);
+    if (!b.into.is_none()) {
+      s.mode = b.sym.writes_into_any() ? Mode::Out : Mode::InPlace;
+      s.into = ref(b.into);
+    }
+    for (const Value& f : b.frees) s.frees.push_back(ref(f).slot);
     s.loc = b.loc;
     steps_.push_back(std::move(s));
   }
@@ -70,12 +75,15 @@ void TraceExecutor::assign(const Ref& r, const Value& v, std::vector<Value>& slo
   for (size_t i = 0; i < r.items.size(); ++i) assign(r.items[i], v.items()[i], slots);
 }
 
-Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args) const {
+Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into) const {
   if (s.sym.op) {
     std::vector<IValue> values;
     values.reserve(args.size());
     for (const Value& a : args) values.push_back(to_ivalue(a));
-    IValue r = s.sym.op->impl(bind_params(*s.sym.op, std::move(values), s.sym.inplace));
+    Args bound = bind_params(*s.sym.op, std::move(values), s.sym.inplace || s.mode == Mode::InPlace);
+    if (s.mode == Mode::Out) bound.set_out(&into.as_tensor());
+    IValue r = s.sym.op->impl(bound);
+    if (s.mode != Mode::Fresh) return into;
     if (s.sym.inplace) return Value();
     return present_result(s.sym.op->name, from_ivalue(r));
   }
@@ -94,16 +102,20 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     case PrimId::wrap_number: return eager_.wrap_number(args[0]);
     case PrimId::convert_element_type: return Value::tensor(to_dtype(args[0].as_tensor(), args[1].as_dtype()));
     case PrimId::copy_into_view: {
+      // In place (the plan's `into` is the base) or into a copy of the base.
       const Tensor& base = args[0].as_tensor();
-      Tensor out = empty(base.sizes(), base.dtype(), base.device());
-      copy_into(out, base);
+      Tensor out = base;
+      if (s.mode == Mode::Fresh) {
+        out = empty(base.sizes(), base.dtype(), base.device());
+        copy_into(out, base);
+      }
       Value view = Value::tensor(out);
       for (const Value& step : args[2].items()) {
         const std::vector<Value>& items = step.items();
-        Step s{symbol_named(items[0].as_str()), {}, {}, {}};
+        Step v{symbol_named(items[0].as_str()), {}, {}};
         std::vector<Value> a{view};
         a.insert(a.end(), items.begin() + 1, items.end());
-        view = run_step(in, s, a);
+        view = run_step(in, v, a, Value());
       }
       copy_into(view.as_tensor(), args[1].as_tensor());
       return Value::tensor(out);
@@ -144,13 +156,14 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
     args.clear();
     for (const Ref& a : s.args) args.push_back(resolve(a, slots));
     try {
-      assign(s.out, run_step(in, s, args), slots);
+      assign(s.out, run_step(in, s, args, s.mode == Mode::Fresh ? Value() : resolve(s.into, slots)), slots);
     } catch (const Error& e) {
       // Data the guards cannot see (an index out of range, say): report it
       // where the traced program performed the op.
       if (!s.loc.source || dynamic_cast<const LocatedError*>(&e)) throw;
       throw TracedError(e.kind(), e.what(), s.loc);
     }
+    for (int f : s.frees) slots[size_t(f)] = Value();
   }
   return resolve(output_, slots);
 }

@@ -25,17 +25,23 @@ class TraceExecutor {
     bool is_size = false;
     std::vector<Ref> items;
   };
+  // Where a step's result goes (the buffer plan's `into`): a new tensor, the
+  // `into` tensor as the kernel's output, or operand 0 updated in place.
+  enum class Mode : uint8_t { Fresh, Out, InPlace };
   struct Step {
     Symbol sym;
     std::vector<Ref> args;
     Ref out;
+    Mode mode = Mode::Fresh;
+    Ref into;
+    std::vector<int> frees;  // slots dropped after the step
     Loc loc;  // the statement that recorded it, for errors raised while running
   };
 
   Ref ref(const Value& v);
   Value resolve(const Ref& r, std::vector<Value>& slots) const;
   void assign(const Ref& r, const Value& v, std::vector<Value>& slots) const;
-  Value run_step(Interpreter& in, const Step& s, std::vector<Value>& args) const;
+  Value run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into) const;
 
   std::unordered_map<const Symbolic*, int> slot_of_;
   int slots_ = 0;

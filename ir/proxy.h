@@ -51,6 +51,10 @@ struct TensorProxy : Symbolic {
   Device device_;
   std::vector<Value> sizes;  // ints, or Int NumberProxies under shapes="symbolic"
   std::string name;          // inputs and captured tensors: their name
+  // Inputs and captured tensors: the strides the prologue guarantees
+  // (contiguous, or exact when guarded); empty when only "non-contiguous"
+  // is known or the sizes are symbolic.
+  std::vector<int64_t> strides;
   int id = 0;
   Tracer* tracer = nullptr;
 

@@ -33,6 +33,20 @@ bool Symbol::is_view() const {
   }
 }
 
+bool Symbol::writes_into_any() const {
+  if (!op || !is_prim) return false;
+  switch (op->family) {
+    case OpFamily::Unary: case OpFamily::Binary: return true;
+    case OpFamily::Pointwise: return op->id != OpId::copy_ && op->id != OpId::fill_ && op->id != OpId::zero_;
+    default: return false;
+  }
+}
+
+bool Symbol::updates_operand0() const {
+  if (!op) return prim == PrimId::copy_into_view;
+  return is_prim && op->has('I');
+}
+
 Symbol symbol_named(std::string_view name) {
   for (int p = 0; p <= int(PrimId::print); ++p)
     if (Symbol::of(PrimId(p)).name() == name) return Symbol::of(PrimId(p));
@@ -115,7 +129,13 @@ class Printer {
       auto& p = tensor_proxy(v);
       std::vector<std::string> sizes;
       for (const Value& s : p.sizes) sizes.push_back(render(s));
-      return fmt::format("\"{} {}[{}]\"", p.device().str(), dtype_short(p.dtype()), fmt::join(sizes, ", "));
+      std::string type = fmt::format("\"{} {}[{}]\"", p.device().str(), dtype_short(p.dtype()), fmt::join(sizes, ", "));
+      auto it = trace_.layouts.find(&v.symbolic());
+      if (it == trace_.layouts.end() || &it->second.base.symbolic() == &v.symbolic()) return type;
+      const Layout& l = it->second;
+      if (l.may_copy) return fmt::format("{} (may alias {})", type, ref(l.base));
+      if (l.strides.empty()) return fmt::format("{} (view of {})", type, ref(l.base));
+      return fmt::format("{} (view of {}, strides ({}))", type, ref(l.base), fmt::join(l.strides, ", "));
     }
     auto& n = number_proxy(v);
     return fmt::format("\"{} {}\"", type_name(n.value), to_repr(n.value));
@@ -180,8 +200,15 @@ class Printer {
     std::string lhs = names.empty() ? "" : fmt::format("{} = ", fmt::join(names, ", "));
     // Decompositions are comments: their values get names but no type comments.
     std::string comment = types.empty() || depth > 1 ? "" : fmt::format("  # {}", fmt::join(types, ", "));
-    out += fmt::format("{}{}{}{}({}){}\n", indent, prefix, lhs, b.sym.name(), render_args(b), comment);
+    std::string args = render_args(b);
+    if (!b.into.is_none()) args += fmt::format("{}out={}", args.empty() ? "" : ", ", ref(b.into));
+    out += fmt::format("{}{}{}{}({}){}\n", indent, prefix, lhs, b.sym.name(), args, comment);
     for (const BoundSymbol& sub : b.subsymbols) line(sub, depth + 1, out);
+    if (!b.frees.empty()) {
+      std::vector<std::string> names;
+      for (const Value& v : b.frees) names.push_back(ref(v));
+      out += fmt::format("{}del {}\n", indent, fmt::join(names, ", "));
+    }
   }
 
   const Trace& trace_;

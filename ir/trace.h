@@ -74,6 +74,12 @@ struct Symbol {
   }
   // A view prim: its result shares its first operand's memory.
   bool is_view() const;
+  // An elementwise prim the executor can run into any tensor of the
+  // result's dtype and sizes (the buffer plan's `into`).
+  bool writes_into_any() const;
+  // A prim with an in-place form that updates its operand 0 (index_copy,
+  // copy_into_view, ...): `into` may be that operand.
+  bool updates_operand0() const;
   std::string name() const;  // "ltorch.add_", "prims.mul"
 };
 
@@ -88,6 +94,19 @@ struct BoundSymbol {
   // ops that have none (ops that return an alias of their input, say).
   std::vector<BoundSymbol> subsymbols;
   Loc loc;
+  // Set by the buffer plan. `into`: the tensor whose memory the result is
+  // written into (an input being updated, or an operand whose value dies
+  // here); None: a new buffer. `frees`: the values whose last use this is,
+  // dropped after it.
+  Value into;
+  std::vector<Value> frees;
+};
+
+// What alias analysis knows of a tensor value's memory.
+struct Layout {
+  Value base;                    // the value owning the memory: an input, a computed tensor, or itself
+  std::vector<int64_t> strides;  // exact strides when known (static sizes, known input layout); else empty
+  bool may_copy = false;         // an alias of base, or a copy of it (contiguous, to: decided at run time)
 };
 
 struct Trace {
@@ -102,9 +121,24 @@ struct Trace {
   // Two tensor inputs (arguments or captured) share memory on this call;
   // the prologue guards the pattern when the trace mutates an input.
   bool inputs_overlap = false;
+  // Set by functionalize: the only writes are the write-backs into inputs
+  // at the end (copy_to_out_, copy_); false while in-place ops remain (a
+  // trace whose inputs share memory is run in program order).
+  bool functional = false;
+  // Set by alias analysis: every tensor value's layout (views name the
+  // value whose memory they share).
+  std::unordered_map<const Symbolic*, Layout> layouts;
   std::string constructed_by = "tracing";
   double ms = 0;
 };
+
+// In a functional trace, the write-back of an updated input:
+// prims.copy_to_out_(computed, x) or prims.copy_(x, computed).
+inline bool is_write_back(const BoundSymbol& b) {
+  return (!b.sym.op && b.sym.prim == PrimId::copy_to_out_) || (b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::copy_);
+}
+inline const Value& write_back_target(const BoundSymbol& b) { return b.args[b.sym.op ? 0 : 1]; }
+inline const Value& write_back_source(const BoundSymbol& b) { return b.args[b.sym.op ? 1 : 0]; }
 
 // Python-like text: a `# Constructed by` line, the signature, a type comment
 // per input and per defined value, decompositions as indented comments.

@@ -191,6 +191,20 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   for (const auto& [proxy, tensor] : trace_.captured) note(proxy);
   trace_.inputs_overlap = storages.size() < tensors;
 
+  // The layouts the prologue guarantees (jit/prologue.cpp): contiguity, and
+  // exact strides when some decision depended on them; captured tensors are
+  // guarded by identity.
+  auto layout = [&](const Value& v, bool exact) {
+    if (!is_tensor_proxy(v)) return;
+    auto& p = tensor_proxy(v);
+    for (const Value& s : p.sizes)
+      if (s.is_proxy()) return;
+    if (p.shadow.is_contiguous()) p.strides = contiguous_strides(p.shadow.sizes());
+    else if (exact || depends_on_strides_) p.strides = p.shadow.strides();
+  };
+  for (const Value& v : trace_.inputs) layout(v, false);
+  for (const auto& [proxy, tensor] : trace_.captured) layout(proxy, true);
+
   trace_.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.trace = std::move(trace_);
   r.guards = std::move(guards_);

@@ -7,6 +7,7 @@
 #include "ir/executor.h"
 #include "ir/tracer.h"
 #include "jit/prologue.h"
+#include "passes/buffer_plan.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -31,6 +32,7 @@ struct JitObj : BuiltinObj {
   std::vector<std::shared_ptr<CacheEntry>> entries;  // most recently hit first
   std::shared_ptr<CacheEntry> last;
   int64_t calls = 0, hits = 0, misses = 0;
+  int64_t last_allocations = 0, last_bytes = 0;  // storages allocated by the last call's computation
 
   JitObj(std::string name) : BuiltinObj(std::move(name), nullptr) {}
 
@@ -52,7 +54,7 @@ struct JitObj : BuiltinObj {
       ++hits;
       std::rotate(entries.begin(), entries.begin() + long(i), entries.begin() + long(i) + 1);
       last = entries[0];
-      return last->executor.run(in, inputs);
+      return execute(in, inputs);
     }
     ++misses;
     Tracer tracer(in, trace_opts);
@@ -66,7 +68,26 @@ struct JitObj : BuiltinObj {
     inputs.clear();
     for (const InputLeaf& l : r.leaves)
       if (l.proxy.is_proxy()) inputs.push_back(l.value);
-    return entry->executor.run(in, inputs);
+    return execute(in, inputs);
+  }
+
+  Value execute(Interpreter& in, const std::vector<Value>& inputs) {
+    int64_t before = Storage::allocations(), bytes = Storage::allocated_bytes();
+    Value r = last->executor.run(in, inputs);
+    last_allocations = Storage::allocations() - before;
+    last_bytes = Storage::allocated_bytes() - bytes;
+    return r;
+  }
+
+  std::string stats() const {
+    std::string line = fmt::format("stats: jit {}: {} call{}, {} trace{}, {} cache hit{}", name, calls,
+                                   calls == 1 ? "" : "s", misses, misses == 1 ? "" : "s", hits, hits == 1 ? "" : "s");
+    if (!last) return line;
+    BufferStats b = buffer_stats(last->computation);
+    return line + fmt::format("; last call: {} write-back cop{}, {} temporar{} ({} new buffer{}), {} allocation{} ({} bytes)",
+                              b.writeback_copies, b.writeback_copies == 1 ? "y" : "ies", b.temporaries,
+                              b.temporaries == 1 ? "y" : "ies", b.new_buffers, b.new_buffers == 1 ? "" : "s",
+                              last_allocations, last_allocations == 1 ? "" : "s", last_bytes);
   }
 
   void report(const CacheEntry& e) const {
@@ -98,8 +119,20 @@ const CacheEntry& last_entry(const char* fn, JitObj& j) {
 
 }  // namespace
 
-void install_jit(InterpOptions& opts, const JitOptions& jit) {
-  opts.make_jit = [jit](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
+struct JitRegistry {
+  std::vector<std::weak_ptr<JitObj>> functions;  // in order of creation
+};
+
+std::string jit_stats(const JitRegistry& r) {
+  std::string out;
+  for (const auto& w : r.functions)
+    if (auto j = w.lock()) out += j->stats() + "\n";
+  return out;
+}
+
+std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit) {
+  auto registry = std::make_shared<JitRegistry>();
+  opts.make_jit = [jit, registry](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
     if (!fn.is(Type::Function)) return fn;  // a builtin runs as it is
     auto j = std::make_shared<JitObj>(fn.obj<FunctionObj>().def->name);
     j->function = fn;
@@ -109,8 +142,10 @@ void install_jit(InterpOptions& opts, const JitOptions& jit) {
     j->opts = jit;
     JitObj* self = j.get();
     j->fn = [self](Interpreter& in, CallArgs& args) { return self->call(in, args); };
+    if (jit.stats) registry->functions.push_back(j);
     return Value(Type::Builtin, j);
   };
+  return registry;
 }
 
 void install_jit_builtins(Interpreter& in) {

@@ -4,6 +4,7 @@
 // first; the first that passes runs its computation, else f is traced again
 // and a new entry is added. Also the introspection builtins: last_traces,
 // last_prologue, last_execution_trace, cache_hits, cache_misses.
+#include <memory>
 #include <string>
 
 #include "interp/interpreter.h"
@@ -12,15 +13,23 @@
 namespace thn {
 
 struct JitOptions {
+  bool stats = false;          // --stats: report_jit_stats() at the end of the run
   bool print_traces = false;   // print the prologue and every pass's trace of each new trace (stderr)
   bool emit_trace = false;     // print each new execution trace (stdout)
   bool time_passes = false;    // print tracing and pass times of each new trace (stderr)
   PipelineOptions pipeline;
 };
 
+// The jit functions made under one set of options, for --stats.
+struct JitRegistry;
+
 // Makes `jit` trace and compile (InterpOptions::make_jit) and installs the
 // introspection builtins into `in`.
-void install_jit(InterpOptions& opts, const JitOptions& jit);
+std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit);
 void install_jit_builtins(Interpreter& in);
+// Per jit function: calls, traces, cache hits; of the last call, the
+// write-back copies and temporaries of its buffer plan and the buffers it
+// allocated (counted at run time, library ops' internal copies included).
+std::string jit_stats(const JitRegistry& r);
 
 }  // namespace thn

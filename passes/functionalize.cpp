@@ -58,6 +58,7 @@ class Functionalizer {
       }
     }
     finish();
+    out_.functional = true;
     return std::move(out_);
   }
 

@@ -3,10 +3,13 @@
 #include <chrono>
 #include <cstdio>
 
+#include "passes/alias_analysis.h"
+#include "passes/buffer_plan.h"
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/functionalize.h"
 #include "passes/lower_to_prims.h"
+#include "passes/verify.h"
 
 namespace thn {
 
@@ -20,10 +23,10 @@ struct NamedPass {
 
 // The order matters: every later pass reads prims, so lowering comes first;
 // functionalize follows it (it turns prims.copy_ into values); cse needs a
-// functional trace, and dce cleans up after both; alias analysis, fusion and
-// the buffer plan come after.
+// functional trace, and dce cleans up after both; alias analysis gives the
+// buffer plan each value's memory; fusion will come before the plan.
 const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"functionalize", functionalize}, {"cse", cse},
-                             {"dce", dce}};
+                             {"dce", dce}, {"alias_analysis", alias_analysis}, {"buffer_plan", buffer_plan}};
 
 }  // namespace
 
@@ -49,6 +52,7 @@ Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>
     t.constructed_by = p.name;
     t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     keep(p.name, t);
+    if (opts.verify_each) verify(t, p.name);
   }
   return t;
 }

@@ -10,6 +10,7 @@ namespace thn {
 
 struct PipelineOptions {
   std::string print_after;  // a pass name: print the trace after it (stderr); "all": after every pass
+  bool verify_each = false;  // run the verifier (passes/verify.h) after every pass
 };
 
 // The trace after a pass, printed on demand (printing costs more than most

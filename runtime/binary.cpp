@@ -158,7 +158,6 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
   return finish_inplace(o, out);
 }
 
-const Tensor* inplace_target(const Args& a) { return a.inplace() ? &a.tensor(0) : nullptr; }
 
 }  // namespace
 
@@ -169,8 +168,8 @@ DType binary_result_dtype(OpId op, const Tensor& a, const Tensor& b) {
 
 Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Tensor* out) { return binary_impl(op, a, b, {}, out); }
 
-IValue op_add(const Args& a) { return binary_impl(OpId::add, a.tensor(0), a.tensor(1), {a.scalar(2)}, inplace_target(a)); }
-IValue op_sub(const Args& a) { return binary_impl(OpId::sub, a.tensor(0), a.tensor(1), {a.scalar(2)}, inplace_target(a)); }
+IValue op_add(const Args& a) { return binary_impl(OpId::add, a.tensor(0), a.tensor(1), {a.scalar(2)}, a.target()); }
+IValue op_sub(const Args& a) { return binary_impl(OpId::sub, a.tensor(0), a.tensor(1), {a.scalar(2)}, a.target()); }
 
 IValue op_div(const Args& a) {
   Options opt;
@@ -179,11 +178,11 @@ IValue op_div(const Args& a) {
     else if (*mode == "floor") opt.rounding = Rounding::Floor;
     else fail("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'", *mode);
   }
-  return binary_impl(OpId::div, a.tensor(0), a.tensor(1), opt, inplace_target(a));
+  return binary_impl(OpId::div, a.tensor(0), a.tensor(1), opt, a.target());
 }
 
 #define THN_X(name) \
-  IValue op_##name(const Args& a) { return binary(OpId::name, a.tensor(0), a.tensor(1), inplace_target(a)); }
+  IValue op_##name(const Args& a) { return binary(OpId::name, a.tensor(0), a.tensor(1), a.target()); }
 THN_X(mul) THN_X(floor_divide) THN_X(remainder) THN_X(pow) THN_X(maximum) THN_X(minimum) THN_X(atan2)
 THN_BINARY_BITS(THN_X)
 THN_BINARY_BOOL(THN_X)

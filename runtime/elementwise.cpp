@@ -233,7 +233,7 @@ template <class Kernel>
 Tensor pointwise(const Args& a, DType dtype, std::initializer_list<Tensor> ins, Kernel&& kernel) {
   const Tensor& self = *ins.begin();
   Dims shape = broadcast_all(ins);
-  const Tensor* out = a.inplace() ? &self : nullptr;
+  const Tensor* out = a.target();
   Tensor o = elementwise_output(shape, dtype, ins, out);
   std::vector<Tensor> cast;
   for (const Tensor& t : ins) cast.push_back(to_dtype(t, dtype));
@@ -250,12 +250,12 @@ IValue op_where(const Args& a) {
          dtype_torch_name(cond.dtype()));
   DType dt = result_type({x, y});
   Dims shape = broadcast_all({cond, x, y});
-  Tensor o = elementwise_output(shape, dt, {cond, x, y}, nullptr);
+  Tensor o = elementwise_output(shape, dt, {cond, x, y}, a.target());
   Tensor xc = to_dtype(x, dt), yc = to_dtype(y, dt);
   dispatch_dtype(dt, [&]<class S>() {
     map_kernel<S, bool, S, S>(o, [](bool c, auto u, auto v) { return thn_where(c, u, v); }, cond, xc, yc);
   });
-  return o;
+  return finish_inplace(o, a.target());
 }
 
 std::string_view cpp_type_name(DType d) {
@@ -341,14 +341,14 @@ IValue op_masked_fill(const Args& a) {
     fail("output with shape {} doesn't match the broadcast shape {}", dims_str(self.sizes()),
          dims_str(broadcast_shapes(self.sizes(), mask.sizes())));
   Dims shape = broadcast_shapes(self.sizes(), mask.sizes());
-  const Tensor* out = a.inplace() ? &self : nullptr;
+  const Tensor* out = a.target();
   Tensor o = elementwise_output(shape, self.dtype(), {self, mask}, out);
   Tensor v = to_dtype(value, self.dtype());
   Tensor m = to_dtype(mask, DType::Bool);
   dispatch_dtype(self.dtype(), [&]<class S>() {
     map_kernel<S, S, bool, S>(o, [](auto x, bool c, auto f) { return c ? f : x; }, self, m, v);
   });
-  return o;
+  return finish_inplace(o, out);
 }
 
 IValue op_copy_(const Args& a) {

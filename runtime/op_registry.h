@@ -52,6 +52,11 @@ class Args {
   const IValue& operator[](size_t i) const { return v_[i]; }
   size_t size() const { return v_.size(); }
   bool inplace() const { return inplace_; }
+  // Where an elementwise op writes its result: `out` when the caller gave
+  // one (the trace executor, writing into a planned buffer), self for the
+  // in-place form, else null (a new tensor).
+  const Tensor* target() const { return out_ ? out_ : inplace_ ? &tensor(0) : nullptr; }
+  void set_out(const Tensor* out) { out_ = out; }
   const Schema& schema() const { return *schema_; }
 
   bool is_none(size_t i) const { return v_[i].is_none(); }
@@ -75,6 +80,7 @@ class Args {
   const Schema* schema_;
   std::vector<IValue> v_;
   bool inplace_;
+  const Tensor* out_ = nullptr;
 };
 
 using OpImpl = IValue (*)(const Args&);

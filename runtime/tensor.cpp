@@ -24,7 +24,12 @@ void tune_malloc_once() {
 }
 }  // namespace
 
+thread_local int64_t Storage::allocations_ = 0;
+thread_local int64_t Storage::allocated_bytes_ = 0;
+
 Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  ++allocations_;
+  allocated_bytes_ += nbytes;
   THN_CHECK(device.type == DeviceType::CPU, "CUDA storage is not available in this build");
   tune_malloc_once();
   // 64-byte alignment lets the compiler use aligned vector loads.

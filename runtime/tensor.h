@@ -33,11 +33,16 @@ class Storage {
   void* data() const { return data_; }
   int64_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // Storages (and their bytes) allocated so far by this thread: --stats
+  // counts a jit call's buffers with them.
+  static int64_t allocations() { return allocations_; }
+  static int64_t allocated_bytes() { return allocated_bytes_; }
 
  private:
   void* data_ = nullptr;
   int64_t nbytes_ = 0;
   Device device_;
+  static thread_local int64_t allocations_, allocated_bytes_;
 };
 
 class Tensor {

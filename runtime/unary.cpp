@@ -96,7 +96,7 @@ Tensor unary(OpId op, const Tensor& x, const Tensor* out) {
 // round(x, decimals=d): PyTorch scales by 10^|d| in the tensor's own precision.
 IValue round_decimals(const Args& a) {
   const Tensor& x = a.tensor(0);
-  const Tensor* out = a.inplace() ? &x : nullptr;
+  const Tensor* out = a.target();
   int64_t decimals = a.i64(1);
   if (decimals == 0) return unary(OpId::round, x, out);
   check_dtype(OpId::round, x.dtype());
@@ -116,7 +116,7 @@ IValue round_decimals(const Args& a) {
 
 #define THN_X(name)                                                                               \
   IValue op_##name(const Args& a) {                                                               \
-    if (OpId::name != OpId::round) return unary(OpId::name, a.tensor(0), a.inplace() ? &a.tensor(0) : nullptr); \
+    if (OpId::name != OpId::round) return unary(OpId::name, a.tensor(0), a.target()); \
     return round_decimals(a);                                                                     \
   }
 THN_UNARY_FLOAT(THN_X)

@@ -83,11 +83,12 @@ Dims infer_size(const Dims& shape, int64_t numel) {
 // PyTorch's computeStride: the old dims are split into chunks that are
 // contiguous with each other; each chunk must be covered exactly by a run of
 // new dims, which then get strides within that chunk.
-std::optional<Dims> view_strides(const Tensor& t, const Dims& shape) {
-  const Dims& old_sizes = t.sizes();
-  const Dims& old_strides = t.strides();
+std::optional<Dims> view_strides(const Tensor& t, const Dims& shape) { return view_strides(t.sizes(), t.strides(), shape); }
+
+std::optional<Dims> view_strides(const Dims& old_sizes, const Dims& old_strides, const Dims& shape) {
   if (old_sizes.empty()) return Dims(shape.size(), 1);
-  int64_t numel = t.numel();
+  int64_t numel = 1;
+  for (int64_t s : old_sizes) numel *= s;
   if (numel == 0 && old_sizes == shape) return old_strides;
   if (numel == 0) return contiguous_strides(shape);
 

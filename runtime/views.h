@@ -13,6 +13,8 @@ Dims infer_size(const Dims& shape, int64_t numel);
 // Strides for viewing `t` as `shape` without a copy, if PyTorch's
 // computeStride allows it.
 std::optional<Dims> view_strides(const Tensor& t, const Dims& shape);
+// The same from sizes and strides alone (alias analysis, no tensor at hand).
+std::optional<Dims> view_strides(const Dims& sizes, const Dims& strides, const Dims& shape);
 Tensor view(const Tensor& t, const Dims& shape);
 Tensor reshape(const Tensor& t, const Dims& shape);  // a view when strides allow, else a copy
 Tensor permute(const Tensor& t, const Dims& dims);

@@ -213,7 +213,7 @@ def check_file(command, path, timeout):
     return compare(path, parse_expectations(source), run_program(command, path, timeout))
 
 
-def run_corpus(command, files, skips, jobs, timeout, out=sys.stdout):
+def run_corpus(command, files, skips, jobs, timeout, out=sys.stdout, name="lang corpus"):
     """Checks every file; prints a report per failing file and a summary. Returns the failure count."""
     to_run = [f for f in files if Path(f).resolve() not in skips]
     for f in files:
@@ -227,7 +227,7 @@ def run_corpus(command, files, skips, jobs, timeout, out=sys.stdout):
                 failed += 1
                 print(f"FAIL {display_name(path)}\n{report}", end="", file=out)
     skipped = len(files) - len(to_run)
-    print(f"lang corpus: {len(to_run) - failed} passed, {failed} failed, {skipped} skipped"
+    print(f"{name}: {len(to_run) - failed} passed, {failed} failed, {skipped} skipped"
           f" (of {len(files)})", file=out)
     return failed
 
@@ -237,6 +237,7 @@ def main(argv=None):
     parser.add_argument("--thn", required=True, help="the thn executable")
     parser.add_argument("--thn-arg", action="append", default=[], metavar="ARG",
                         help="extra argument after `thn run FILE` (e.g. --interpret); repeatable")
+    parser.add_argument("--name", default="lang corpus", help="the corpus's name in the summary")
     parser.add_argument("--skip", default=str(LANG_DIR / "skip.txt"),
                         help="skip list (default: tests/lang/skip.txt)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
@@ -247,7 +248,8 @@ def main(argv=None):
         parser.error(f"--thn {args.thn}: not an executable file")
     files = [f for p in map(Path, args.files) for f in (discover(p) if p.is_dir() else [p])] or discover()
     command = [args.thn] + args.thn_arg
-    return 1 if run_corpus(command, files, read_skip_list(args.skip), args.jobs, args.timeout) else 0
+    failed = run_corpus(command, files, read_skip_list(args.skip), args.jobs, args.timeout, name=args.name)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,122 @@
+#include "passes/alias_analysis.h"
+
+#include <fmt/format.h>
+
+#include <optional>
+
+#include "runtime/views.h"
+
+namespace thn {
+
+namespace {
+
+// The static ints of a list of values; nullopt when one is symbolic.
+std::optional<std::vector<int64_t>> ints(const std::vector<Value>& vs) {
+  std::vector<int64_t> r;
+  for (const Value& v : vs) {
+    if (v.is_proxy() || !v.is(Type::Int)) return std::nullopt;
+    r.push_back(v.raw_int());
+  }
+  return r;
+}
+
+std::optional<std::vector<int64_t>> static_sizes(const Value& t) { return ints(tensor_proxy(t).sizes); }
+
+int64_t wrap_dim(int64_t d, size_t n) { return d < 0 ? d + int64_t(n) : d; }
+
+// The strides of a view prim's result from its operand's strides (PyTorch's
+// view arithmetic); empty when some size or argument is symbolic.
+std::vector<int64_t> view_strides_of(const BoundSymbol& b, const std::vector<int64_t>& in) {
+  if (in.empty()) return {};
+  auto in_sizes = static_sizes(b.args[0]);
+  auto out_sizes = static_sizes(b.out);
+  if (!in_sizes || !out_sizes) return {};
+  std::vector<int64_t> s = in;
+  if (!b.sym.op) {  // prims.slice(t, starts, ends, steps)
+    auto steps = ints(b.args[3].items());
+    if (!steps) return {};
+    for (size_t d = 0; d < s.size(); ++d) s[d] *= (*steps)[d];
+    return s;
+  }
+  switch (b.sym.op->id) {
+    case OpId::reshape: {
+      std::optional<Dims> r = view_strides(*in_sizes, in, *out_sizes);
+      if (!r)
+        throw std::logic_error(fmt::format("alias_analysis: prims.reshape from strides ({}) to [{}] cannot be a view",
+                                           fmt::join(in, ", "), fmt::join(*out_sizes, ", ")));
+      return *r;
+    }
+    case OpId::permute: {
+      std::vector<int64_t> r;
+      for (const Value& d : b.args[1].items()) r.push_back(s[size_t(wrap_dim(d.raw_int(), s.size()))]);
+      return r;
+    }
+    case OpId::unsqueeze: {
+      int64_t d = wrap_dim(b.args[1].raw_int(), s.size() + 1);
+      int64_t stride = d >= int64_t(s.size()) ? 1 : (*in_sizes)[size_t(d)] * s[size_t(d)];
+      s.insert(s.begin() + d, stride);
+      return s;
+    }
+    case OpId::squeeze: {
+      int64_t d = wrap_dim(b.args[1].raw_int(), s.size());
+      if ((*in_sizes)[size_t(d)] == 1) s.erase(s.begin() + d);
+      return s;
+    }
+    case OpId::expand: {
+      std::vector<int64_t> r(out_sizes->size(), 0);
+      size_t lead = out_sizes->size() - s.size();
+      for (size_t d = 0; d < s.size(); ++d)
+        r[lead + d] = (*in_sizes)[d] == (*out_sizes)[lead + d] ? s[d] : 0;
+      return r;
+    }
+    case OpId::diagonal: {
+      int64_t d1 = wrap_dim(b.args[2].raw_int(), s.size()), d2 = wrap_dim(b.args[3].raw_int(), s.size());
+      int64_t diag = s[size_t(d1)] + s[size_t(d2)];
+      std::vector<int64_t> r;
+      for (size_t d = 0; d < s.size(); ++d)
+        if (int64_t(d) != d1 && int64_t(d) != d2) r.push_back(s[d]);
+      r.push_back(diag);
+      return r;
+    }
+    default: return {};
+  }
+}
+
+// contiguous, to and convert_element_type return their operand when it
+// already has the layout or dtype asked for, else a copy: for buffer
+// planning they may alias it.
+bool returns_operand_when_possible(const Symbol& s) {
+  if (!s.op) return s.prim == PrimId::convert_element_type;
+  return s.is_prim && (s.op->id == OpId::contiguous || s.op->id == OpId::to);
+}
+
+}  // namespace
+
+Trace alias_analysis(const Trace& t) {
+  Trace out = t;
+  auto& layouts = out.layouts;
+  layouts.clear();
+  auto own = [&](const Value& v, std::vector<int64_t> strides) { layouts[&v.symbolic()] = Layout{v, std::move(strides)}; };
+  for (const Value& v : t.inputs)
+    if (is_tensor_proxy(v)) own(v, tensor_proxy(v).strides);
+  for (const auto& [proxy, tensor] : t.captured) own(proxy, tensor_proxy(proxy).strides);
+  for (const BoundSymbol& b : t.body) {
+    if (b.sym.is_view()) {
+      const Layout& in = layouts.at(&b.args[0].symbolic());
+      layouts[&b.out.symbolic()] = Layout{in.base, view_strides_of(b, in.strides)};
+      continue;
+    }
+    if (returns_operand_when_possible(b.sym)) {  // the operand itself when nothing changes
+      const Layout& in = layouts.at(&b.args[0].symbolic());
+      layouts[&b.out.symbolic()] = Layout{in.base, {}, true};
+      continue;
+    }
+    std::vector<Value> outs;
+    collect_proxies(b.out, outs);
+    for (const Value& o : outs)
+      if (o.is(Type::Tensor)) own(o, {});
+  }
+  return out;
+}
+
+}  // namespace thn

@@ -1,0 +1,250 @@
+#include "passes/buffer_plan.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace thn {
+
+namespace {
+
+
+bool same_meta(const Value& a, const Value& b) {
+  const auto &p = tensor_proxy(a), &q = tensor_proxy(b);
+  if (p.dtype() != q.dtype() || p.device() != q.device() || p.sizes.size() != q.sizes.size()) return false;
+  for (size_t i = 0; i < p.sizes.size(); ++i) {
+    const Value &x = p.sizes[i], &y = q.sizes[i];
+    if (x.is_proxy() || y.is_proxy()) {
+      if (!x.is_proxy() || !y.is_proxy() || &x.symbolic() != &y.symbolic()) return false;
+    } else if (x.raw_int() != y.raw_int()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::vector<Value> tensors_in(const std::vector<Value>& args) {
+  std::vector<Value> ps, ts;
+  for (const Value& a : args) collect_proxies(a, ps);
+  for (const Value& p : ps)
+    if (p.is(Type::Tensor)) ts.push_back(p);
+  return ts;
+}
+
+class Planner {
+ public:
+  explicit Planner(const Trace& t) : t_(t), out_(t) {}
+
+  Trace run() {
+    if (plannable()) place_all();
+    add_frees();
+    return std::move(out_);
+  }
+
+ private:
+  struct Buffer {
+    Value input;                  // an updated input's own memory; None for a new buffer
+    std::vector<Value> occupants;  // the values written into it, in order
+  };
+
+  const Symbolic* owner(const Value& v) const {
+    auto it = t_.layouts.find(&v.symbolic());
+    return it == t_.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
+  }
+
+  // Buffers are planned for functional traces; others run in program order.
+  bool plannable() const { return t_.functional && !t_.layouts.empty(); }
+
+  void place_all() {
+    const size_t n = t_.body.size();
+    // The last op that reads each owner's memory (through any view of it);
+    // returned values are read at n.
+    for (size_t i = 0; i < n; ++i) {
+      const BoundSymbol& b = t_.body[i];
+      if (b.sym.is_view()) continue;
+      // A write-back reads its source; its destination is what it writes.
+      std::vector<Value> reads = is_write_back(b) ? tensors_in({write_back_source(b)}) : tensors_in(b.args);
+      for (const Value& p : reads) last_read_[owner(p)] = i;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const BoundSymbol& b = t_.body[i];
+      if (!is_write_back(b)) continue;
+      const Value& x = write_back_target(b);
+      writeback_at_[&x.symbolic()] = i;
+      if (!b.sym.op) final_of_[&write_back_source(b).symbolic()] = x;
+    }
+    // Returned views of an updated input are taken after its write-back
+    // (functionalize): they read its new contents, not the old value.
+    std::vector<Value> outs;
+    collect_proxies(t_.output, outs);
+    for (const Value& o : outs)
+      if (o.is(Type::Tensor) && !writeback_at_.count(owner(o))) last_read_[owner(o)] = n;
+    auto add_input = [&](const Value& v) {
+      if (!is_tensor_proxy(v) || !writeback_at_.count(&v.symbolic())) return;
+      buffer_of_[&v.symbolic()] = int(buffers_.size());
+      buffers_.push_back({v, {v}});
+    };
+    for (const Value& v : t_.inputs) add_input(v);
+    for (const auto& [proxy, tensor] : t_.captured) add_input(proxy);
+
+    for (size_t i = 0; i < n; ++i) {
+      const BoundSymbol& b = t_.body[i];
+      if (b.sym.is_view() || is_write_back(b)) continue;
+      std::vector<Value> rs;
+      collect_proxies(b.out, rs);
+      if (rs.size() != 1 || !rs[0].is(Type::Tensor) || owner(rs[0]) != &rs[0].symbolic()) continue;
+      const Value& r = rs[0];
+      std::vector<int> candidates;
+      if (auto f = final_of_.find(&r.symbolic()); f != final_of_.end()) candidates.push_back(buffer_of_.at(&f->second.symbolic()));
+      for (const Value& a : b.args)
+        if (is_tensor_proxy(a) && owner(a) == &a.symbolic())
+          if (auto it = buffer_of_.find(&a.symbolic()); it != buffer_of_.end()) candidates.push_back(it->second);
+      for (int c : candidates) {
+        Value into = fits(i, r, c);
+        if (into.is_none()) continue;
+        buffers_[size_t(c)].occupants.push_back(r);
+        buffer_of_[&r.symbolic()] = c;
+        out_.body[i].into = into;
+        break;
+      }
+      if (!buffer_of_.count(&r.symbolic())) {
+        buffer_of_[&r.symbolic()] = int(buffers_.size());
+        buffers_.push_back({Value(), {r}});
+      }
+    }
+
+    // Write-backs whose value was computed in place disappear.
+    std::vector<BoundSymbol> body;
+    for (BoundSymbol& b : out_.body) {
+      if (!b.sym.op && b.sym.prim == PrimId::copy_to_out_) {
+        auto c = buffer_of_.find(&b.args[0].symbolic());
+        if (c != buffer_of_.end() && c->second == buffer_of_.at(&b.args[1].symbolic())) continue;
+      }
+      body.push_back(std::move(b));
+    }
+    out_.body = std::move(body);
+  }
+
+  int64_t last_read(const Symbolic* v) const {
+    auto it = last_read_.find(v);
+    return it == last_read_.end() ? -1 : int64_t(it->second);
+  }
+
+  // Whether op i may write its result r into buffer c; the tensor to write
+  // into when it may, else None.
+  Value fits(size_t i, const Value& r, int c) const {
+    const Buffer& buf = buffers_[size_t(c)];
+    const BoundSymbol& b = t_.body[i];
+    if (!same_meta(r, buf.occupants.front())) return Value();
+    // An updated input's memory is overwritten by its write-back: a value
+    // other than its final one must be dead by then.
+    if (!buf.input.is_none()) {
+      auto f = final_of_.find(&r.symbolic());
+      bool is_final = f != final_of_.end() && &f->second.symbolic() == &buf.input.symbolic();
+      if (!is_final && last_read(&r.symbolic()) >= int64_t(writeback_at_.at(&buf.input.symbolic()))) return Value();
+    }
+    // Every earlier value of the buffer is dead, or read for the last time
+    // by this op as the very tensor it updates in place.
+    std::vector<Value> reads = tensors_in(b.args);
+    Value live;
+    for (const Value& occ : buf.occupants) {
+      int64_t lr = last_read(&occ.symbolic());
+      if (lr < int64_t(i)) continue;
+      if (lr > int64_t(i)) return Value();
+      int count = 0;
+      for (const Value& p : reads) {
+        if (owner(p) != &occ.symbolic()) continue;
+        if (&p.symbolic() != &occ.symbolic()) return Value();  // a view of it: other elements
+        ++count;
+      }
+      live = occ;
+      if (!b.sym.writes_into_any() &&
+          !(b.sym.updates_operand0() && count == 1 && &b.args[0].symbolic() == &occ.symbolic()))
+        return Value();
+    }
+    if (!buf.input.is_none()) {
+      if (b.sym.writes_into_any()) return buf.input;
+      return live.is_none() ? Value() : live;
+    }
+    // A new buffer's tensor is reachable through its value read here only.
+    return live;
+  }
+
+  // Drops every computed value after its last appearance (returned values
+  // and inputs stay).
+  void add_frees() {
+    std::unordered_set<const Symbolic*> kept;
+    std::vector<Value> outs;
+    collect_proxies(out_.output, outs);
+    for (const Value& o : outs) kept.insert(&o.symbolic());
+    std::unordered_map<const Symbolic*, size_t> last;
+    std::vector<Value> order;
+    for (size_t i = 0; i < out_.body.size(); ++i) {
+      BoundSymbol& b = out_.body[i];
+      b.frees.clear();
+      std::vector<Value> ps;
+      for (const Value& a : b.args) collect_proxies(a, ps);
+      if (!b.into.is_none()) ps.push_back(b.into);
+      for (const Value& p : ps)
+        if (last.count(&p.symbolic())) last[&p.symbolic()] = i;
+      std::vector<Value> defs;
+      collect_proxies(b.out, defs);
+      for (const Value& d : defs)
+        if (d.is(Type::Tensor) && !kept.count(&d.symbolic())) {
+          last[&d.symbolic()] = i;
+          order.push_back(d);
+        }
+    }
+    for (const Value& v : order) out_.body[last.at(&v.symbolic())].frees.push_back(v);
+  }
+
+  const Trace& t_;
+  Trace out_;
+  std::unordered_map<const Symbolic*, size_t> last_read_;
+  std::unordered_map<const Symbolic*, size_t> writeback_at_;  // an updated input -> its write-back
+  std::unordered_map<const Symbolic*, Value> final_of_;       // computed -> the input it is copied to
+  std::vector<Buffer> buffers_;
+  std::unordered_map<const Symbolic*, int> buffer_of_;
+};
+
+}  // namespace
+
+Trace buffer_plan(const Trace& t) { return Planner(t).run(); }
+
+BufferStats buffer_stats(const Trace& planned) {
+  BufferStats s;
+  auto owner = [&](const Value& v) {
+    auto it = planned.layouts.find(&v.symbolic());
+    return it == planned.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
+  };
+  // Each computed value's buffer: its own, or the one it was written into.
+  std::unordered_map<const Symbolic*, const Symbolic*> buffer;
+  auto buffer_of = [&](const Symbolic* v) {
+    auto it = buffer.find(v);
+    return it == buffer.end() ? v : it->second;
+  };
+  std::vector<const Symbolic*> fresh;
+  for (const BoundSymbol& b : planned.body) {
+    if (is_write_back(b)) {
+      ++s.writeback_copies;
+      continue;
+    }
+    if (b.sym.is_view()) continue;
+    std::vector<Value> rs;
+    collect_proxies(b.out, rs);
+    for (const Value& r : rs) {
+      if (!r.is(Type::Tensor) || owner(r) != &r.symbolic()) continue;
+      if (b.into.is_none()) fresh.push_back(&r.symbolic());
+      else buffer[&r.symbolic()] = buffer_of(owner(b.into));
+    }
+  }
+  std::unordered_set<const Symbolic*> returned;
+  std::vector<Value> outs;
+  collect_proxies(planned.output, outs);
+  for (const Value& o : outs)
+    if (o.is(Type::Tensor)) returned.insert(buffer_of(owner(o)));
+  s.new_buffers = int(fresh.size());
+  for (const Symbolic* f : fresh) s.temporaries += !returned.count(f);
+  return s;
+}
+
+}  // namespace thn

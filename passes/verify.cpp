@@ -1,0 +1,151 @@
+#include "passes/verify.h"
+
+#include <fmt/format.h>
+
+#include <unordered_map>
+#include <unordered_set>
+
+namespace thn {
+
+namespace {
+
+class Verifier {
+ public:
+  Verifier(const Trace& t, const std::string& pass) : t_(t), pass_(pass) {}
+
+  void run() {
+    for (const Value& v : t_.inputs) define(v, "an input");
+    for (const auto& [proxy, tensor] : t_.captured) define(proxy, "a captured tensor");
+    for (const BoundSymbol& b : t_.body) {
+      for (const Value& a : b.args) use(a, b);
+      if (!b.into.is_none()) use(b.into, b);
+      std::vector<Value> outs;
+      collect_proxies(b.out, outs);
+      for (const Value& o : outs) define(o, b.sym.name());
+      for (const Value& f : b.frees) dropped_.insert(&f.symbolic());
+    }
+    use(t_.output, {});
+    if (t_.functional) check_functional();
+    if (t_.functional && planned()) replay_buffers();
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::logic_error(fmt::format("verify after {}: {}\n{}", pass_, what, print_trace(t_)));
+  }
+
+  void define(const Value& v, const std::string& by) {
+    if (!defined_.insert(&v.symbolic()).second) fail(fmt::format("a value is defined twice (again by {})", by));
+    // Symbolic sizes of a tensor are numbers defined earlier (or inputs).
+  }
+
+  void use(const Value& v, const BoundSymbol& b) {
+    std::vector<Value> ps;
+    collect_proxies(v, ps);
+    for (const Value& p : ps) {
+      std::string who = b.sym.op || b.sym.is_number_op() || b.out.is_proxy() ? b.sym.name() : "the output";
+      if (!defined_.count(&p.symbolic())) fail(fmt::format("{} uses a value before it is defined", who));
+      if (dropped_.count(&p.symbolic())) fail(fmt::format("{} uses a value after it was dropped", who));
+    }
+  }
+
+  // The only writes are write-backs into inputs, after every other op but
+  // the views of returned inputs.
+  void check_functional() const {
+    bool tail = false;
+    for (const BoundSymbol& b : t_.body) {
+      if (is_write_back(b)) {
+        tail = true;
+        const Value& x = write_back_target(b);
+        bool input = false;
+        for (const Value& v : t_.inputs) input |= v.is_proxy() && &v.symbolic() == &x.symbolic();
+        for (const auto& [proxy, tensor] : t_.captured) input |= &proxy.symbolic() == &x.symbolic();
+        if (!input) fail(fmt::format("{} writes into a value that is not an input", b.sym.name()));
+      } else if (b.sym.mutates()) {
+        fail(fmt::format("{} writes in place in a functional trace", b.sym.name()));
+      } else if (tail && !b.sym.is_view()) {
+        fail(fmt::format("{} runs after the write-backs", b.sym.name()));
+      }
+    }
+  }
+
+  bool planned() const {
+    for (const BoundSymbol& b : t_.body)
+      if (!b.into.is_none() || !b.frees.empty()) return true;
+    return false;
+  }
+
+  const Symbolic* owner(const Value& v) const {
+    auto it = t_.layouts.find(&v.symbolic());
+    return it == t_.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
+  }
+
+  void replay_buffers() {
+    // buffer: owner value -> the buffer (named by its first owner);
+    // holds: buffer -> the owner value it holds now.
+    std::unordered_map<const Symbolic*, const Symbolic*> buffer, holds;
+    auto buffer_of = [&](const Symbolic* o) {
+      auto it = buffer.find(o);
+      return it == buffer.end() ? o : it->second;
+    };
+    // Returned views of updated inputs are re-derived from the inputs at the
+    // end (functionalize): there an input names its final contents.
+    std::unordered_set<const Symbolic*> inputs;
+    for (const Value& v : t_.inputs) inputs.insert(&v.symbolic());
+    for (const auto& [proxy, tensor] : t_.captured) inputs.insert(&proxy.symbolic());
+    bool at_end = false;
+    auto check_read = [&](const Value& p, const std::string& who) {
+      if (!p.is(Type::Tensor)) return;
+      const Symbolic* o = owner(p);
+      if (at_end && inputs.count(o)) return;
+      const Symbolic* b = buffer_of(o);
+      auto h = holds.find(b);
+      if (h != holds.end() && h->second != o)
+        fail(fmt::format("{} reads a value whose memory was overwritten by a later value", who));
+    };
+    for (const BoundSymbol& b : t_.body) {
+      std::string who = b.sym.name();
+      bool writeback = is_write_back(b);
+      std::vector<Value> reads;
+      if (writeback) collect_proxies(write_back_source(b), reads);
+      else if (!b.sym.is_view())
+        for (const Value& a : b.args) collect_proxies(a, reads);
+      for (const Value& p : reads) check_read(p, who);
+      if (writeback) {
+        const Value& x = write_back_target(b);
+        holds[buffer_of(owner(x))] = b.sym.op ? &b.args[1].symbolic() : &b.args[0].symbolic();
+        continue;
+      }
+      if (b.into.is_none()) continue;
+      const Symbolic* target = buffer_of(owner(b.into));
+      int in_target = 0;
+      for (const Value& p : reads) {
+        if (!p.is(Type::Tensor) || buffer_of(owner(p)) != target) continue;
+        if (owner(p) != &p.symbolic()) fail(fmt::format("{} writes into memory it reads through a view", who));
+        ++in_target;
+      }
+      if (!b.sym.writes_into_any()) {
+        if (!b.sym.updates_operand0() || b.args.empty() || !b.args[0].is_proxy() ||
+            &b.args[0].symbolic() != &b.into.symbolic() || in_target != 1)
+          fail(fmt::format("{} writes into a tensor that is not the operand it updates in place", who));
+      }
+      const Symbolic* r = &b.out.symbolic();
+      buffer[r] = target;
+      holds[target] = r;
+    }
+    at_end = true;
+    std::vector<Value> outs;
+    collect_proxies(t_.output, outs);
+    for (const Value& o : outs) check_read(o, "the output");
+  }
+
+  const Trace& t_;
+  std::string pass_;
+  std::unordered_set<const Symbolic*> defined_, dropped_;
+};
+
+}  // namespace
+
+void verify(const Trace& t, const std::string& after_pass) { Verifier(t, after_pass).run(); }
+
+}  // namespace thn
