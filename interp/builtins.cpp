@@ -400,6 +400,13 @@ void install_builtins(Interpreter& in) {
 
   b["print"] = make_builtin("print", print_builtin);
   b["jit"] = make_builtin("jit", jit_builtin);
+  // allocations(): (tensor buffers, bytes) allocated so far by this program;
+  // for measuring what a step allocates (bench/jit/buffers.thn).
+  b["allocations"] = make_builtin("allocations", [](Interpreter&, CallArgs& a) {
+    no_kwargs("allocations", a);
+    arity("allocations", a, 0, 0);
+    return Value::tuple({Value(Storage::allocations()), Value(Storage::allocated_bytes())});
+  });
   b["len"] = make_builtin("len", [](Interpreter& in, CallArgs& a) {
     no_kwargs("len", a);
     arity("len", a, 1, 1);

@@ -1,5 +1,6 @@
 #include "ir/tracer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <unordered_set>
@@ -180,16 +181,12 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   for (const Value& o : outs)
     if (o.is(Type::Tensor) && aliases_input(tensor_proxy(o).shadow)) r.depends_on_overlap = true;
 
-  std::unordered_set<const Storage*> storages;
-  size_t tensors = 0;
-  auto note = [&](const Value& v) {
-    if (!is_tensor_proxy(v)) return;
-    storages.insert(tensor_proxy(v).shadow.storage().get());
-    ++tensors;
-  };
-  for (const Value& v : trace_.inputs) note(v);
-  for (const auto& [proxy, tensor] : trace_.captured) note(proxy);
-  trace_.inputs_overlap = storages.size() < tensors;
+  std::vector<const Tensor*> tensors;
+  for (const Value& v : trace_.inputs)
+    if (is_tensor_proxy(v)) tensors.push_back(&tensor_proxy(v).shadow);
+  for (const auto& [proxy, tensor] : trace_.captured) tensors.push_back(&tensor_proxy(proxy).shadow);
+  std::vector<int> pattern = overlap_pattern(tensors);
+  for (size_t i = 0; i < pattern.size(); ++i) trace_.inputs_overlap |= pattern[i] != int(i);
 
   // The layouts the prologue guarantees (jit/prologue.cpp): contiguity, and
   // exact strides when some decision depended on them; captured tensors are
@@ -212,6 +209,35 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   r.depends_on_strides = depends_on_strides_;
   r.depends_on_offset = depends_on_offset_;
   return r;
+}
+
+std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
+  size_t n = tensors.size();
+  std::vector<int> pattern(n);
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) {
+    pattern[i] = int(i);
+    order[i] = i;
+  }
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
+    return pa != pb ? std::less<>()(pa, pb) : a < b;
+  });
+  auto range = [&](size_t i) {
+    const Tensor& t = *tensors[i];
+    int64_t extent = t.numel() == 0 ? 0 : 1;
+    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
+    return std::pair<int64_t, int64_t>{t.offset(), t.offset() + extent};
+  };
+  for (size_t k = 1; k < n; ++k) {
+    size_t j = order[k];
+    for (size_t q = k; q-- > 0 && tensors[order[q]]->storage() == tensors[j]->storage();) {
+      auto [a0, a1] = range(order[q]);
+      auto [b0, b1] = range(j);
+      if (a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0) pattern[j] = std::min(pattern[j], int(order[q]));
+    }
+  }
+  return pattern;
 }
 
 bool Tracer::aliases_input(const Tensor& shadow) const {

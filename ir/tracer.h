@@ -8,6 +8,7 @@
 // the tracer records a guard; where it relies on tensor *data* (`if
 // x.sum() > 0:`) it raises a located error.
 #include <memory>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -63,6 +64,11 @@ struct TraceResult {
   // offsets of the inputs (storage_offset()).
   bool depends_on_strides = false, depends_on_offset = false;
 };
+
+// The overlap pattern of tensors: for each, the index of the first earlier
+// tensor whose memory range overlaps its own, or its own index. The tracer
+// decides functionalization by it and the prologue guards it.
+std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors);
 
 class Tracer : public OpDispatch {
  public:

@@ -120,13 +120,12 @@ const CacheEntry& last_entry(const char* fn, JitObj& j) {
 }  // namespace
 
 struct JitRegistry {
-  std::vector<std::weak_ptr<JitObj>> functions;  // in order of creation
+  std::vector<std::shared_ptr<JitObj>> functions;  // in order of creation (kept for the report)
 };
 
 std::string jit_stats(const JitRegistry& r) {
   std::string out;
-  for (const auto& w : r.functions)
-    if (auto j = w.lock()) out += j->stats() + "\n";
+  for (const auto& j : r.functions) out += j->stats() + "\n";
   return out;
 }
 

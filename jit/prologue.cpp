@@ -54,35 +54,6 @@ std::string type_label(Type t) {
 
 }  // namespace
 
-std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
-  size_t n = tensors.size();
-  std::vector<int> pattern(n);
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) {
-    pattern[i] = int(i);
-    order[i] = i;
-  }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
-    return pa != pb ? std::less<>()(pa, pb) : a < b;
-  });
-  auto range = [&](size_t i) {
-    const Tensor& t = *tensors[i];
-    int64_t extent = t.numel() == 0 ? 0 : 1;
-    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
-    return std::pair<int64_t, int64_t>{t.offset(), t.offset() + extent};
-  };
-  for (size_t k = 1; k < n; ++k) {
-    size_t j = order[k];
-    for (size_t q = k; q-- > 0 && tensors[order[q]]->storage() == tensors[j]->storage();) {
-      auto [a0, a1] = range(order[q]);
-      auto [b0, b1] = range(j);
-      if (a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0) pattern[j] = std::min(pattern[j], int(order[q]));
-    }
-  }
-  return pattern;
-}
-
 Prologue::Prologue(const TraceResult& r) {
   for (const Value& in : r.trace.inputs)
     names_[&in.symbolic()] = in.is(Type::Tensor) ? tensor_proxy(in).name : number_proxy(in).name;
@@ -109,6 +80,13 @@ Prologue::Prologue(const TraceResult& r) {
       ts.push_back(&l.value.as_tensor());
       names.push_back(tensor_proxy(l.proxy).name);
     }
+  // Captured tensors are fixed (guarded by identity) but an argument may be
+  // a view of one: they take part in the pattern.
+  for (const auto& [proxy, tensor] : r.trace.captured) {
+    captured_.push_back(tensor.as_tensor());
+    names.push_back(tensor_proxy(proxy).name);
+  }
+  for (const Tensor& t : captured_) ts.push_back(&t);
   if (r.depends_on_overlap && ts.size() > 1) {
     overlap_ = overlap_pattern(ts);
     code_.push_back({Op::Overlap, 0, 0, 0, 0});
@@ -296,6 +274,7 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           std::vector<const Tensor*> ts;
           for (const Value& v : inputs)
             if (v.is(Type::Tensor)) ts.push_back(&v.as_tensor());
+          for (const Tensor& t : captured_) ts.push_back(&t);
           if (overlap_pattern(ts) != overlap_) return false;
           break;
         }

@@ -48,15 +48,13 @@ class Prologue {
   std::vector<TensorMeta> metas_;
   std::vector<Value> constants_;
   std::vector<ExternalGuard> externals_;
-  std::vector<int> overlap_;  // the tensor inputs' overlap_pattern() when traced
+  std::vector<int> overlap_;  // the tensor inputs' (then captured tensors') overlap_pattern() when traced
+  std::vector<Tensor> captured_;
   std::unordered_map<const Symbolic*, int> number_reg_;  // a proxy's number register
   std::unordered_map<const Symbolic*, int> tensor_ref_;  // an input tensor proxy's ref register
   std::unordered_map<const Symbolic*, std::string> names_;
   std::string text_, body_;
 };
 
-// The overlap pattern of tensors: for each, the index of the first earlier
-// tensor whose memory it overlaps, or its own index.
-std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors);
 
 }  // namespace thn

@@ -103,7 +103,7 @@ Trace alias_analysis(const Trace& t) {
   for (const BoundSymbol& b : t.body) {
     if (b.sym.is_view()) {
       const Layout& in = layouts.at(&b.args[0].symbolic());
-      layouts[&b.out.symbolic()] = Layout{in.base, view_strides_of(b, in.strides)};
+      layouts[&b.out.symbolic()] = Layout{in.base, view_strides_of(b, in.strides), in.may_copy};
       continue;
     }
     if (returns_operand_when_possible(b.sym)) {  // the operand itself when nothing changes
