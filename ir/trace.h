@@ -132,6 +132,13 @@ struct Trace {
   double ms = 0;
 };
 
+// The value owning v's memory by alias analysis (Trace::layouts): v itself
+// unless it is a view (or may be an alias) of another value.
+inline const Symbolic* memory_owner(const Trace& t, const Value& v) {
+  auto it = t.layouts.find(&v.symbolic());
+  return it == t.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
+}
+
 // In a functional trace, the write-back of an updated input:
 // prims.copy_to_out_(computed, x) or prims.copy_(x, computed).
 inline bool is_write_back(const BoundSymbol& b) {

@@ -13,7 +13,7 @@
 namespace thn {
 
 struct JitOptions {
-  bool stats = false;          // --stats: report_jit_stats() at the end of the run
+  bool stats = false;          // --stats: jit_stats() at the end of the run
   bool print_traces = false;   // print the prologue and every pass's trace of each new trace (stderr)
   bool emit_trace = false;     // print each new execution trace (stdout)
   bool time_passes = false;    // print tracing and pass times of each new trace (stderr)

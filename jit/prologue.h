@@ -56,5 +56,4 @@ class Prologue {
   std::string text_, body_;
 };
 
-
 }  // namespace thn

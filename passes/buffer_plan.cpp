@@ -46,10 +46,7 @@ class Planner {
     std::vector<Value> occupants;  // the values written into it, in order
   };
 
-  const Symbolic* owner(const Value& v) const {
-    auto it = t_.layouts.find(&v.symbolic());
-    return it == t_.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
-  }
+  const Symbolic* owner(const Value& v) const { return memory_owner(t_, v); }
 
   // Buffers are planned for functional traces; others run in program order.
   bool plannable() const { return t_.functional && !t_.layouts.empty(); }
@@ -212,10 +209,7 @@ Trace buffer_plan(const Trace& t) { return Planner(t).run(); }
 
 BufferStats buffer_stats(const Trace& planned) {
   BufferStats s;
-  auto owner = [&](const Value& v) {
-    auto it = planned.layouts.find(&v.symbolic());
-    return it == planned.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
-  };
+  auto owner = [&](const Value& v) { return memory_owner(planned, v); };
   // Each computed value's buffer: its own, or the one it was written into.
   std::unordered_map<const Symbolic*, const Symbolic*> buffer;
   auto buffer_of = [&](const Symbolic* v) {

@@ -17,14 +17,14 @@ class Verifier {
     for (const Value& v : t_.inputs) define(v, "an input");
     for (const auto& [proxy, tensor] : t_.captured) define(proxy, "a captured tensor");
     for (const BoundSymbol& b : t_.body) {
-      for (const Value& a : b.args) use(a, b);
-      if (!b.into.is_none()) use(b.into, b);
+      for (const Value& a : b.args) use(a, b.sym.name());
+      if (!b.into.is_none()) use(b.into, b.sym.name());
       std::vector<Value> outs;
       collect_proxies(b.out, outs);
       for (const Value& o : outs) define(o, b.sym.name());
       for (const Value& f : b.frees) dropped_.insert(&f.symbolic());
     }
-    use(t_.output, {});
+    use(t_.output, "the output");
     if (t_.functional) check_functional();
     if (t_.functional && planned()) replay_buffers();
   }
@@ -36,14 +36,12 @@ class Verifier {
 
   void define(const Value& v, const std::string& by) {
     if (!defined_.insert(&v.symbolic()).second) fail(fmt::format("a value is defined twice (again by {})", by));
-    // Symbolic sizes of a tensor are numbers defined earlier (or inputs).
   }
 
-  void use(const Value& v, const BoundSymbol& b) {
+  void use(const Value& v, const std::string& who) {
     std::vector<Value> ps;
     collect_proxies(v, ps);
     for (const Value& p : ps) {
-      std::string who = b.sym.op || b.sym.is_number_op() || b.out.is_proxy() ? b.sym.name() : "the output";
       if (!defined_.count(&p.symbolic())) fail(fmt::format("{} uses a value before it is defined", who));
       if (dropped_.count(&p.symbolic())) fail(fmt::format("{} uses a value after it was dropped", who));
     }
@@ -75,10 +73,7 @@ class Verifier {
     return false;
   }
 
-  const Symbolic* owner(const Value& v) const {
-    auto it = t_.layouts.find(&v.symbolic());
-    return it == t_.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
-  }
+  const Symbolic* owner(const Value& v) const { return memory_owner(t_, v); }
 
   void replay_buffers() {
     // buffer: owner value -> the buffer (named by its first owner);
@@ -112,8 +107,7 @@ class Verifier {
         for (const Value& a : b.args) collect_proxies(a, reads);
       for (const Value& p : reads) check_read(p, who);
       if (writeback) {
-        const Value& x = write_back_target(b);
-        holds[buffer_of(owner(x))] = b.sym.op ? &b.args[1].symbolic() : &b.args[0].symbolic();
+        holds[buffer_of(owner(write_back_target(b)))] = &write_back_source(b).symbolic();
         continue;
       }
       if (b.into.is_none()) continue;

@@ -158,7 +158,6 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
   return finish_inplace(o, out);
 }
 
-
 }  // namespace
 
 DType binary_result_dtype(OpId op, const Tensor& a, const Tensor& b) {
