@@ -5,7 +5,40 @@
 
 namespace thn {
 
-TraceExecutor::TraceExecutor(const Trace& t) {
+namespace {
+
+class EagerFusion : public FusionKernel {
+ public:
+  explicit EagerFusion(const BoundSymbol& f) : exec_(region(f)) {}
+  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const override {
+    std::vector<Value> outs = exec_.run(in, leaves).items();
+    for (size_t k = 0; k < outs.size(); ++k)
+      if (k < into.size() && !into[k].is_none()) {
+        copy_into(into[k].as_tensor(), outs[k].as_tensor());
+        outs[k] = into[k];
+      }
+    return outs;
+  }
+
+ private:
+  static Trace region(const BoundSymbol& f) {
+    Trace t;
+    t.inputs = f.args;
+    t.body = f.subsymbols;
+    t.output = f.out;
+    return t;
+  }
+  TraceExecutor exec_;
+};
+
+}  // namespace
+
+std::shared_ptr<const FusionKernel> eager_fusion(const BoundSymbol& fusion) {
+  return std::make_shared<EagerFusion>(fusion);
+}
+
+TraceExecutor::TraceExecutor(const Trace& t, FusionKernels kernels) : kernels_(std::move(kernels)) {
+  size_t fusions = 0;
   for (const Value& in : t.inputs) inputs_.push_back(ref(in).slot);
   for (const auto& [proxy, tensor] : t.captured) captured_.emplace_back(ref(proxy).slot, tensor);
   for (const BoundSymbol& b : t.body) {
@@ -19,6 +52,10 @@ TraceExecutor::TraceExecutor(const Trace& t) {
     }
     for (const Value& f : b.frees) s.frees.push_back(ref(f).slot);
     s.loc = b.loc;
+    if (is_fusion(b)) {
+      s.fusion = int(fusions++);
+      if (size_t(s.fusion) >= kernels_.size()) kernels_.push_back(eager_fusion(b));
+    }
     steps_.push_back(std::move(s));
   }
   output_ = ref(t.output);
@@ -76,6 +113,10 @@ void TraceExecutor::assign(const Ref& r, const Value& v, std::vector<Value>& slo
 }
 
 Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into) const {
+  if (s.fusion >= 0) {
+    std::vector<Value> targets = into.is_none() ? std::vector<Value>() : into.items();
+    return Value::tuple(kernels_[size_t(s.fusion)]->run(in, args, targets));
+  }
   if (s.sym.op) {
     std::vector<IValue> values;
     values.reserve(args.size());
@@ -112,7 +153,8 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       Value view = Value::tensor(out);
       for (const Value& step : args[2].items()) {
         const std::vector<Value>& items = step.items();
-        Step v{symbol_named(items[0].as_str()), {}, {}};
+        Step v;
+        v.sym = symbol_named(items[0].as_str());
         std::vector<Value> a{view};
         a.insert(a.end(), items.begin() + 1, items.end());
         view = run_step(in, v, a, Value());

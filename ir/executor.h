@@ -10,9 +10,23 @@
 
 namespace thn {
 
+// A compiled fusion region (prims.fusion): its outputs from its leaves (the
+// fusion's args, resolved), written into `into[k]` where that is a tensor
+// (the buffer plan's out=) and into new tensors where it is None.
+class FusionKernel {
+ public:
+  virtual ~FusionKernel() = default;
+  virtual std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const = 0;
+};
+using FusionKernels = std::vector<std::shared_ptr<const FusionKernel>>;
+
+// Runs a fusion's prims one by one on the runtime (no compiler).
+std::shared_ptr<const FusionKernel> eager_fusion(const BoundSymbol& fusion);
+
 class TraceExecutor {
  public:
-  explicit TraceExecutor(const Trace& t);
+  // `kernels`: one per prims.fusion of t, in order; empty: every fusion runs eagerly.
+  explicit TraceExecutor(const Trace& t, FusionKernels kernels = {});
   // `inputs` in the order of the trace's inputs (proxies bound to them).
   Value run(Interpreter& in, std::span<const Value> inputs) const;
 
@@ -35,6 +49,7 @@ class TraceExecutor {
     Mode mode = Mode::Fresh;
     Ref into;
     std::vector<int> frees;  // slots dropped after the step
+    int fusion = -1;         // prims.fusion: its kernel
     Loc loc;  // the statement that recorded it, for errors raised while running
   };
 
@@ -48,6 +63,7 @@ class TraceExecutor {
   std::vector<int> inputs_;
   std::vector<std::pair<int, Value>> captured_;
   std::vector<Step> steps_;
+  FusionKernels kernels_;
   Ref output_;
   mutable EagerDispatch eager_;
 };

@@ -79,6 +79,19 @@ inline NumberProxy& number_proxy(const Value& v) {
 inline TensorProxy& tensor_proxy(const Value& v) {
   return const_cast<TensorProxy&>(static_cast<const TensorProxy&>(v.symbolic()));
 }
+// The same sizes: equal ints, or the same size proxy.
+inline bool same_sizes(const TensorProxy& a, const TensorProxy& b) {
+  if (a.sizes.size() != b.sizes.size()) return false;
+  for (size_t i = 0; i < a.sizes.size(); ++i) {
+    const Value &x = a.sizes[i], &y = b.sizes[i];
+    if (x.is_proxy() || y.is_proxy()) {
+      if (!x.is_proxy() || !y.is_proxy() || &x.symbolic() != &y.symbolic()) return false;
+    } else if (x.raw_int() != y.raw_int()) {
+      return false;
+    }
+  }
+  return true;
+}
 inline bool is_tensor_proxy(const Value& v) { return v.is_proxy() && v.is(Type::Tensor); }
 inline bool is_number_proxy(const Value& v) { return v.is_proxy() && v.is_number(); }
 

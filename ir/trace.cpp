@@ -34,7 +34,8 @@ bool Symbol::is_view() const {
 }
 
 bool Symbol::writes_into_any() const {
-  if (!op || !is_prim) return false;
+  if (!op) return prim == PrimId::fusion;  // a fusion reads its leaves at the elements it writes (fusion.h)
+  if (!is_prim) return false;
   switch (op->family) {
     case OpFamily::Unary: case OpFamily::Binary: return true;
     case OpFamily::Pointwise: return op->id != OpId::copy_ && op->id != OpId::fill_ && op->id != OpId::zero_;
@@ -48,7 +49,7 @@ bool Symbol::updates_operand0() const {
 }
 
 Symbol symbol_named(std::string_view name) {
-  for (int p = 0; p <= int(PrimId::print); ++p)
+  for (int p = 0; p <= int(PrimId::fusion); ++p)
     if (Symbol::of(PrimId(p)).name() == name) return Symbol::of(PrimId(p));
   for (const OpDef& op : all_ops())
     if (is_prim_op(op) && Symbol::prim_op(op).name() == name) return Symbol::prim_op(op);
@@ -201,7 +202,7 @@ class Printer {
     // Decompositions are comments: their values get names but no type comments.
     std::string comment = types.empty() || depth > 1 ? "" : fmt::format("  # {}", fmt::join(types, ", "));
     std::string args = render_args(b);
-    if (!b.into.is_none()) args += fmt::format("{}out={}", args.empty() ? "" : ", ", ref(b.into));
+    if (!b.into.is_none()) args += fmt::format("{}out={}", args.empty() ? "" : ", ", render(b.into));
     out += fmt::format("{}{}{}{}({}){}\n", indent, prefix, lhs, b.sym.name(), args, comment);
     for (const BoundSymbol& sub : b.subsymbols) line(sub, depth + 1, out);
     if (!b.frees.empty()) {

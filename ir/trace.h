@@ -27,10 +27,13 @@ namespace thn {
 //   getitem      ltorch.getitem(t, index...): indexing (basic: a view; advanced: a gather)
 //   setitem_     ltorch.setitem_(t, index..., v): t[index...] = v
 //   print        ltorch.print(args..., sep, end)
+//   fusion       (outs...) = prims.fusion(leaves...): a fusion region
+//                (passes/fusion.h); its prims are its subsymbols, compiled
+//                into one kernel
 #define THN_TENSOR_PRIMS(X)                                                                      \
   X(shape, prims) X(item, prims) X(wrap_number, prims) X(convert_element_type, prims) X(slice, prims) \
   X(copy_into_view, prims) X(copy_to_out_, prims)                                               \
-  X(getitem, ltorch) X(setitem_, ltorch) X(print, ltorch)
+  X(getitem, ltorch) X(setitem_, ltorch) X(print, ltorch) X(fusion, prims)
 
 // Rows of the op table that are also prims: their eager kernel is the prim's
 // meaning, under the prim contract (operands already converted to one
@@ -96,7 +99,7 @@ struct BoundSymbol {
   Loc loc;
   // Set by the buffer plan. `into`: the tensor whose memory the result is
   // written into (an input being updated, or an operand whose value dies
-  // here); None: a new buffer. `frees`: the values whose last use this is,
+  // here); None: a new buffer. A fusion has one entry per output (a tuple). `frees`: the values whose last use this is,
   // dropped after it.
   Value into;
   std::vector<Value> frees;
@@ -138,6 +141,8 @@ inline const Symbolic* memory_owner(const Trace& t, const Value& v) {
   auto it = t.layouts.find(&v.symbolic());
   return it == t.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
 }
+
+inline bool is_fusion(const BoundSymbol& b) { return !b.sym.op && b.sym.prim == PrimId::fusion; }
 
 // In a functional trace, the write-back of an updated input:
 // prims.copy_to_out_(computed, x) or prims.copy_(x, computed).

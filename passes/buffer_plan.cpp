@@ -1,5 +1,7 @@
 #include "passes/buffer_plan.h"
 
+#include "passes/fusion.h"
+
 #include <unordered_map>
 #include <unordered_set>
 
@@ -7,19 +9,9 @@ namespace thn {
 
 namespace {
 
-
 bool same_meta(const Value& a, const Value& b) {
   const auto &p = tensor_proxy(a), &q = tensor_proxy(b);
-  if (p.dtype() != q.dtype() || p.device() != q.device() || p.sizes.size() != q.sizes.size()) return false;
-  for (size_t i = 0; i < p.sizes.size(); ++i) {
-    const Value &x = p.sizes[i], &y = q.sizes[i];
-    if (x.is_proxy() || y.is_proxy()) {
-      if (!x.is_proxy() || !y.is_proxy() || &x.symbolic() != &y.symbolic()) return false;
-    } else if (x.raw_int() != y.raw_int()) {
-      return false;
-    }
-  }
-  return true;
+  return p.dtype() == q.dtype() && p.device() == q.device() && same_sizes(p, q);
 }
 
 std::vector<Value> tensors_in(const std::vector<Value>& args) {
@@ -88,25 +80,34 @@ class Planner {
       if (b.sym.is_view() || is_write_back(b)) continue;
       std::vector<Value> rs;
       collect_proxies(b.out, rs);
-      if (rs.size() != 1 || !rs[0].is(Type::Tensor) || owner(rs[0]) != &rs[0].symbolic()) continue;
-      const Value& r = rs[0];
-      std::vector<int> candidates;
-      if (auto f = final_of_.find(&r.symbolic()); f != final_of_.end()) candidates.push_back(buffer_of_.at(&f->second.symbolic()));
-      for (const Value& a : b.args)
-        if (is_tensor_proxy(a) && owner(a) == &a.symbolic())
-          if (auto it = buffer_of_.find(&a.symbolic()); it != buffer_of_.end()) candidates.push_back(it->second);
-      for (int c : candidates) {
-        Value into = fits(i, r, c);
-        if (into.is_none()) continue;
-        buffers_[size_t(c)].occupants.push_back(r);
-        buffer_of_[&r.symbolic()] = c;
-        out_.body[i].into = into;
-        break;
+      bool fused = is_fusion(b);
+      if (!fused && rs.size() != 1) continue;
+      std::vector<Value> into(rs.size());
+      bool placed = false;
+      for (size_t k = 0; k < rs.size(); ++k) {
+        const Value& r = rs[k];
+        if (!r.is(Type::Tensor) || owner(r) != &r.symbolic()) continue;
+        std::vector<int> candidates;
+        if (auto f = final_of_.find(&r.symbolic()); f != final_of_.end())
+          candidates.push_back(buffer_of_.at(&f->second.symbolic()));
+        for (const Value& a : b.args)
+          if (is_tensor_proxy(a) && owner(a) == &a.symbolic())
+            if (auto it = buffer_of_.find(&a.symbolic()); it != buffer_of_.end()) candidates.push_back(it->second);
+        for (int c : candidates) {
+          Value x = fits(i, r, c);
+          if (x.is_none()) continue;
+          buffers_[size_t(c)].occupants.push_back(r);
+          buffer_of_[&r.symbolic()] = c;
+          into[k] = x;
+          placed = true;
+          break;
+        }
+        if (!buffer_of_.count(&r.symbolic())) {
+          buffer_of_[&r.symbolic()] = int(buffers_.size());
+          buffers_.push_back({Value(), {r}});
+        }
       }
-      if (!buffer_of_.count(&r.symbolic())) {
-        buffer_of_[&r.symbolic()] = int(buffers_.size());
-        buffers_.push_back({Value(), {r}});
-      }
+      if (placed) out_.body[i].into = fused ? Value::tuple(std::move(into)) : into[0];
     }
 
     // Write-backs whose value was computed in place disappear.
@@ -151,6 +152,7 @@ class Planner {
       for (const Value& p : reads) {
         if (owner(p) != &occ.symbolic()) continue;
         if (&p.symbolic() != &occ.symbolic()) return Value();  // a view of it: other elements
+        if (is_fusion(b) && !fusion_reads_elementwise(b, p)) return Value();  // viewed inside the fusion
         ++count;
       }
       live = occ;
@@ -180,7 +182,7 @@ class Planner {
       b.frees.clear();
       std::vector<Value> ps;
       for (const Value& a : b.args) collect_proxies(a, ps);
-      if (!b.into.is_none()) ps.push_back(b.into);
+      collect_proxies(b.into, ps);
       for (const Value& p : ps)
         if (last.count(&p.symbolic())) last[&p.symbolic()] = i;
       std::vector<Value> defs;
@@ -223,12 +225,16 @@ BufferStats buffer_stats(const Trace& planned) {
       continue;
     }
     if (b.sym.is_view()) continue;
-    std::vector<Value> rs;
+    std::vector<Value> rs, into;
     collect_proxies(b.out, rs);
-    for (const Value& r : rs) {
+    if (b.into.is_sequence()) into = b.into.items();
+    else into.push_back(b.into);
+    for (size_t k = 0; k < rs.size(); ++k) {
+      const Value& r = rs[k];
       if (!r.is(Type::Tensor) || owner(r) != &r.symbolic()) continue;
-      if (b.into.is_none()) fresh.push_back(&r.symbolic());
-      else buffer[&r.symbolic()] = buffer_of(owner(b.into));
+      const Value& x = k < into.size() ? into[k] : Value();
+      if (x.is_none()) fresh.push_back(&r.symbolic());
+      else buffer[&r.symbolic()] = buffer_of(owner(x));
     }
   }
   std::unordered_set<const Symbolic*> returned;

@@ -8,6 +8,7 @@
 #include "passes/cse.h"
 #include "passes/dce.h"
 #include "passes/functionalize.h"
+#include "passes/fusion.h"
 #include "passes/lower_to_prims.h"
 #include "passes/verify.h"
 
@@ -24,9 +25,11 @@ struct NamedPass {
 // The order matters: every later pass reads prims, so lowering comes first;
 // functionalize follows it (it turns prims.copy_ into values); cse needs a
 // functional trace, and dce cleans up after both; alias analysis gives the
-// buffer plan each value's memory; fusion will come before the plan.
+// buffer plan each value's memory; fusion decides which values exist in
+// memory at all, so the plan comes after it.
 const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"functionalize", functionalize}, {"cse", cse},
-                             {"dce", dce}, {"alias_analysis", alias_analysis}, {"buffer_plan", buffer_plan}};
+                             {"dce", dce}, {"alias_analysis", alias_analysis}, {"fusion", fusion},
+                             {"buffer_plan", buffer_plan}};
 
 }  // namespace
 

@@ -1,5 +1,7 @@
 #include "passes/verify.h"
 
+#include "passes/fusion.h"
+
 #include <fmt/format.h>
 
 #include <unordered_map>
@@ -111,21 +113,29 @@ class Verifier {
         continue;
       }
       if (b.into.is_none()) continue;
-      const Symbolic* target = buffer_of(owner(b.into));
-      int in_target = 0;
-      for (const Value& p : reads) {
-        if (!p.is(Type::Tensor) || buffer_of(owner(p)) != target) continue;
-        if (owner(p) != &p.symbolic()) fail(fmt::format("{} writes into memory it reads through a view", who));
-        ++in_target;
+      std::vector<Value> rs, into;
+      collect_proxies(b.out, rs);
+      if (is_fusion(b)) into = b.into.items();
+      else into.push_back(b.into);
+      if (into.size() != rs.size()) fail(fmt::format("{} has {} outputs but {} out= targets", who, rs.size(), into.size()));
+      for (size_t k = 0; k < rs.size(); ++k) {
+        if (into[k].is_none()) continue;
+        const Symbolic* target = buffer_of(owner(into[k]));
+        int in_target = 0;
+        for (const Value& p : reads) {
+          if (!p.is(Type::Tensor) || buffer_of(owner(p)) != target) continue;
+          if (owner(p) != &p.symbolic() || (is_fusion(b) && !fusion_reads_elementwise(b, p)))
+            fail(fmt::format("{} writes into memory it reads through a view", who));
+          ++in_target;
+        }
+        if (!b.sym.writes_into_any()) {
+          if (!b.sym.updates_operand0() || b.args.empty() || !b.args[0].is_proxy() ||
+              &b.args[0].symbolic() != &into[k].symbolic() || in_target != 1)
+            fail(fmt::format("{} writes into a tensor that is not the operand it updates in place", who));
+        }
+        buffer[&rs[k].symbolic()] = target;
+        holds[target] = &rs[k].symbolic();
       }
-      if (!b.sym.writes_into_any()) {
-        if (!b.sym.updates_operand0() || b.args.empty() || !b.args[0].is_proxy() ||
-            &b.args[0].symbolic() != &b.into.symbolic() || in_target != 1)
-          fail(fmt::format("{} writes into a tensor that is not the operand it updates in place", who));
-      }
-      const Symbolic* r = &b.out.symbolic();
-      buffer[r] = target;
-      holds[target] = r;
     }
     at_end = true;
     std::vector<Value> outs;

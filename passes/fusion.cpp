@@ -1,0 +1,268 @@
+#include "passes/fusion.h"
+
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace thn {
+
+namespace {
+
+DType first_operand_dtype(const BoundSymbol& b) {
+  size_t from = 0;
+  if (b.sym.op && (b.sym.op->id == OpId::where)) from = 1;  // the condition is bool
+  for (size_t i = from; i < b.args.size(); ++i)
+    if (is_tensor_proxy(b.args[i])) return tensor_proxy(b.args[i]).dtype();
+  return tensor_proxy(b.out).dtype();
+}
+
+// A prim with a kernel in the code generators (backend/kernel_ir.h).
+bool fusible_compute(const BoundSymbol& b) {
+  if (!is_tensor_proxy(b.out) || tensor_proxy(b.out).device().type != DeviceType::CPU) return false;
+  for (const Value& a : b.args)
+    if (is_tensor_proxy(a) && tensor_proxy(a).device() != tensor_proxy(b.out).device()) return false;
+  if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type;
+  if (!b.sym.is_prim) return false;
+  bool integral = is_integral(first_operand_dtype(b), true);
+  switch (b.sym.op->family) {
+    case OpFamily::Unary:
+      // round(x, decimals) scales in the tensor's precision: a library op.
+      return b.sym.op->id != OpId::round || b.args.size() < 2 || (!b.args[1].is_proxy() && b.args[1].raw_int() == 0);
+    case OpFamily::Binary:
+      switch (b.sym.op->id) {
+        case OpId::bitwise_left_shift: case OpId::bitwise_right_shift: return false;
+        // Integer division raises on a zero divisor; integer pow on a negative exponent.
+        case OpId::floor_divide: case OpId::remainder: case OpId::pow: return !integral;
+        case OpId::div: return !integral || b.args.size() < 3 || b.args[2].is_none();
+        default: return true;
+      }
+    case OpFamily::Pointwise:
+      switch (b.sym.op->id) {
+        case OpId::where: case OpId::clamp: case OpId::lerp: case OpId::addcmul: case OpId::addcdiv:
+        case OpId::masked_fill: return true;
+        default: return false;
+      }
+    default: return false;
+  }
+}
+
+class Fuser {
+ public:
+  explicit Fuser(const Trace& t) : t_(t), n_(t.body.size()), users_(n_), region_of_(n_, -1) {}
+
+  Trace run() {
+    Trace out = t_;
+    if (!t_.functional) return out;  // in-place ops run in program order
+    index();
+    for (size_t i = n_; i-- > 0;) place(i);
+    out.body = ordered();
+    return out;
+  }
+
+ private:
+  struct Region {
+    std::vector<size_t> members;  // in the order they joined (reverse program order)
+    Value domain;                 // a value of the region's shape
+  };
+
+  void index() {
+    for (size_t i = 0; i < n_; ++i) {
+      std::vector<Value> defs;
+      collect_proxies(t_.body[i].out, defs);
+      for (const Value& d : defs) producer_[&d.symbolic()] = i;
+    }
+    for (size_t j = 0; j < n_; ++j) {
+      std::vector<Value> ps;
+      for (const Value& a : t_.body[j].args) collect_proxies(a, ps);
+      for (const Value& p : ps)
+        if (auto it = producer_.find(&p.symbolic()); it != producer_.end()) users_[it->second].push_back(j);
+    }
+    std::vector<Value> outs;
+    collect_proxies(t_.output, outs);
+    for (const Value& o : outs)
+      if (auto it = producer_.find(&o.symbolic()); it != producer_.end()) users_[it->second].push_back(n_);
+  }
+
+  // The region every use of op i's value is in, or -1.
+  int region_of_all_users(size_t i) const {
+    int r = -1;
+    for (size_t j : users_[i]) {
+      if (j == n_ || region_of_[j] < 0 || (r >= 0 && region_of_[j] != r)) return -1;
+      r = region_of_[j];
+    }
+    return r;
+  }
+
+  void join(size_t i, int r) {
+    region_of_[i] = r;
+    regions_[size_t(r)].members.push_back(i);
+  }
+
+  void place(size_t i) {
+    const BoundSymbol& b = t_.body[i];
+    bool view = b.sym.is_view() && is_tensor_proxy(b.out);
+    if (!view && !fusible_compute(b)) return;
+    if (int r = region_of_all_users(i); r >= 0) {
+      join(i, r);  // recomputed where it is used, never stored
+      return;
+    }
+    if (view) return;  // a view that escapes is taken on the host
+    // A store: into the region of a user, or beside a region of its shape.
+    const TensorProxy& value = tensor_proxy(b.out);
+    std::vector<int> candidates;
+    for (size_t j : users_[i])
+      if (j < n_ && region_of_[j] >= 0) candidates.push_back(region_of_[j]);
+    for (size_t r = regions_.size(); r-- > 0 && candidates.size() < 16;) candidates.push_back(int(r));
+    std::unordered_set<int> tried;
+    for (int r : candidates) {
+      if (!tried.insert(r).second) continue;
+      const TensorProxy& d = tensor_proxy(regions_[size_t(r)].domain);
+      if (d.device() != value.device() || !same_sizes(d, value) || reaches(i, r)) continue;
+      join(i, r);
+      return;
+    }
+    regions_.push_back({{}, b.out});
+    join(i, int(regions_.size()) - 1);
+  }
+
+  // Whether a path leads from op i's value to region r through ops outside
+  // r (joining would make a cycle). Regions on the way count as one node.
+  bool reaches(size_t i, int r) const {
+    std::vector<char> seen_op(n_, 0), seen_region(regions_.size(), 0);
+    std::vector<size_t> stack;
+    for (size_t j : users_[i])
+      if (j < n_ && region_of_[j] != r) stack.push_back(j);
+    while (!stack.empty()) {
+      size_t j = stack.back();
+      stack.pop_back();
+      int rj = region_of_[j];
+      if (rj == r) return true;
+      if (rj >= 0) {
+        if (seen_region[size_t(rj)]) continue;
+        seen_region[size_t(rj)] = 1;
+        for (size_t m : regions_[size_t(rj)].members)
+          for (size_t k : users_[m])
+            if (k < n_) stack.push_back(k);
+      } else {
+        if (seen_op[j]) continue;
+        seen_op[j] = 1;
+        for (size_t k : users_[j])
+          if (k < n_) stack.push_back(k);
+      }
+    }
+    return false;
+  }
+
+  // The node an op runs in: itself, or its region (numbered after the ops).
+  size_t node(size_t i) const { return region_of_[i] < 0 ? i : n_ + size_t(region_of_[i]); }
+
+  // Ops and regions in a topological order, the original one where possible.
+  std::vector<BoundSymbol> ordered() {
+    const size_t nodes = n_ + regions_.size();
+    std::vector<std::vector<size_t>> succ(nodes);
+    std::vector<int> preds(nodes, 0);
+    std::vector<size_t> key(nodes, SIZE_MAX);
+    std::vector<char> present(nodes, 0);
+    for (size_t i = 0; i < n_; ++i) {
+      key[node(i)] = std::min(key[node(i)], i);
+      present[node(i)] = 1;
+    }
+    auto edge = [&](size_t from, size_t to) {
+      if (from == to) return;
+      succ[from].push_back(to);
+      ++preds[to];
+    };
+    for (size_t i = 0; i < n_; ++i)
+      for (size_t j : users_[i])
+        if (j < n_) edge(node(i), node(j));
+    // Side effects keep their order; a write-back into x keeps its place
+    // relative to every op that touches x's memory.
+    size_t last_effect = SIZE_MAX;
+    for (size_t i = 0; i < n_; ++i) {
+      const BoundSymbol& b = t_.body[i];
+      if (!b.sym.has_side_effect()) continue;
+      if (last_effect != SIZE_MAX) edge(node(last_effect), node(i));
+      last_effect = i;
+      if (!is_write_back(b)) continue;
+      const Symbolic* x = memory_owner(t_, write_back_target(b));
+      for (size_t j = 0; j < n_; ++j) {
+        if (j == i) continue;
+        std::vector<Value> ps;
+        for (const Value& a : t_.body[j].args) collect_proxies(a, ps);
+        bool touches = false;
+        for (const Value& p : ps) touches |= p.is(Type::Tensor) && memory_owner(t_, p) == x;
+        if (!touches) continue;
+        if (j < i) edge(node(j), node(i));
+        else edge(node(i), node(j));
+      }
+    }
+    using Item = std::pair<size_t, size_t>;  // (key, node)
+    std::priority_queue<Item, std::vector<Item>, std::greater<>> ready;
+    for (size_t v = 0; v < nodes; ++v)
+      if (present[v] && preds[v] == 0) ready.push({key[v], v});
+    std::vector<BoundSymbol> body;
+    while (!ready.empty()) {
+      size_t v = ready.top().second;
+      ready.pop();
+      body.push_back(v < n_ ? t_.body[v] : fused(regions_[v - n_]));
+      for (size_t w : succ[v])
+        if (--preds[w] == 0) ready.push({key[w], w});
+    }
+    size_t expected = 0;
+    for (char p : present) expected += size_t(p);
+    if (body.size() != expected) throw std::logic_error("fusion: the regions form a cycle");
+    return body;
+  }
+
+  BoundSymbol fused(const Region& r) const {
+    std::vector<size_t> members = r.members;
+    std::sort(members.begin(), members.end());
+    std::unordered_set<const Symbolic*> defined, seen;
+    BoundSymbol f;
+    f.sym = Symbol::of(PrimId::fusion);
+    std::vector<Value> outs;
+    for (size_t m : members) {
+      const BoundSymbol& b = t_.body[m];
+      std::vector<Value> ps;
+      for (const Value& a : b.args) collect_proxies(a, ps);
+      for (const Value& p : ps)
+        if (!defined.count(&p.symbolic()) && seen.insert(&p.symbolic()).second) f.args.push_back(p);
+      defined.insert(&b.out.symbolic());
+      bool escapes = false;
+      for (size_t j : users_[m]) escapes |= j == n_ || region_of_[j] != region_of_[m];
+      if (escapes) outs.push_back(b.out);
+      f.subsymbols.push_back(b);
+      f.subsymbols.back().subsymbols.clear();
+      if (!f.loc.source) f.loc = b.loc;
+    }
+    f.out = Value::tuple(std::move(outs));
+    return f;
+  }
+
+  const Trace& t_;
+  size_t n_;
+  std::unordered_map<const Symbolic*, size_t> producer_;
+  std::vector<std::vector<size_t>> users_;  // per op: the ops reading its values (n_: returned)
+  std::vector<int> region_of_;
+  std::vector<Region> regions_;
+};
+
+}  // namespace
+
+Trace fusion(const Trace& t) { return Fuser(t).run(); }
+
+bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf) {
+  if (!is_tensor_proxy(leaf)) return true;
+  const Value& first = f.out.items().front();
+  if (!same_sizes(tensor_proxy(first), tensor_proxy(leaf))) return false;
+  std::unordered_set<const Symbolic*> viewed;  // values read through a view
+  for (size_t k = f.subsymbols.size(); k-- > 0;) {
+    const BoundSymbol& m = f.subsymbols[k];
+    if (!m.sym.is_view() && !viewed.count(&m.out.symbolic())) continue;
+    for (const Value& a : m.args)
+      if (is_tensor_proxy(a)) viewed.insert(&a.symbolic());
+  }
+  return !viewed.count(&leaf.symbolic());
+}
+
+}  // namespace thn

@@ -1,0 +1,35 @@
+#pragma once
+#include "ir/trace.h"
+
+namespace thn {
+
+// Fusion. Requires: a functional trace of prims. Guarantees: the same
+// program, where groups of pointwise prims (elementwise math, dtype
+// conversions) and the views between them become one bound symbol
+//   (t3, t7) = prims.fusion(a, b, n)
+// whose subsymbols are the group's prims in order, whose args are the values
+// it reads from outside (tensors and numbers) and whose outputs are the
+// values used after it (all of one shape: the region's index space).
+//  - Views inside a region are index arithmetic: a value read through views
+//    is recomputed at the viewed index (its leaves are loaded through the
+//    same views), so a broadcast never materialises.
+//  - Regions are grown from consumers to producers; a prim joins a region
+//    when every use of its value is in it (it is then not stored), or when
+//    its value has the region's shape and no path leads from it to the
+//    region through other ops (a store; regions of one shape with no path
+//    between them merge horizontally, an optimizer step over many
+//    parameters of one shape becomes one kernel).
+//  - The fused trace is ordered topologically, keeping the original order
+//    where it can: side effects stay in order and a write-back into an
+//    input stays after every op that reads the input's old value.
+// Not fused: reductions, matmul, gathers, random numbers, integer division
+// (its zero-divisor error) and whatever has no kernel yet; they run as
+// library ops between the fusions.
+Trace fusion(const Trace& t);
+
+// Whether fusion f reads `leaf` (one of its args) only at the elements of
+// its index space it writes: the leaf has the region's shape and is loaded
+// with no view in between. A fusion may write an output into such a leaf.
+bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf);
+
+}  // namespace thn
