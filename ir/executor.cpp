@@ -33,6 +33,21 @@ class EagerFusion : public FusionKernel {
 
 }  // namespace
 
+ExecCounters& exec_counters() {
+  static thread_local ExecCounters c;
+  return c;
+}
+
+namespace {
+int64_t tensor_bytes(const Value& v) {
+  if (v.is(Type::Tensor)) return v.as_tensor().numel() * itemsize(v.as_tensor().dtype());
+  int64_t n = 0;
+  if (v.is_sequence())
+    for (const Value& x : v.items()) n += tensor_bytes(x);
+  return n;
+}
+}  // namespace
+
 std::shared_ptr<const FusionKernel> eager_fusion(const BoundSymbol& fusion) {
   return std::make_shared<EagerFusion>(fusion);
 }
@@ -198,7 +213,15 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
     args.clear();
     for (const Ref& a : s.args) args.push_back(resolve(a, slots));
     try {
-      assign(s.out, run_step(in, s, args, s.mode == Mode::Fresh ? Value() : resolve(s.into, slots)), slots);
+      Value r = run_step(in, s, args, s.mode == Mode::Fresh ? Value() : resolve(s.into, slots));
+      // A library op: one kernel reading its operands and writing its result.
+      if (s.fusion < 0 && !s.sym.is_view() && !s.sym.is_number_op() && r.is(Type::Tensor)) {
+        exec_counters().kernels++;
+        int64_t bytes = tensor_bytes(r);
+        for (const Value& a : args) bytes += tensor_bytes(a);
+        exec_counters().bytes += bytes;
+      }
+      assign(s.out, r, slots);
     } catch (const Error& e) {
       // Data the guards cannot see (an index out of range, say): report it
       // where the traced program performed the op.

@@ -20,6 +20,14 @@ class FusionKernel {
 };
 using FusionKernels = std::vector<std::shared_ptr<const FusionKernel>>;
 
+// What executors ran on this thread: kernels launched (fusions and library
+// ops) and the bytes their tensors read and wrote (from the kernels' loads
+// and stores; a library op counts its operands and result once).
+struct ExecCounters {
+  int64_t kernels = 0, bytes = 0;
+};
+ExecCounters& exec_counters();
+
 // Runs a fusion's prims one by one on the runtime (no compiler).
 std::shared_ptr<const FusionKernel> eager_fusion(const BoundSymbol& fusion);
 

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "backend/cpu.h"
 #include "ir/executor.h"
 #include "ir/tracer.h"
 #include "jit/prologue.h"
@@ -14,14 +15,35 @@ namespace thn {
 
 namespace {
 
+// The inputs a trace writes into (targets of its write-backs), by position.
+std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
+  std::vector<size_t> out;
+  for (const PassRecord& p : passes) {
+    if (p.pass != "functionalize") continue;
+    for (const BoundSymbol& b : p.trace.body) {
+      if (!is_write_back(b)) continue;
+      const Value& x = write_back_target(b);
+      for (size_t i = 0; i < p.trace.inputs.size(); ++i)
+        if (p.trace.inputs[i].is_proxy() && &p.trace.inputs[i].symbolic() == &x.symbolic()) out.push_back(i);
+    }
+  }
+  return out;
+}
+
 struct CacheEntry {
   Prologue prologue;
   Trace computation;
   TraceExecutor executor;
   std::vector<PassRecord> passes;
+  std::vector<size_t> mutated;
   CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
-      : prologue(r), computation(std::move(t)), executor(computation), passes(std::move(p)) {}
+      : prologue(r), computation(std::move(t)), executor(computation, compile_cpu(computation)), passes(std::move(p)),
+        mutated(mutated_inputs(passes)) {}
 };
+
+int64_t nbytes(const Value& v) {
+  return v.is(Type::Tensor) ? v.as_tensor().numel() * itemsize(v.as_tensor().dtype()) : 0;
+}
 
 // The jit callable: a builtin whose object also holds the cache.
 struct JitObj : BuiltinObj {
@@ -33,6 +55,8 @@ struct JitObj : BuiltinObj {
   std::shared_ptr<CacheEntry> last;
   int64_t calls = 0, hits = 0, misses = 0;
   int64_t last_allocations = 0, last_bytes = 0;  // storages allocated by the last call's computation
+  ExecCounters last_run;                          // kernels and bytes of the last call
+  int64_t last_min_bytes = 0;                     // the least any plan could move
 
   JitObj(std::string name) : BuiltinObj(std::move(name), nullptr) {}
 
@@ -73,21 +97,42 @@ struct JitObj : BuiltinObj {
 
   Value execute(Interpreter& in, const std::vector<Value>& inputs) {
     int64_t before = Storage::allocations(), bytes = Storage::allocated_bytes();
+    ExecCounters counters = exec_counters();
     Value r = last->executor.run(in, inputs);
     last_allocations = Storage::allocations() - before;
     last_bytes = Storage::allocated_bytes() - bytes;
+    last_run = {exec_counters().kernels - counters.kernels, exec_counters().bytes - counters.bytes};
+    // Every tensor input read once; every mutated input and every returned
+    // tensor that is not an input's memory written once.
+    last_min_bytes = 0;
+    for (const Value& v : inputs) last_min_bytes += nbytes(v);
+    for (size_t i : last->mutated)
+      if (i < inputs.size()) last_min_bytes += nbytes(inputs[i]);
+    std::vector<Value> outs;
+    collect_tensors(r, outs);
+    for (const Value& o : outs) {
+      bool input = false;
+      for (const Value& v : inputs) input |= v.is(Type::Tensor) && v.as_tensor().storage() == o.as_tensor().storage();
+      if (!input) last_min_bytes += nbytes(o);
+    }
     return r;
   }
 
+  static void collect_tensors(const Value& v, std::vector<Value>& out) {
+    if (v.is(Type::Tensor)) out.push_back(v);
+    else if (v.is_sequence())
+      for (const Value& x : v.items()) collect_tensors(x, out);
+  }
+
+  // LANGUAGE.md's line, then what the buffer plan left and what the last
+  // call allocated.
   std::string stats() const {
-    std::string line = fmt::format("stats: jit {}: {} call{}, {} trace{}, {} cache hit{}", name, calls,
-                                   calls == 1 ? "" : "s", misses, misses == 1 ? "" : "s", hits, hits == 1 ? "" : "s");
+    std::string line = fmt::format("stats: {} calls={} hits={} misses={} kernels={} bytes={} min_bytes={}", name, calls,
+                                   hits, misses, last_run.kernels, last_run.bytes, last_min_bytes);
     if (!last) return line;
     BufferStats b = buffer_stats(last->computation);
-    return line + fmt::format("; last call: {} write-back cop{}, {} temporar{} ({} new buffer{}), {} allocation{} ({} bytes)",
-                              b.writeback_copies, b.writeback_copies == 1 ? "y" : "ies", b.temporaries,
-                              b.temporaries == 1 ? "y" : "ies", b.new_buffers, b.new_buffers == 1 ? "" : "s",
-                              last_allocations, last_allocations == 1 ? "" : "s", last_bytes);
+    return line + fmt::format(" writeback_copies={} temporaries={} new_buffers={} allocations={} allocated_bytes={}",
+                              b.writeback_copies, b.temporaries, b.new_buffers, last_allocations, last_bytes);
   }
 
   void report(const CacheEntry& e) const {

@@ -101,7 +101,7 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
       } else {
         if (op == OpId::sub) alpha = C(-alpha);
         if (alpha == C(1)) map([](C x, C y) { return C(x + y); });
-        else map([alpha](C x, C y) { return C(x + alpha * y); });
+        else map([alpha](C x, C y) { return thn_muladd(alpha, y, x); });
       }
       return;
     }

@@ -90,11 +90,11 @@ namespace {
 // TensorIterator's stride order for a new output: dims sorted by the inputs'
 // strides (broadcast dims ignored), ties broken by size; contiguous when the
 // inputs don't decide.
-Dims output_strides(const Dims& shape, std::initializer_list<Tensor> inputs) {
+Dims strides_for(const Dims& shape, std::span<const Tensor> inputs) {
   bool same = true;
   for (const Tensor& t : inputs) same = same && t.sizes() == shape;
   if (same && inputs.size() > 0) {
-    const Tensor& first = *inputs.begin();
+    const Tensor& first = inputs.front();
     bool all_contig = true, all_same_dense = first.is_non_overlapping_and_dense();
     for (const Tensor& t : inputs) {
       all_contig = all_contig && t.is_contiguous();
@@ -143,6 +143,14 @@ void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs
            "memory location. Please clone() the tensor before performing the operation.");
   }
 }
+
+Dims output_strides(const Dims& shape, std::span<const Tensor> inputs) { return strides_for(shape, inputs); }
+
+namespace {
+Dims output_strides(const Dims& shape, std::initializer_list<Tensor> inputs) {
+  return strides_for(shape, std::span<const Tensor>(inputs.begin(), inputs.size()));
+}
+}  // namespace
 
 Tensor elementwise_output(const Dims& shape, DType dtype, std::initializer_list<Tensor> inputs, const Tensor* out) {
   if (!out) return empty_strided(shape, output_strides(shape, inputs), dtype);
@@ -319,7 +327,7 @@ IValue addc(const Args& a, bool divide) {
       if constexpr (!std::is_same_v<S, bool>) {
         C v = value.to<C>();
         if (divide) map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * p / q); }, c[0], c[1], c[2]);
-        else map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * p * q); }, c[0], c[1], c[2]);
+        else map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return thn_muladd(C(v * p), q, x); }, c[0], c[1], c[2]);
       } else {
         fail("\"addcmul_cpu_out\" not implemented for 'Bool'");
       }

@@ -5,6 +5,7 @@
 // checks PyTorch makes before an in-place write.
 #include <initializer_list>
 #include <optional>
+#include <span>
 
 #include "runtime/op_registry.h"
 #include "runtime/tensor.h"
@@ -22,6 +23,9 @@ DType result_type(std::initializer_list<Tensor> operands);
 // TensorIterator's stride order for a new output of `shape`, given each
 // operand's strides broadcast to it (0 on broadcast dims).
 Dims iterator_strides(const Dims& shape, const std::vector<Dims>& operand_strides);
+// The strides of a new elementwise output over `inputs` (all of `shape` or
+// broadcastable to it): contiguous when they are, else their stride order.
+Dims output_strides(const Dims& shape, std::span<const Tensor> inputs);
 // A tensor of the same shape, and of t's strides when t is dense (PyTorch's
 // empty_like with preserve_format).
 Tensor empty_like(const Tensor& t, std::optional<DType> dtype = std::nullopt);

@@ -1,21 +1,34 @@
 #pragma once
 // float16 and bfloat16 storage types. Arithmetic happens in float, as in
 // PyTorch's CPU kernels; conversions round to nearest even.
+// Also compiled into generated kernels (backend/codegen.h): THN_HD marks
+// the functions for the device, THN_NO_STD_HEADERS leaves out std headers
+// (NVRTC has none).
+#ifndef THN_HD
+#define THN_HD
+#endif
+#ifndef THN_NO_STD_HEADERS
 #include <cstdint>
 #include <cstring>
+#endif
 
 namespace thn {
 
+#ifdef __CUDACC_RTC__
+__device__ inline uint32_t float_bits(float f) { return __float_as_uint(f); }
+__device__ inline float bits_float(uint32_t u) { return __uint_as_float(u); }
+#else
 inline uint32_t float_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
 inline float bits_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+#endif
 
 struct Half {
   uint16_t x = 0;
   Half() = default;
-  Half(float f) : x(from_float(f)) {}
-  operator float() const { return to_float(x); }
+  THN_HD Half(float f) : x(from_float(f)) {}
+  THN_HD operator float() const { return to_float(x); }
 
-  static uint16_t from_float(float f) {
+  THN_HD static uint16_t from_float(float f) {
     uint32_t u = float_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     u &= 0x7fffffffu;
@@ -28,7 +41,7 @@ struct Half {
     u += 0xc8000fffu + mant_odd;  // rebias exponent (-112 << 23) and round to nearest even
     return uint16_t(sign | (u >> 13));
   }
-  static float to_float(uint16_t h) {
+  THN_HD static float to_float(uint16_t h) {
     uint32_t sign = uint32_t(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
     if (exp == 0x1f) return bits_float(sign | 0x7f800000u | (mant << 13));
@@ -43,10 +56,10 @@ struct Half {
 struct BFloat16 {
   uint16_t x = 0;
   BFloat16() = default;
-  BFloat16(float f) : x(from_float(f)) {}
-  operator float() const { return bits_float(uint32_t(x) << 16); }
+  THN_HD BFloat16(float f) : x(from_float(f)) {}
+  THN_HD operator float() const { return bits_float(uint32_t(x) << 16); }
 
-  static uint16_t from_float(float f) {
+  THN_HD static uint16_t from_float(float f) {
     uint32_t u = float_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;  // NaN
     return uint16_t((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);

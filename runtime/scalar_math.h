@@ -5,6 +5,8 @@
 // compute type: bool, int32_t, int64_t, float or double.
 #ifndef THN_HD
 #define THN_HD
+#endif
+#ifndef THN_NO_STD_HEADERS
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -14,6 +16,23 @@
 namespace thn {
 
 template <class T> inline constexpr bool thn_is_float = std::is_floating_point_v<T>;
+
+// a * b + c, for floats rounded once where the machine has FMA. The ops that
+// multiply and add (add/sub with alpha, addcmul, lerp) say so explicitly:
+// the compiler would contract them in the eager kernels, and generated
+// kernels (compiled without contraction, so that no multiply of one op fuses
+// with an add of the next) must round the same way.
+template <class T> THN_HD T thn_muladd(T a, T b, T c) {
+  if constexpr (thn_is_float<T>) {
+#if defined(__FMA__) || defined(__CUDACC_RTC__)
+    return std::fma(a, b, c);
+#else
+    return a * b + c;
+#endif
+  } else {
+    return T(a * b + c);
+  }
+}
 
 // One input
 template <class T> THN_HD T thn_neg(T a) { return -a; }
@@ -161,7 +180,7 @@ template <class T> THN_HD T thn_clamp_min(T a, T lo) { return thn_maximum(a, lo)
 template <class T> THN_HD T thn_clamp_max(T a, T hi) { return thn_minimum(a, hi); }
 template <class T> THN_HD T thn_lerp(T a, T b, T w) {
   T d = b - a;
-  return std::fabs(w) < T(0.5) ? a + w * d : b - d * (T(1) - w);
+  return std::fabs(w) < T(0.5) ? thn_muladd(w, d, a) : thn_muladd(-d, T(1) - w, b);
 }
 
 }  // namespace thn

@@ -1,0 +1,20 @@
+#pragma once
+// The host backend: every fusion of a trace lowered to Kernel IR, rendered
+// as C++ into one translation unit, compiled and loaded through the kernel
+// cache, and run on the host (OpenMP over large index spaces).
+#include <string>
+
+#include "backend/codegen.h"
+#include "backend/kernel_cache.h"
+#include "ir/executor.h"
+
+namespace thn {
+
+// One kernel per prims.fusion of t, in order (for TraceExecutor).
+FusionKernels compile_cpu(const Trace& t, CompileInfo* info = nullptr);
+
+// The generated source of t's fusions for a target (thn kernels, --emit=kernels);
+// empty when t has no fusion.
+std::string kernel_source(const Trace& t, Target target);
+
+}  // namespace thn

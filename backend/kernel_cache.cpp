@@ -1,0 +1,203 @@
+#include "backend/kernel_cache.h"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/error.h"
+
+extern char** environ;
+
+namespace thn {
+
+namespace fs = std::filesystem;
+
+HostModule::~HostModule() { dlclose(handle_); }
+
+void* HostModule::symbol(const std::string& name) const {
+  void* s = dlsym(handle_, name.c_str());
+  if (!s) throw std::logic_error("kernel module has no symbol " + name);
+  return s;
+}
+
+std::string hash_hex(std::string_view s) {
+  // Two 64-bit FNV-1a variants with different offsets, mixed at the end.
+  uint64_t a = 0xcbf29ce484222325ull, b = 0x84222325cbf29ce4ull;
+  for (unsigned char c : s) {
+    a = (a ^ c) * 0x100000001b3ull;
+    b = (b ^ c) * 0x100000001b3ull;
+    b ^= b >> 29;
+  }
+  auto mix = [](uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    return x ^ (x >> 33);
+  };
+  char out[33];
+  std::snprintf(out, sizeof out, "%016llx%016llx", (unsigned long long)mix(a), (unsigned long long)mix(b ^ a));
+  return out;
+}
+
+std::string kernel_cache_dir() {
+  static const std::string dir = [] {
+    fs::path p;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) p = fs::path(x) / "thn" / "kernels";
+    else if (const char* h = std::getenv("HOME"); h && *h) p = fs::path(h) / ".cache" / "thn" / "kernels";
+    else p = fs::temp_directory_path() / ("thn-kernels-" + std::to_string(getuid()));
+    std::error_code ec;
+    fs::create_directories(p, ec);
+    if (ec) fail(ErrorKind::RuntimeError, "cannot create the kernel cache directory {}: {}", p.string(), ec.message());
+    return p.string();
+  }();
+  return dir;
+}
+
+namespace {
+
+std::string read_file(const fs::path& p) {
+  std::ifstream f(p, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_file(const fs::path& p, std::string_view data) {
+  fs::path tmp = p;
+  tmp += ".tmp" + std::to_string(getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
+    f.write(data.data(), std::streamsize(data.size()));
+    if (!f) fail(ErrorKind::RuntimeError, "cannot write {}", tmp.string());
+  }
+  fs::rename(tmp, p);
+}
+
+// Runs argv (no shell) with stdout and stderr into `log`; its exit status.
+int spawn(const std::vector<std::string>& argv, const fs::path& log) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) return -1;
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string compiler() {
+  const char* c = std::getenv("THN_CXX");
+  return c && *c ? c : "c++";
+}
+
+const std::vector<std::string>& compile_flags() {
+  static const std::vector<std::string> flags{"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
+                                              "-std=c++17", "-ffp-contract=off", "-w"};
+  return flags;
+}
+
+// The compiler's `--version` line: part of the key, so a new compiler rebuilds.
+const std::string& compiler_identity() {
+  static const std::string id = [] {
+    fs::path log = fs::path(kernel_cache_dir()) / ("version." + std::to_string(getpid()) + ".log");
+    int rc = spawn({compiler(), "--version"}, log);
+    std::string text = read_file(log);
+    fs::remove(log);
+    if (rc != 0)
+      fail(ErrorKind::RuntimeError, "cannot run the kernel compiler '{}' (set THN_CXX to a C++ compiler)", compiler());
+    return text.substr(0, text.find('\n'));
+  }();
+  return id;
+}
+
+struct Lock {
+  int fd;
+  explicit Lock(const fs::path& p) : fd(open(p.c_str(), O_CREAT | O_RDWR, 0644)) {
+    if (fd >= 0) flock(fd, LOCK_EX);
+  }
+  ~Lock() {
+    if (fd >= 0) {
+      flock(fd, LOCK_UN);
+      close(fd);
+    }
+  }
+};
+
+std::shared_ptr<HostModule> open_module(const fs::path& so) {
+  void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) fail(ErrorKind::RuntimeError, "cannot load the compiled kernels {}: {}", so.string(), dlerror());
+  return std::make_shared<HostModule>(h);
+}
+
+}  // namespace
+
+std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info) {
+  static std::mutex mu;
+  static std::unordered_map<std::string, std::weak_ptr<HostModule>> loaded;
+  auto start = std::chrono::steady_clock::now();
+  auto done = [&](std::shared_ptr<HostModule> m, bool disk, bool memory) {
+    if (info) {
+      info->from_disk = disk;
+      info->from_memory = memory;
+      info->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    }
+    return m;
+  };
+  std::string options;
+  for (const std::string& f : compile_flags()) options += f + " ";
+  std::string key = hash_hex(source + "\n" + options + "\n" + compiler() + "\n" + compiler_identity());
+  std::lock_guard<std::mutex> guard(mu);
+  if (auto m = loaded[key].lock()) return done(m, false, true);
+
+  fs::path dir = kernel_cache_dir();
+  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
+  Lock lock(dir / (key + ".lock"));
+  // A cached entry is loaded only when its checksum holds.
+  if (fs::exists(so) && fs::exists(sum) && read_file(sum) == hash_hex(read_file(so))) {
+    auto m = open_module(so);
+    loaded[key] = m;
+    return done(m, true, false);
+  }
+  std::string stem = key + "." + std::to_string(getpid());
+  fs::path src = dir / (stem + ".cpp"), out = dir / (stem + ".so"), log = dir / (stem + ".log");
+  write_file(src, source);
+  std::vector<std::string> argv{compiler()};
+  for (const std::string& f : compile_flags()) argv.push_back(f);
+  argv.insert(argv.end(), {"-o", out.string(), src.string()});
+  int rc = spawn(argv, log);
+  if (rc != 0) {
+    std::string text = read_file(log);
+    fail(ErrorKind::RuntimeError, "compiling kernels failed ({} exited with {}):\n{}generated source: {}", compiler(), rc,
+         text, src.string());
+  }
+  fs::remove(log);
+  fs::remove(src);
+  write_file(sum, hash_hex(read_file(out)));
+  fs::rename(out, so);
+  auto m = open_module(so);
+  loaded[key] = m;
+  return done(m, false, false);
+}
+
+}  // namespace thn

@@ -1,0 +1,44 @@
+#pragma once
+// The kernel cache: compiled kernels in memory and on disk
+// ($XDG_CACHE_HOME/thn/kernels, else ~/.cache/thn/kernels), keyed by a hash
+// of the source, the options and the compiler's identity. Entries are
+// written to a temporary file and renamed, under a lock per key, with a
+// checksum beside them: an entry whose checksum fails is rebuilt, never
+// loaded. Compile failures report the compiler's log and the path of the
+// generated source.
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace thn {
+
+// A loaded host module (a shared object); closed when the last user drops it.
+class HostModule {
+ public:
+  explicit HostModule(void* handle) : handle_(handle) {}
+  ~HostModule();
+  HostModule(const HostModule&) = delete;
+  HostModule& operator=(const HostModule&) = delete;
+  void* symbol(const std::string& name) const;  // logic_error when missing
+
+ private:
+  void* handle_;
+};
+
+struct CompileInfo {
+  bool from_disk = false;    // loaded from the disk cache
+  bool from_memory = false;  // already loaded in this process
+  double ms = 0;             // time to compile or load
+};
+
+// The host module built from `source` by $THN_CXX (else c++) with
+// -O3 -march=native -fopenmp -shared -fPIC, spawned without a shell.
+std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info = nullptr);
+
+// The directory of the disk cache (created on first use).
+std::string kernel_cache_dir();
+
+// A 128-bit hash of s as 32 hex digits (the cache key and checksum).
+std::string hash_hex(std::string_view s);
+
+}  // namespace thn

@@ -1,0 +1,54 @@
+#pragma once
+// Kernel IR: a fusion region (prims.fusion) lowered to one pointwise kernel
+// over an index space: loads of the region's tensor leaves, each seen
+// through the views the region applies to it (the host takes those views,
+// so a load is a strided tensor of the index space's shape), an expression
+// DAG, and stores of the outputs. Sizes and strides are kernel arguments:
+// one kernel serves every shape the trace's guards admit.
+#include <string>
+#include <vector>
+
+#include "ir/trace.h"
+
+namespace thn {
+
+struct KLoad {
+  size_t leaf = 0;                // index into the fusion's args
+  std::vector<BoundSymbol> chain;  // view prims to apply to the leaf, in order (args[0] rewired)
+  DType dtype{};
+};
+
+struct KExpr {
+  enum class Kind : uint8_t { Load, Scalar, Const, Op, Cast } kind = Kind::Const;
+  DType dtype{};     // the value's dtype (held in its compute type: float for float16)
+  int index = -1;    // Load: into Kernel::loads; Scalar: into Kernel::scalars
+  Value constant;    // Const: a Python number
+  BoundSymbol prim;  // Op: the prim (its args give the attributes)
+  DType compute{};   // Op: the dtype it computes in
+  // Op: one per prim arg (an expression, or -1 for an attribute); Cast: the operand.
+  std::vector<int> operands;
+};
+
+struct KStore {
+  size_t output = 0;  // index into the fusion's outputs
+  int expr = -1;
+  DType dtype{};
+};
+
+struct Kernel {
+  std::string name;
+  std::vector<KLoad> loads;
+  std::vector<std::pair<size_t, DType>> scalars;  // number leaves: (index into args, their dtype)
+  std::vector<KExpr> exprs;                       // in dependency order
+  std::vector<KStore> stores;
+};
+
+// The kernel of fusion f, named `name`. logic_error for a prim that has no
+// kernel (passes/fusion.h only groups prims that have one).
+Kernel lower_fusion(const BoundSymbol& f, const std::string& name);
+
+// The most dims a kernel indexes after contiguous dims are merged; a region
+// that needs more runs its prims one by one.
+constexpr int kMaxKernelDims = 12;
+
+}  // namespace thn
