@@ -152,12 +152,35 @@ std::shared_ptr<HostModule> open_module(const fs::path& so) {
 
 }  // namespace
 
+std::string cache_load(const std::string& name) {
+  fs::path dir = kernel_cache_dir();
+  fs::path data = dir / name, sum = dir / (name + ".sum");
+  if (!fs::exists(data) || !fs::exists(sum)) return "";
+  std::string bytes = read_file(data);
+  return read_file(sum) == hash_hex(bytes) ? bytes : "";
+}
+
+void cache_store(const std::string& name, const std::string& bytes) {
+  fs::path dir = kernel_cache_dir();
+  Lock lock(dir / (name + ".lock"));
+  write_file(dir / (name + ".sum"), hash_hex(bytes));
+  write_file(dir / name, bytes);
+}
+
+std::string keep_source(const std::string& name, const std::string& source) {
+  fs::path p = fs::path(kernel_cache_dir()) / name;
+  write_file(p, source);
+  return p.string();
+}
+
 std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::weak_ptr<HostModule>> loaded;
   auto start = std::chrono::steady_clock::now();
+  std::string so_path;
   auto done = [&](std::shared_ptr<HostModule> m, bool disk, bool memory) {
     if (info) {
+      info->path = so_path;
       info->from_disk = disk;
       info->from_memory = memory;
       info->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -167,11 +190,12 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
   std::string options;
   for (const std::string& f : compile_flags()) options += f + " ";
   std::string key = hash_hex(source + "\n" + options + "\n" + compiler() + "\n" + compiler_identity());
+  fs::path dir = kernel_cache_dir();
+  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
+  so_path = so.string();
   std::lock_guard<std::mutex> guard(mu);
   if (auto m = loaded[key].lock()) return done(m, false, true);
 
-  fs::path dir = kernel_cache_dir();
-  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
   Lock lock(dir / (key + ".lock"));
   // A cached entry is loaded only when its checksum holds.
   if (fs::exists(so) && fs::exists(sum) && read_file(sum) == hash_hex(read_file(so))) {

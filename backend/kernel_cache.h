@@ -29,11 +29,19 @@ struct CompileInfo {
   bool from_disk = false;    // loaded from the disk cache
   bool from_memory = false;  // already loaded in this process
   double ms = 0;             // time to compile or load
+  std::string path;          // the shared object on disk
 };
 
 // The host module built from `source` by $THN_CXX (else c++) with
 // -O3 -march=native -fopenmp -shared -fPIC, spawned without a shell.
 std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info = nullptr);
+
+// Raw entries of the disk cache (device images): the bytes stored under
+// `name` when present and their checksum holds, else empty.
+std::string cache_load(const std::string& name);
+void cache_store(const std::string& name, const std::string& bytes);
+// Writes `source` next to the cache entries (for a failed compile's message); its path.
+std::string keep_source(const std::string& name, const std::string& source);
 
 // The directory of the disk cache (created on first use).
 std::string kernel_cache_dir();

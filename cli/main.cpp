@@ -13,8 +13,11 @@ namespace {
 const char* kUsage = R"(usage: thn <command> [options]
 
 commands:
-  run FILE [--interpret]    run a thn script (jit is the identity until the tracer lands)
+  run FILE [--interpret] [--stats] [--emit=trace|kernels] ...
+                            run a thn script (thn run --help for its options)
   difftest FILE...          run scripts with --interpret and with jit, report where outputs differ
+  kernels FILE --target cpu|cuda [--arch sm_NN]
+                            run a script, compiling every kernel of its jit traces for the target
   docs-ops [--check FILE]   print docs/ops.md from the op table (or check FILE against it)
   --version                 print the version and the backends this build has
   --help                    print this help
@@ -22,8 +25,8 @@ commands:
 
 int version() {
   std::cout << "thn " << THN_VERSION << "\n";
-  std::cout << "backends: cpu (eager)";
-  if (THN_HAVE_CUDA_TOOLKIT) std::cout << "; CUDA toolkit " << THN_CUDA_VERSION << " found at build time";
+  std::cout << "backends: cpu (eager, host C++ kernels)";
+  if (THN_HAVE_CUDA_TOOLKIT) std::cout << "; CUDA kernels compiled by NVRTC (toolkit " << THN_CUDA_VERSION << ")";
   else std::cout << "; CUDA backend off (no CUDA toolkit at build time)";
   std::cout << "\n";
   return 0;
@@ -40,6 +43,7 @@ int main(int argc, char** argv) {
   }
   if (cmd == "run") return thn::run_command(argc, argv);
   if (cmd == "difftest") return thn::difftest_command(argc, argv);
+  if (cmd == "kernels") return thn::kernels_command(argc, argv);
   if (cmd == "docs-ops") {
     if (argc == 2) return thn::print_ops_doc(std::cout);
     if (argc == 4 && std::strcmp(argv[2], "--check") == 0) return thn::check_ops_doc(argv[3]);

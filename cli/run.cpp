@@ -11,6 +11,8 @@
 
 #include "build_config.h"
 #include "interp/interpreter.h"
+#include "backend/cpu.h"
+#include "backend/cuda.h"
 #include "jit/jit.h"
 
 namespace thn {
@@ -123,7 +125,7 @@ int run_script(const RunOptions& run) {
 }  // namespace
 
 const char* kRunUsage =
-    "usage: thn run FILE [--interpret] [--print-traces] [--emit=trace] [--print-after=PASS|all] [--time-passes]\n"
+    "usage: thn run FILE [--interpret] [--print-traces] [--emit=trace|kernels] [--print-after=PASS|all] [--time-passes]\n"
     "               [--verify-each] [--stats]\n";
 
 int run_command(int argc, char** argv) {
@@ -143,6 +145,8 @@ int run_command(int argc, char** argv) {
       run.jit.pipeline.verify_each = true;
     } else if (arg == "--emit=trace") {
       run.jit.emit_trace = true;
+    } else if (arg == "--emit=kernels") {
+      run.jit.emit_kernels = true;
     } else if (arg.starts_with("--print-after=")) {
       std::string pass = arg.substr(14);
       const auto& names = pass_names();
@@ -169,6 +173,58 @@ int run_command(int argc, char** argv) {
     return 2;
   }
   return on_big_stack([&] { return run_script(run); });
+}
+
+const char* kKernelsUsage = "usage: thn kernels FILE --target cpu|cuda [--arch sm_NN]\n";
+
+int kernels_command(int argc, char** argv) {
+  RunOptions run;
+  std::string target, arch;
+  for (int i = 2; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "--target" || arg == "--arch") && i + 1 < argc) {
+      (arg == "--target" ? target : arch) = argv[++i];
+    } else if (arg.starts_with("-") || !run.file.empty()) {
+      std::fprintf(stderr, "thn kernels: unknown option or extra argument: %s\n%s", arg.c_str(), kKernelsUsage);
+      return 2;
+    } else {
+      run.file = arg;
+    }
+  }
+  if (run.file.empty() || (target != "cpu" && target != "cuda") || (!arch.empty() && target != "cuda")) {
+    std::fprintf(stderr, "%s", kKernelsUsage);
+    return 2;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(run.file, ec)) {
+    std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", run.file.c_str());
+    return 2;
+  }
+  if (target == "cuda" && !have_nvrtc()) {
+    std::fprintf(stderr, "thn kernels: this build has no CUDA backend (no CUDA toolkit at build time)\n");
+    return 1;
+  }
+  int traces = 0, kernels = 0;
+  std::string compiled_for = target == "cpu" ? "the host" : "";
+  run.jit.on_trace = [&](const std::string&, const Trace& t) {
+    int n = 0;
+    for (const BoundSymbol& b : t.body) n += is_fusion(b);
+    if (n == 0) return;
+    std::string src = kernel_source(t, target == "cpu" ? Target::Cpu : Target::Cuda);
+    if (target == "cpu") {
+      host_module(src);
+    } else {
+      CudaImage img = nvrtc_compile(src, arch);
+      compiled_for = img.arch + (img.cubin ? " (cubin)" : " (PTX)");
+    }
+    ++traces;
+    kernels += n;
+  };
+  int rc = on_big_stack([&] { return run_script(run); });
+  if (rc == 0)
+    std::printf("kernels: %d kernel%s of %d trace%s compiled for %s\n", kernels, kernels == 1 ? "" : "s", traces,
+                traces == 1 ? "" : "s", compiled_for.empty() ? "cuda" : compiled_for.c_str());
+  return rc;
 }
 
 }  // namespace thn

@@ -4,5 +4,9 @@
 namespace thn {
 
 int run_command(int argc, char** argv);
+// `thn kernels FILE --target cpu|cuda [--arch sm_90]`: runs the script and
+// compiles every kernel of each new trace of its jit functions for the
+// target (for CUDA, with NVRTC: no GPU needed); a compile error exits 1.
+int kernels_command(int argc, char** argv);
 
 }  // namespace thn

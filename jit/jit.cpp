@@ -141,6 +141,12 @@ struct JitObj : BuiltinObj {
       for (const PassRecord& p : e.passes) std::fprintf(stderr, "%s\n", p.printed().c_str());
     }
     if (opts.emit_trace) std::printf("%s\n", e.passes.back().printed().c_str());
+    if (opts.emit_kernels) {
+      std::string src = kernel_source(e.computation, Target::Cpu);
+      std::printf("# jit %s: trace %lld kernels\n%s\n", name.c_str(), (long long)misses,
+                  src.empty() ? "# (no fusion)" : src.c_str());
+    }
+    if (opts.on_trace) opts.on_trace(name, e.computation);
     if (opts.time_passes) {
       std::string line = fmt::format("time-passes: {}:", name);
       for (const PassRecord& p : e.passes) line += fmt::format(" {} {:.3f} ms;", p.pass, p.ms);

@@ -4,6 +4,7 @@
 // first; the first that passes runs its computation, else f is traced again
 // and a new entry is added. Also the introspection builtins: last_traces,
 // last_prologue, last_execution_trace, cache_hits, cache_misses.
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -16,6 +17,9 @@ struct JitOptions {
   bool stats = false;          // --stats: jit_stats() at the end of the run
   bool print_traces = false;   // print the prologue and every pass's trace of each new trace (stderr)
   bool emit_trace = false;     // print each new execution trace (stdout)
+  bool emit_kernels = false;   // print the generated host source of each new trace (stdout)
+  // Called with each new execution trace (thn kernels compiles its kernels for a target).
+  std::function<void(const std::string& fn, const Trace& t)> on_trace;
   bool time_passes = false;    // print tracing and pass times of each new trace (stderr)
   PipelineOptions pipeline;
 };

@@ -8,6 +8,11 @@ namespace thn {
 
 namespace {
 
+// A region stops taking stored values past this many prims: one kernel per
+// few optimizer parameters compiles in well under a second, one for a
+// hundred takes the host compiler many seconds.
+constexpr size_t kMaxStoreJoin = 48;
+
 DType first_operand_dtype(const BoundSymbol& b) {
   size_t from = 0;
   if (b.sym.op && (b.sym.op->id == OpId::where)) from = 1;  // the condition is bool
@@ -117,6 +122,7 @@ class Fuser {
     for (int r : candidates) {
       if (!tried.insert(r).second) continue;
       const TensorProxy& d = tensor_proxy(regions_[size_t(r)].domain);
+      if (regions_[size_t(r)].members.size() >= kMaxStoreJoin) continue;
       if (d.device() != value.device() || !same_sizes(d, value) || reaches(i, r)) continue;
       join(i, r);
       return;
@@ -250,6 +256,27 @@ class Fuser {
 }  // namespace
 
 Trace fusion(const Trace& t) { return Fuser(t).run(); }
+
+std::string_view codegen_status(const OpDef& op) {
+  switch (op.family) {
+    case OpFamily::Unary: return op.id == OpId::round ? "fused (decimals=0)" : "fused";
+    case OpFamily::Binary:
+      switch (op.id) {
+        case OpId::bitwise_left_shift: case OpId::bitwise_right_shift: return "library";
+        case OpId::floor_divide: case OpId::remainder: case OpId::pow: case OpId::div: return "fused (float)";
+        default: return "fused";
+      }
+    case OpFamily::Pointwise:
+      switch (op.id) {
+        case OpId::where: case OpId::clamp: case OpId::lerp: case OpId::addcmul: case OpId::addcdiv:
+        case OpId::masked_fill: return "fused";
+        default: return "library";
+      }
+    case OpFamily::Conversion: return "fused";
+    case OpFamily::View: return "view";
+    default: return "library";
+  }
+}
 
 bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf) {
   if (!is_tensor_proxy(leaf)) return true;

@@ -27,6 +27,12 @@ namespace thn {
 // library ops between the fusions.
 Trace fusion(const Trace& t);
 
+// How an op of the table runs in compiled traces, for docs/ops.md: "fused"
+// (its prims go into fusion kernels), "fused (float)" (integer forms run as
+// library ops), "view" (index arithmetic: free in a fusion, taken on the
+// host otherwise) or "library" (the runtime's kernel between fusions).
+std::string_view codegen_status(const OpDef& op);
+
 // Whether fusion f reads `leaf` (one of its args) only at the elements of
 // its index space it writes: the leaf has the region's shape and is loaded
 // with no view in between. A fusion may write an output into such a leaf.

@@ -1,0 +1,57 @@
+// The kernel cache: a second request is served from memory, a dropped module
+// from disk, and a corrupt disk entry is rebuilt, never loaded.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "backend/kernel_cache.h"
+#include "runtime/error.h"
+
+namespace thn {
+
+namespace {
+using Fn = int (*)(int);
+const char* kSource = "extern \"C\" int thn_test_twice(int x) { return 2 * x + 17; }\n";
+}  // namespace
+
+TEST_CASE("kernel cache: memory, disk, corrupt entries rebuilt") {
+  CompileInfo first;
+  auto m = host_module(kSource, &first);
+  REQUIRE(reinterpret_cast<Fn>(m->symbol("thn_test_twice"))(4) == 25);
+  CompileInfo again;
+  auto same = host_module(kSource, &again);
+  CHECK(again.from_memory);
+  CHECK(same.get() == m.get());
+  m.reset();
+  same.reset();
+
+  CompileInfo disk;
+  auto d = host_module(kSource, &disk);
+  CHECK(disk.from_disk);
+  CHECK(reinterpret_cast<Fn>(d->symbol("thn_test_twice"))(1) == 19);
+  d.reset();
+
+  {  // a torn write: the checksum no longer holds
+    std::ofstream f(disk.path, std::ios::binary | std::ios::trunc);
+    f << "not a shared object";
+  }
+  CompileInfo rebuilt;
+  auto r = host_module(kSource, &rebuilt);
+  CHECK_FALSE(rebuilt.from_disk);
+  CHECK_FALSE(rebuilt.from_memory);
+  CHECK(reinterpret_cast<Fn>(r->symbol("thn_test_twice"))(0) == 17);
+}
+
+TEST_CASE("kernel cache: a compile error reports the compiler's log and the source") {
+  try {
+    host_module("extern \"C\" int broken( { return }\n");
+    FAIL("no error");
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    CHECK(msg.find("compiling kernels failed") != std::string::npos);
+    CHECK(msg.find("generated source: ") != std::string::npos);
+    CHECK(msg.find("error") != std::string::npos);
+  }
+}
+
+}  // namespace thn
