@@ -60,7 +60,7 @@ class Lowering {
     if (!b.sym.op) throw std::logic_error("kernel IR: no kernel for " + b.sym.name());
     e.kind = KExpr::Kind::Op;
     e.prim = b;
-    e.compute = compute_dtype(b);
+    e.compute = prim_compute_dtype(b);
     for (size_t i = 0; i < b.args.size(); ++i) {
       const Value& a = b.args[i];
       if (a.is_proxy()) e.operands.push_back(a.is(Type::Tensor) ? expr(a, chain) : leaf(a, chain));
@@ -68,17 +68,6 @@ class Lowering {
       else e.operands.push_back(-1);
     }
     return add(std::move(e));
-  }
-
-  // The dtype a prim computes in: its (already promoted) tensor operands'.
-  static DType compute_dtype(const BoundSymbol& b) {
-    switch (b.sym.op->id) {
-      case OpId::where: case OpId::masked_fill: return tensor_proxy(b.out).dtype();
-      default: break;
-    }
-    for (const Value& a : b.args)
-      if (is_tensor_proxy(a)) return tensor_proxy(a).dtype();
-    return tensor_proxy(b.out).dtype();
   }
 
   int constant(const Value& v) {

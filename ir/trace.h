@@ -142,6 +142,16 @@ inline const Symbolic* memory_owner(const Trace& t, const Value& v) {
   return it == t.layouts.end() ? &v.symbolic() : &it->second.base.symbolic();
 }
 
+// The dtype a pointwise prim computes in: its (already promoted) tensor
+// operands' dtype; where and masked_fill compute in their result's.
+inline DType prim_compute_dtype(const BoundSymbol& b) {
+  if (b.sym.op && (b.sym.op->id == OpId::where || b.sym.op->id == OpId::masked_fill))
+    return tensor_proxy(b.out).dtype();
+  for (const Value& a : b.args)
+    if (is_tensor_proxy(a)) return tensor_proxy(a).dtype();
+  return tensor_proxy(b.out).dtype();
+}
+
 inline bool is_fusion(const BoundSymbol& b) { return !b.sym.op && b.sym.prim == PrimId::fusion; }
 
 // In a functional trace, the write-back of an updated input:

@@ -13,14 +13,6 @@ namespace {
 // hundred takes the host compiler many seconds.
 constexpr size_t kMaxStoreJoin = 48;
 
-DType first_operand_dtype(const BoundSymbol& b) {
-  size_t from = 0;
-  if (b.sym.op && (b.sym.op->id == OpId::where)) from = 1;  // the condition is bool
-  for (size_t i = from; i < b.args.size(); ++i)
-    if (is_tensor_proxy(b.args[i])) return tensor_proxy(b.args[i]).dtype();
-  return tensor_proxy(b.out).dtype();
-}
-
 // A prim with a kernel in the code generators (backend/kernel_ir.h).
 bool fusible_compute(const BoundSymbol& b) {
   if (!is_tensor_proxy(b.out) || tensor_proxy(b.out).device().type != DeviceType::CPU) return false;
@@ -28,7 +20,7 @@ bool fusible_compute(const BoundSymbol& b) {
     if (is_tensor_proxy(a) && tensor_proxy(a).device() != tensor_proxy(b.out).device()) return false;
   if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type;
   if (!b.sym.is_prim) return false;
-  bool integral = is_integral(first_operand_dtype(b), true);
+  bool integral = is_integral(prim_compute_dtype(b), true);
   switch (b.sym.op->family) {
     case OpFamily::Unary:
       // round(x, decimals) scales in the tensor's precision: a library op.
