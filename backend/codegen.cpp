@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backend/prelude.h"
@@ -50,28 +51,83 @@ std::string convert(const std::string& x, DType d) {
   return fmt::format("{}({})", ctype(d), x);
 }
 
+// The accumulator of a reduction: sums and products of floating values in
+// double, of integers in int64; extremes in the input's compute type.
+DType accumulator(const KExpr& e) {
+  OpId id = e.prim.sym.op->id;
+  if (id == OpId::amax || id == OpId::amin) return e.compute == DType::Float16 || e.compute == DType::BFloat16 ? DType::Float32 : e.compute;
+  return is_floating(e.compute) ? DType::Float64 : DType::Int64;
+}
+
+std::string identity(const KExpr& e) {
+  DType a = accumulator(e);
+  switch (e.prim.sym.op->id) {
+    case OpId::sum: return fmt::format("{}(0)", ctype(a));
+    case OpId::prod: return fmt::format("{}(1)", ctype(a));
+    case OpId::amax:
+      switch (a) {
+        case DType::Bool: return "false";
+        case DType::Int32: return "int32_t(-2147483647 - 1)";
+        case DType::Int64: return "int64_t(-9223372036854775807LL - 1)";
+        default: return fmt::format("{}(-thn_inf())", ctype(a));
+      }
+    default:
+      switch (a) {
+        case DType::Bool: return "true";
+        case DType::Int32: return "int32_t(2147483647)";
+        case DType::Int64: return "int64_t(9223372036854775807LL)";
+        default: return fmt::format("{}(thn_inf())", ctype(a));
+      }
+  }
+}
+
+// acc combined with x (both of the accumulator type).
+std::string combine(const KExpr& e, const std::string& acc, const std::string& x) {
+  std::string t = ctype(accumulator(e));
+  switch (e.prim.sym.op->id) {
+    case OpId::sum: return fmt::format("thn::thn_add<{}>({}, {})", t, acc, x);
+    case OpId::prod: return fmt::format("thn::thn_mul<{}>({}, {})", t, acc, x);
+    case OpId::amax: return fmt::format("thn::thn_maximum<{}>({}, {})", t, acc, x);
+    default: return fmt::format("thn::thn_minimum<{}>({}, {})", t, acc, x);
+  }
+}
+
+// OpenMP's name of a reduction (the extremes are declared in the host prelude).
+std::string omp_reduction(const KExpr& e) {
+  switch (e.prim.sym.op->id) {
+    case OpId::sum: return "+";
+    case OpId::prod: return "*";
+    case OpId::amax: return "thn_max";
+    default: return "thn_min";
+  }
+}
+
 class Emitter {
  public:
-  Emitter(const Kernel& k, Target t) : k_(k), target_(t) {}
+  Emitter(const Kernel& k, Target t) : k_(k), target_(t) {
+    for (size_t i = 0; i < k_.exprs.size(); ++i)
+      if (k_.exprs[i].kind == KExpr::Kind::Reduce) reduces_.push_back(i);
+  }
 
   std::string render() {
     std::string out;
     size_t tensors = k_.loads.size() + k_.stores.size();
     std::string params =
         "int64_t n, int32_t nd, const int64_t* sz, void* const* p, const int64_t* st, const double* fs, "
-        "const int64_t* is, int32_t flat";
+        "const int64_t* is, int32_t flat, int64_t rn, int32_t rnd";
     if (target_ == Target::Cpu) {
       out += fmt::format("extern \"C\" void {}({}) {{\n", k_.name, params);
+      out += "  (void)rn; (void)rnd; (void)flat;\n";
     } else {
-      out += fmt::format("struct {}_args {{ int64_t n; int32_t nd, flat; int64_t sz[{}]; void* p[{}]; int64_t st[{}]; "
-                         "double fs[{}]; int64_t is[{}]; }};\n",
+      out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, mode; int64_t sz[{}]; void* p[{}]; "
+                         "int64_t st[{}]; double fs[{}]; int64_t is[{}]; }};\n",
                          k_.name, kMaxKernelDims, tensors, tensors * kMaxKernelDims, k_.scalars.size() + 1,
                          k_.scalars.size() + 1);
       out += fmt::format("extern \"C\" __global__ void {}(const {}_args a) {{\n", k_.name, k_.name);
-      out += "  const int64_t n = a.n; const int32_t nd = a.nd, flat = a.flat;\n"
+      out += "  const int64_t n = a.n, rn = a.rn; const int32_t nd = a.nd, rnd = a.rnd, flat = a.flat;\n"
              "  const int64_t* sz = a.sz; void* const* p = a.p; const int64_t* st = a.st;\n"
              "  const double* fs = a.fs; const int64_t* is = a.is;\n"
-             "  (void)fs; (void)is; (void)sz; (void)st; (void)nd;\n";
+             "  (void)fs; (void)is; (void)sz; (void)st; (void)nd; (void)rn; (void)rnd; (void)flat;\n";
     }
     for (size_t t = 0; t < k_.loads.size(); ++t)
       out += fmt::format("  const {0}* in{1} = (const {0}*)p[{1}];\n", stype(k_.loads[t].dtype), t);
@@ -81,38 +137,243 @@ class Emitter {
       DType d = k_.scalars[s].second;
       out += fmt::format("  const {} s{} = {}({}[{}]);\n", ctype(d), s, ctype(d), d == DType::Float64 ? "fs" : "is", s);
     }
-    std::string body = statements();
-    if (target_ == Target::Cpu) {
-      // Contiguous: one flat loop; else the innermost dim runs with its strides.
-      out += "  if (flat) {\n#pragma omp parallel for simd if (n >= 32768) schedule(static)\n"
-             "    for (int64_t i = 0; i < n; ++i) {\n";
-      for (size_t t = 0; t < tensors; ++t) out += fmt::format("      const int64_t o{} = i;\n", t);
-      out += indent(body, 6) + "    }\n    return;\n  }\n";
-      out += "  const int64_t inner = nd > 0 ? sz[nd - 1] : 1, outer = inner > 0 ? n / inner : 0;\n"
-             "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
-             "  for (int64_t q = 0; q < outer; ++q) {\n";
-      for (size_t t = 0; t < tensors; ++t) out += fmt::format("    int64_t b{} = 0;\n", t);
-      out += "    int64_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
-             "      const int64_t c = r % sz[d];\n      r /= sz[d];\n";
-      for (size_t t = 0; t < tensors; ++t) out += fmt::format("      b{0} += c * st[{0} * {1} + d];\n", t, kMaxKernelDims);
-      out += "    }\n    for (int64_t j = 0; j < inner; ++j) {\n";
-      for (size_t t = 0; t < tensors; ++t)
-        out += fmt::format("      const int64_t o{0} = b{0} + j * st[{0} * {1} + nd - 1];\n", t, kMaxKernelDims);
-      out += indent(body, 6) + "    }\n  }\n}\n";
-    } else {
-      out += "  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {\n";
-      for (size_t t = 0; t < tensors; ++t) out += fmt::format("    int64_t o{} = i;\n", t);
-      out += "    if (!flat) {\n";
-      for (size_t t = 0; t < tensors; ++t) out += fmt::format("      o{} = 0;\n", t);
-      out += "      int64_t r = i;\n      for (int32_t d = nd - 1; d >= 0; --d) {\n"
-             "        const int64_t c = r % sz[d];\n        r /= sz[d];\n";
-      for (size_t t = 0; t < tensors; ++t) out += fmt::format("        o{0} += c * st[{0} * {1} + d];\n", t, kMaxKernelDims);
-      out += "      }\n    }\n" + indent(body, 4) + "  }\n}\n";
-    }
-    return out;
+    if (k_.reduction) out += target_ == Target::Cpu ? cpu_reduction() : cuda_reduction();
+    else out += target_ == Target::Cpu ? cpu_pointwise() : cuda_pointwise();
+    return out + "}\n";
   }
 
  private:
+  size_t tensors() const { return k_.loads.size() + k_.stores.size(); }
+  // Whether tensor t (loads, then stores) is read or written per reduced element.
+  bool inner(size_t t) const {
+    return t < k_.loads.size() ? k_.loads[t].inner : k_.stores[t - k_.loads.size()].inner;
+  }
+  std::string stride(size_t t, const std::string& d) const { return fmt::format("st[{} * {} + {}]", t, kMaxKernelDims, d); }
+
+  // Offsets o<t> of the outer tensors from q, over dims [0, nd).
+  std::string outer_offsets(const std::string& q) const {
+    std::string out;
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("int64_t b{} = 0;\n", t);
+    out += fmt::format("{{\n  int64_t r = {};\n  for (int32_t d = nd - 1; d >= 0; --d) {{\n"
+                       "    const int64_t c = r % sz[d];\n    r /= sz[d];\n", q);
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    b{} += c * {};\n", t, stride(t, "d"));
+    return out + "  }\n}\n";
+  }
+
+  std::string cpu_pointwise() const {
+    std::string body = statements(false), out;
+    // Contiguous: one flat loop; else the innermost dim runs with its strides.
+    out += "  if (flat) {\n#pragma omp parallel for simd if (n >= 32768) schedule(static)\n"
+           "    for (int64_t i = 0; i < n; ++i) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const int64_t o{} = i;\n", t);
+    out += indent(body, 6) + "    }\n    return;\n  }\n";
+    out += "  const int64_t inner = nd > 0 ? sz[nd - 1] : 1, outer = inner > 0 ? n / inner : 0;\n"
+           "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
+           "  for (int64_t q = 0; q < outer; ++q) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    int64_t b{} = 0;\n", t);
+    out += "    int64_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
+           "      const int64_t c = r % sz[d];\n      r /= sz[d];\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      b{} += c * {};\n", t, stride(t, "d"));
+    out += "    }\n    for (int64_t j = 0; j < inner; ++j) {\n";
+    for (size_t t = 0; t < tensors(); ++t)
+      out += fmt::format("      const int64_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
+    return out + indent(body, 6) + "    }\n  }\n";
+  }
+
+  std::string cuda_pointwise() const {
+    std::string out =
+        "  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    int64_t o{} = i;\n", t);
+    out += "    if (!flat) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      o{} = 0;\n", t);
+    out += "      int64_t r = i;\n      for (int32_t d = nd - 1; d >= 0; --d) {\n"
+           "        const int64_t c = r % sz[d];\n        r /= sz[d];\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("        o{} += c * {};\n", t, stride(t, "d"));
+    return out + "      }\n    }\n" + indent(statements(false), 4) + "  }\n";
+  }
+
+  // Accumulators a<k>, one per reduction, set to their identities (arrays
+  // of `lanes` when given).
+  std::string accumulators(const std::string& lanes = "") const {
+    std::string out;
+    for (size_t k = 0; k < reduces_.size(); ++k) {
+      const KExpr& e = k_.exprs[reduces_[k]];
+      if (lanes.empty()) {
+        out += fmt::format("{} a{} = {};\n", ctype(accumulator(e)), k, identity(e));
+      } else {
+        out += fmt::format("{} a{}[{}];\n", ctype(accumulator(e)), k, lanes);
+        out += fmt::format("for (int64_t l = 0; l < {}; ++l) a{}[l] = {};\n", lanes, k, identity(e));
+      }
+    }
+    return out;
+  }
+  // The inner phase at offsets o<t> of the inner tensors: its values and
+  // stores, each reduction's operand folded into its accumulator a<k><lane>.
+  std::string accumulate(const std::string& lane = "") const {
+    std::string out = statements(true);
+    for (size_t k = 0; k < reduces_.size(); ++k) {
+      const KExpr& e = k_.exprs[reduces_[k]];
+      std::string acc = fmt::format("a{}{}", k, lane);
+      out += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("{}({})", ctype(accumulator(e)), v(e.operands[0]))));
+    }
+    return out;
+  }
+  // The outer phase at o<t> = b<t> (+ lane * the innermost outer stride).
+  std::string finish(const std::string& lane = "") const {
+    std::string out;
+    for (size_t t = 0; t < tensors(); ++t) {
+      if (inner(t)) continue;
+      if (lane.empty()) out += fmt::format("const int64_t o{0} = b{0};\n", t);
+      else out += fmt::format("const int64_t o{0} = b{0} + {1} * {2};\n", t, lane, stride(t, "nd - 1"));
+    }
+    for (size_t k = 0; k < reduces_.size() && !lane.empty(); ++k)
+      out += fmt::format("const {0} r{1} = a{1}[{2}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, lane);
+    return out + statements(false, !lane.empty());
+  }
+  std::string clauses() const {
+    std::string out;
+    for (size_t k = 0; k < reduces_.size(); ++k)
+      out += fmt::format(" reduction({}:a{})", omp_reduction(k_.exprs[reduces_[k]]), k);
+    return out;
+  }
+  // Offsets e<t> of the inner tensors: b<t> plus reduced row rq's (every
+  // reduced dim but the innermost).
+  std::string row_offsets() const {
+    std::string row;
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) row += fmt::format("int64_t e{0} = b{0};\n", t);
+    row += "{\n  int64_t r = rq;\n  for (int32_t d = nd + rnd - 2; d >= nd; --d) {\n"
+           "    const int64_t c = r % sz[d];\n    r /= sz[d];\n";
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) row += fmt::format("    e{} += c * {};\n", t, stride(t, "d"));
+    return row + "  }\n}\n";
+  }
+  // Whether every inner tensor steps by one element along dim d.
+  std::string unit_inner(const std::string& d) const {
+    std::string out = "true";
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) out += fmt::format(" && {} == 1", stride(t, d));
+    return out;
+  }
+
+  // Host. Three loop nests, chosen by the strides:
+  //  rows:    the innermost reduced dim is contiguous: per output element
+  //           (in parallel when there are many), a vectorised sweep along
+  //           it; the one reduction of a single output runs in parallel.
+  //  columns: the innermost output dim is contiguous: tiles of kLanes
+  //           adjacent outputs accumulate together, a vectorised sweep
+  //           across the tile per reduced element.
+  //  strided: per output element, the reduced elements row by row.
+  std::string cpu_reduction() const {
+    constexpr int kLanes = 64;
+    std::string out = "  const int64_t rin = sz[nd + rnd - 1], rout = rin > 0 ? rn / rin : 0;\n";
+    out += fmt::format("  const bool rows = {};\n", unit_inner("nd + rnd - 1"));
+    out += fmt::format("  const bool columns = !rows && nd > 0 && {};\n", unit_inner("nd - 1"));
+    // rows and strided
+    std::string unit_loop;
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) unit_loop += fmt::format("  const int64_t o{0} = e{0} + j;\n", t);
+    unit_loop += indent(accumulate(), 2) + "}\n";
+    std::string strided_loop;
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) strided_loop += fmt::format("  const int64_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
+    strided_loop += indent(accumulate(), 2) + "}\n";
+    std::string one_row;
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) one_row += fmt::format("const int64_t e{0} = b{0};\n", t);
+    // The reduced rows of one output element; `parallel`: split among threads.
+    auto reduce = [&](bool parallel) {
+      std::string omp = parallel ? fmt::format("#pragma omp parallel for{} schedule(static)\n", clauses()) : "";
+      std::string simd = parallel ? fmt::format("#pragma omp parallel for simd{} schedule(static)\n", clauses())
+                                  : fmt::format("#pragma omp simd{}\n", clauses());
+      std::string r = "if (rows && rout == 1) {\n" +
+                      indent(one_row + simd + "for (int64_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) + "} else {\n";
+      std::string row = row_offsets() + "if (rows) {\n" +
+                        indent(fmt::format("#pragma omp simd{}\n", clauses()) + "for (int64_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
+                        "} else {\n" + indent("for (int64_t j = 0; j < rin; ++j) {\n" + strided_loop, 2) + "}\n";
+      r += indent(omp + "for (int64_t rq = 0; rq < rout; ++rq) {\n" + indent(row, 2) + "}\n", 2) + "}\n";
+      return r;
+    };
+    out += "  if (!columns && n == 1 && rn >= 32768) {\n" +
+           indent("const int64_t q = 0;\n" + outer_offsets("q") + accumulators() + reduce(true) + finish(), 4) +
+           "    return;\n  }\n";
+    out += "  if (!columns) {\n"
+           "#pragma omp parallel for if (n * rn >= 32768) schedule(static)\n"
+           "    for (int64_t q = 0; q < n; ++q) {\n";
+    out += indent(outer_offsets("q") + accumulators() + reduce(false) + finish(), 6) + "    }\n    return;\n  }\n";
+    // columns
+    out += fmt::format("  const int64_t qin = sz[nd - 1], tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", kLanes);
+    out += "#pragma omp parallel for if (count > 1 && n * rn >= 32768) schedule(static)\n"
+           "  for (int64_t tile = 0; tile < count; ++tile) {\n";
+    std::string col = fmt::format("const int64_t q0 = tile / tiles * qin + tile % tiles * {0};\n"
+                                  "const int64_t lanes = qin - tile % tiles * {0} < {0} ? qin - tile % tiles * {0} : {0};\n",
+                                  kLanes);
+    col += outer_offsets("q0") + accumulators(std::to_string(kLanes));
+    col += "for (int64_t rq = 0; rq < rout; ++rq) {\n";
+    std::string sweep = row_offsets() + "for (int64_t i = 0; i < rin; ++i) {\n";
+    std::string lane_loop = "#pragma omp simd\nfor (int64_t l = 0; l < lanes; ++l) {\n";
+    for (size_t t = 0; t < tensors(); ++t)
+      if (inner(t)) lane_loop += fmt::format("  const int64_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
+    lane_loop += indent(accumulate("[l]"), 2) + "}\n";
+    sweep += indent(lane_loop, 2) + "}\n";
+    col += indent(sweep, 2) + "}\n";
+    col += "for (int64_t l = 0; l < lanes; ++l) {\n" + indent(finish("l"), 2) + "}\n";
+    out += indent(col, 4) + "  }\n";
+    return out;
+  }
+
+  // CUDA, mode 0: a block per output element, its threads striding over the
+  // reduced elements, then warp shuffles and a block reduction through
+  // shared memory; mode 1 (few reduced elements, many outputs): a thread
+  // per output element.
+  std::string cuda_reduction() const {
+    std::string out;
+    for (size_t k = 0; k < reduces_.size(); ++k)
+      out += fmt::format("  __shared__ {} w{}[32];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k);
+    auto inner_offsets = [&](const std::string& j) {
+      std::string s;
+      for (size_t t = 0; t < tensors(); ++t)
+        if (inner(t)) s += fmt::format("int64_t o{0} = b{0};\n", t);
+      s += fmt::format("{{\n  int64_t r = {};\n  for (int32_t d = nd + rnd - 1; d >= nd; --d) {{\n"
+                       "    const int64_t c = r % sz[d];\n    r /= sz[d];\n", j);
+      for (size_t t = 0; t < tensors(); ++t)
+        if (inner(t)) s += fmt::format("    o{} += c * {};\n", t, stride(t, "d"));
+      return s + "  }\n}\n";
+    };
+    // mode 1
+    out += "  if (a.mode == 1) {\n"
+           "    for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < n; q += int64_t(blockDim.x) * gridDim.x) {\n";
+    out += indent(outer_offsets("q") + accumulators(), 6);
+    out += "      for (int64_t j = 0; j < rn; ++j) {\n" + indent(inner_offsets("j") + accumulate(), 8) + "      }\n";
+    out += indent("{\n" + indent(finish(), 2) + "}\n", 6) + "    }\n    return;\n  }\n";
+    // mode 0
+    out += "  for (int64_t q = blockIdx.x; q < n; q += gridDim.x) {\n";
+    out += indent(outer_offsets("q") + accumulators(), 4);
+    out += "    for (int64_t j = threadIdx.x; j < rn; j += blockDim.x) {\n" +
+           indent("{\n" + indent(inner_offsets("j") + accumulate(), 2) + "}\n", 6) + "    }\n";
+    std::string tree;
+    auto shuffle = [&]() {
+      std::string s = "for (int off = 16; off > 0; off >>= 1) {\n";
+      for (size_t k = 0; k < reduces_.size(); ++k) {
+        const KExpr& e = k_.exprs[reduces_[k]];
+        DType a = accumulator(e);
+        std::string x = a == DType::Bool ? fmt::format("bool(__shfl_down_sync(0xffffffffu, int(a{}), off))", k)
+                                         : fmt::format("__shfl_down_sync(0xffffffffu, a{}, off)", k);
+        s += fmt::format("  a{0} = {1};\n", k, combine(e, fmt::format("a{}", k), x));
+      }
+      return s + "}\n";
+    };
+    tree += shuffle();
+    tree += "if ((threadIdx.x & 31) == 0) {\n";
+    for (size_t k = 0; k < reduces_.size(); ++k) tree += fmt::format("  w{0}[threadIdx.x >> 5] = a{0};\n", k);
+    tree += "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
+    for (size_t k = 0; k < reduces_.size(); ++k)
+      tree += fmt::format("  a{0} = threadIdx.x < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x] : {1};\n", k,
+                          identity(k_.exprs[reduces_[k]]));
+    tree += indent(shuffle(), 2) + "}\nif (threadIdx.x == 0) {\n" + indent(finish(), 2) + "}\n__syncthreads();\n";
+    return out + indent(tree, 4) + "  }\n";
+  }
+
   static std::string indent(const std::string& s, int n) {
     std::string pad(size_t(n), ' '), out;
     size_t start = 0;
@@ -131,27 +392,33 @@ class Emitter {
     return fmt::format("{}({})", ctype(e.compute), v(e.operands.at(i)));
   }
 
-  std::string statements() const {
+  // The expressions and stores of one phase, in dependency order.
+  // With `lanes`, reduced values are read from r<k> (set per lane).
+  std::string statements(bool inner, bool lanes = false) const {
     std::string s;
     for (size_t i = 0; i < k_.exprs.size(); ++i) {
       const KExpr& e = k_.exprs[i];
-      s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e));
+      if (e.inner == inner) s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes));
     }
     for (size_t k = 0; k < k_.stores.size(); ++k) {
       const KStore& st = k_.stores[k];
-      s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, stype(st.dtype),
-                       convert(v(st.expr), st.dtype));
+      if (st.inner != inner) continue;
+      s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, stype(st.dtype), convert(v(st.expr), st.dtype));
     }
     return s;
   }
 
-  std::string value(const KExpr& e) const {
+  std::string value(const KExpr& e, bool lanes = false) const {
     switch (e.kind) {
       case KExpr::Kind::Load: return fmt::format("{}(in{}[o{}])", ctype(e.dtype), e.index, e.index);
       case KExpr::Kind::Scalar: return fmt::format("s{}", e.index);
       case KExpr::Kind::Const: return literal(e.constant);
       case KExpr::Kind::Cast: return convert(v(e.operands[0]), e.dtype);
       case KExpr::Kind::Op: return fmt::format("{}({})", ctype(e.dtype), op(e));
+      case KExpr::Kind::Reduce: {
+        size_t k = size_t(std::find(reduces_.begin(), reduces_.end(), size_t(&e - k_.exprs.data())) - reduces_.begin());
+        return convert(fmt::format("{}{}", lanes ? "r" : "a", k), e.dtype);
+      }
     }
     return "";
   }
@@ -198,12 +465,19 @@ class Emitter {
 
   const Kernel& k_;
   Target target_;
+  std::vector<size_t> reduces_;  // the Reduce expressions, accumulator k = a<k>
 };
 
 }  // namespace
 
+// OpenMP reductions with the eager kernels' NaN-propagating extremes.
+const char* const kOmpExtremes = R"(
+#pragma omp declare reduction(thn_max : float, double, int32_t, int64_t, bool : omp_out = thn::thn_maximum(omp_out, omp_in)) initializer(omp_priv = omp_orig)
+#pragma omp declare reduction(thn_min : float, double, int32_t, int64_t, bool : omp_out = thn::thn_minimum(omp_out, omp_in)) initializer(omp_priv = omp_orig)
+)";
+
 std::string render_kernels(const std::vector<Kernel>& kernels, Target target) {
-  std::string out = target == Target::Cpu ? cpu_prelude() : cuda_prelude();
+  std::string out = target == Target::Cpu ? cpu_prelude() + kOmpExtremes : cuda_prelude();
   for (const Kernel& k : kernels) out += "\n" + Emitter(k, target).render();
   return out;
 }

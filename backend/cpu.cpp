@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "runtime/creation.h"
 #include "runtime/elementwise.h"
 
@@ -10,7 +12,7 @@ namespace thn {
 namespace {
 
 using KernelFn = void (*)(int64_t, int32_t, const int64_t*, void* const*, const int64_t*, const double*,
-                          const int64_t*, int32_t);
+                          const int64_t*, int32_t, int64_t, int32_t);
 
 std::vector<Kernel> lower_all(const Trace& t) {
   std::vector<Kernel> ks;
@@ -19,24 +21,25 @@ std::vector<Kernel> lower_all(const Trace& t) {
   return ks;
 }
 
-// Sizes and per-tensor strides of an index space with size-1 dims dropped
-// and dims merged where every tensor steps through them contiguously.
-struct Launch {
+// Sizes and per-tensor strides of some dims of an index space with size-1
+// dims dropped and dims merged where every tensor steps through them
+// contiguously.
+struct Merged {
   Dims sizes;
   std::vector<Dims> strides;  // per tensor, one per kept dim
-  bool flat = true;
+  bool flat = true;           // at most one dim, every tensor contiguous in it
 
-  Launch(const Dims& shape, const std::vector<Tensor>& ts) : strides(ts.size()) {
-    for (size_t d = 0; d < shape.size(); ++d) {
+  Merged(const Dims& shape, const std::vector<Dims>& ts, const std::vector<size_t>& dims) : strides(ts.size()) {
+    for (size_t d : dims) {
       if (shape[d] == 1) continue;
       bool merge = !sizes.empty();
-      for (size_t t = 0; t < ts.size() && merge; ++t) merge = strides[t].back() == ts[t].strides()[d] * shape[d];
+      for (size_t t = 0; t < ts.size() && merge; ++t) merge = strides[t].back() == ts[t][d] * shape[d];
       if (merge) {
         sizes.back() *= shape[d];
-        for (size_t t = 0; t < ts.size(); ++t) strides[t].back() = ts[t].strides()[d];
+        for (size_t t = 0; t < ts.size(); ++t) strides[t].back() = ts[t][d];
       } else {
         sizes.push_back(shape[d]);
-        for (size_t t = 0; t < ts.size(); ++t) strides[t].push_back(ts[t].strides()[d]);
+        for (size_t t = 0; t < ts.size(); ++t) strides[t].push_back(ts[t][d]);
       }
     }
     for (size_t t = 0; t < ts.size(); ++t)
@@ -44,6 +47,8 @@ struct Launch {
     flat = flat && sizes.size() <= 1;
   }
 };
+
+Dims strides_of(const Tensor& t) { return Dims(t.strides().begin(), t.strides().end()); }
 
 class CpuFusion : public FusionKernel {
  public:
@@ -62,45 +67,94 @@ class CpuFusion : public FusionKernel {
       views_.push_back(std::make_unique<TraceExecutor>(view));
     }
     for (const Value& o : f.out.items()) out_sizes_.push_back(tensor_proxy(o).sizes);
+    for (const KExpr& e : k_.exprs)
+      extremes_ |= e.kind == KExpr::Kind::Reduce && (e.prim.sym.op->id == OpId::amax || e.prim.sym.op->id == OpId::amin);
   }
 
   std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const override {
-    std::vector<Tensor> ts;
+    std::vector<Tensor> loads;
     for (size_t i = 0; i < k_.loads.size(); ++i) {
       const Value& leaf = leaves[k_.loads[i].leaf];
-      ts.push_back(views_[i] ? views_[i]->run(in, leaves).as_tensor() : leaf.as_tensor());
+      loads.push_back(views_[i] ? views_[i]->run(in, leaves).as_tensor() : leaf.as_tensor());
     }
-    // Loads have the index space's shape, but for 0-dim operands (a
-    // wrapped number, masked_fill's value), which broadcast.
-    Dims shape;
-    if (ts.empty())
+    // Loads have their phase's shape, but for 0-dim operands (a wrapped
+    // number, masked_fill's value), which broadcast. The index space is the
+    // reduction's input; without one, the outputs' shape.
+    Dims shape, outer;
+    std::vector<char> reduced;  // per dim of shape
+    for (size_t i = 0; i < loads.size(); ++i)
+      if (k_.loads[i].inner == k_.reduction) shape = broadcast_shapes(shape, loads[i].sizes());
+    if (k_.reduction && std::none_of(k_.loads.begin(), k_.loads.end(), [](const KLoad& l) { return l.inner; }))
+      return fallback_->run(in, leaves, into);
+    if (!k_.reduction && loads.empty())
       for (const Value& s : out_sizes_[0]) shape.push_back(s.raw_int());
-    for (const Tensor& t : ts) shape = broadcast_shapes(shape, t.sizes());
-    for (Tensor& t : ts)
-      if (t.sizes() != shape) t = broadcast_to(t, shape);
+    reduced.assign(shape.size(), 0);
+    for (int64_t d : k_.reduced)
+      if (d < int64_t(shape.size())) reduced[size_t(d)] = 1;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!reduced[d]) outer.push_back(shape[d]);
+      else if (k_.keepdim) outer.push_back(1);
+    }
+    // Every tensor's strides over `shape`: outer ones step 0 along reduced dims.
+    auto over_shape = [&](const Tensor& t, bool inner) {
+      if (inner || !k_.reduction) return strides_of(broadcast_to(t, shape));
+      Dims st = strides_of(broadcast_to(t, outer)), full;
+      size_t o = 0;
+      for (size_t d = 0; d < shape.size(); ++d) {
+        if (!reduced[d]) full.push_back(st[o++]);
+        else {
+          full.push_back(0);
+          o += k_.keepdim;
+        }
+      }
+      return full;
+    };
+    std::vector<Tensor> all;
+    std::vector<Dims> strides;
+    for (size_t i = 0; i < loads.size(); ++i) {
+      all.push_back(loads[i]);
+      strides.push_back(over_shape(loads[i], k_.loads[i].inner));
+    }
     std::vector<Value> outs;
-    std::vector<Tensor> all = ts;
     for (size_t s = 0; s < k_.stores.size(); ++s) {
       const KStore& st = k_.stores[s];
+      const Dims& at = st.inner || !k_.reduction ? shape : outer;
       Tensor o;
-      if (s < into.size() && !into[s].is_none()) o = into[s].as_tensor();
-      else o = empty_strided(shape, output_strides(shape, ts), st.dtype);
+      if (s < into.size() && !into[s].is_none()) {
+        o = into[s].as_tensor();
+      } else {
+        std::vector<Tensor> like;
+        for (size_t i = 0; i < loads.size(); ++i)
+          if (k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
+        o = empty_strided(at, output_strides(at, like), st.dtype);
+      }
       outs.push_back(Value::tensor(o));
       all.push_back(o);
+      strides.push_back(over_shape(o, st.inner));
     }
-    int64_t n = numel_of(shape);
+    std::vector<size_t> kept, gone;
+    for (size_t d = 0; d < shape.size(); ++d) (reduced[d] ? gone : kept).push_back(d);
+    Merged o(shape, strides, kept), r(shape, strides, gone);
+    int64_t n = numel_of(o.sizes), rn = numel_of(r.sizes);
     if (n == 0) return outs;
-    Launch l(shape, all);
-    if (l.sizes.size() > size_t(kMaxKernelDims)) return fallback_->run(in, leaves, into);
-    std::vector<int64_t> strides(all.size() * kMaxKernelDims, 0);
+    if (k_.reduction && rn == 0 && extremes_) return fallback_->run(in, leaves, into);  // PyTorch's error
+    if (k_.reduction && r.sizes.empty()) {
+      r.sizes.push_back(1);
+      for (Dims& st : r.strides) st.push_back(0);
+    }
+    if (o.sizes.size() + r.sizes.size() > size_t(kMaxKernelDims)) return fallback_->run(in, leaves, into);
+    Dims sizes = o.sizes;
+    sizes.insert(sizes.end(), r.sizes.begin(), r.sizes.end());
+    std::vector<int64_t> st(all.size() * kMaxKernelDims, 0);
     std::vector<void*> data;
     int64_t bytes = 0;
     for (size_t t = 0; t < all.size(); ++t) {
       data.push_back(all[t].raw_data());
       int64_t touched = 1;
-      for (size_t d = 0; d < l.sizes.size(); ++d) {
-        strides[t * kMaxKernelDims + d] = l.strides[t][d];
-        if (l.strides[t][d] != 0) touched *= l.sizes[d];
+      for (size_t d = 0; d < sizes.size(); ++d) {
+        int64_t s = d < o.sizes.size() ? o.strides[t][d] : r.strides[t][d - o.sizes.size()];
+        st[t * kMaxKernelDims + d] = s;
+        if (s != 0) touched *= sizes[d];
       }
       bytes += touched * itemsize(all[t].dtype());
     }
@@ -111,7 +165,8 @@ class CpuFusion : public FusionKernel {
       if (v.is(Type::Float)) fs[s] = v.raw_float();
       else is[s] = v.raw_int();
     }
-    fn_(n, int32_t(l.sizes.size()), l.sizes.data(), data.data(), strides.data(), fs.data(), is.data(), l.flat);
+    fn_(n, int32_t(o.sizes.size()), sizes.data(), data.data(), st.data(), fs.data(), is.data(), o.flat && !k_.reduction,
+        rn, int32_t(r.sizes.size()));
     exec_counters().kernels++;
     exec_counters().bytes += bytes;
     return outs;
@@ -123,6 +178,7 @@ class CpuFusion : public FusionKernel {
   KernelFn fn_ = nullptr;
   std::vector<std::unique_ptr<TraceExecutor>> views_;  // per load: the views its leaf is seen through
   std::vector<std::vector<Value>> out_sizes_;
+  bool extremes_ = false;                         // amax/amin: an empty reduction is an error
   std::shared_ptr<const FusionKernel> fallback_;  // more dims than a kernel indexes
 };
 

@@ -147,6 +147,10 @@ struct Lock {
 std::shared_ptr<HostModule> open_module(const fs::path& so) {
   void* h = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) fail(ErrorKind::RuntimeError, "cannot load the compiled kernels {}: {}", so.string(), dlerror());
+  // The OpenMP runtime the module brought in stays loaded: kernels that ran
+  // parallel loops leave its worker threads parked in it, and unloading it
+  // under them with the last module crashes.
+  for (const char* omp : {"libgomp.so.1", "libomp.so", "libomp.so.5"}) dlopen(omp, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
   return std::make_shared<HostModule>(h);
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <tuple>
+#include <unordered_set>
 #include <unordered_map>
 
 namespace thn {
@@ -15,82 +17,110 @@ class Lowering {
     for (size_t i = 0; i < f.subsymbols.size(); ++i) member_[&f.subsymbols[i].out.symbolic()] = i;
     for (size_t i = 0; i < f.args.size(); ++i)
       if (f.args[i].is_proxy()) leaf_[&f.args[i].symbolic()] = i;
+    for (const BoundSymbol& m : f.subsymbols) {
+      bool after = is_fusible_reduction(m);
+      if (after && !k_.reduction) {
+        k_.reduction = true;
+        k_.reduced = reduced_dims(m);
+        k_.keepdim = reduction_keepdim(m);
+        output_ = m.out;
+      }
+      for (const Value& a : m.args)
+        if (a.is_proxy()) after |= after_.count(&a.symbolic()) > 0;
+      if (after) after_.insert(&m.out.symbolic());
+    }
   }
 
   void run() {
     const std::vector<Value>& outs = f_.out.items();
     for (size_t k = 0; k < outs.size(); ++k) {
-      int e = expr(outs[k], {});
-      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype()});
+      // Stored per reduced element: a value of the input's shape computed
+      // before the reductions.
+      bool inner = k_.reduction && !after_.count(&outs[k].symbolic()) &&
+                   !same_sizes(tensor_proxy(outs[k]), tensor_proxy(output_));
+      int e = expr(outs[k], {}, inner);
+      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner});
     }
   }
 
  private:
-  // v's value at the index space's index, reached through `chain` (indices
-  // of view prims of the region, applied to v in order).
-  int expr(const Value& v, const std::vector<size_t>& chain) {
-    auto key = std::make_pair(&v.symbolic(), chain);
+  // v's value at the index (the reduction input's, when inner), reached
+  // through `chain` (indices of view prims of the region, applied to v in
+  // order).
+  int expr(const Value& v, const std::vector<size_t>& chain, bool inner) {
+    auto key = std::make_tuple(&v.symbolic(), chain, inner);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    int e = make(v, chain);
+    int e = make(v, chain, inner);
     memo_[key] = e;
     return e;
   }
 
-  int add(KExpr e) {
+  int add(KExpr e, bool inner) {
+    e.inner = inner;
     k_.exprs.push_back(std::move(e));
     return int(k_.exprs.size()) - 1;
   }
 
-  int make(const Value& v, const std::vector<size_t>& chain) {
+  int make(const Value& v, const std::vector<size_t>& chain, bool inner) {
     auto m = member_.find(&v.symbolic());
-    if (m == member_.end()) return leaf(v, chain);
+    if (m == member_.end()) return leaf(v, chain, inner);
     const BoundSymbol& b = f_.subsymbols[m->second];
     if (b.sym.is_view()) {
-      std::vector<size_t> inner{m->second};
-      inner.insert(inner.end(), chain.begin(), chain.end());
-      return expr(b.args[0], inner);
+      std::vector<size_t> viewed{m->second};
+      viewed.insert(viewed.end(), chain.begin(), chain.end());
+      return expr(b.args[0], viewed, inner);
     }
     KExpr e;
     e.dtype = tensor_proxy(b.out).dtype();
     if (!b.sym.op && b.sym.prim == PrimId::convert_element_type) {
       e.kind = KExpr::Kind::Cast;
-      e.operands.push_back(expr(b.args[0], chain));
-      return add(std::move(e));
+      e.operands.push_back(expr(b.args[0], chain, inner));
+      return add(std::move(e), inner);
     }
     if (!b.sym.op) throw std::logic_error("kernel IR: no kernel for " + b.sym.name());
-    e.kind = KExpr::Kind::Op;
     e.prim = b;
     e.compute = prim_compute_dtype(b);
+    if (is_fusible_reduction(b)) {
+      // passes/fusion: a reduced value is read at its own index, after the loop.
+      if (inner || !chain.empty()) throw std::logic_error("kernel IR: a reduction read inside the reduction");
+      e.kind = KExpr::Kind::Reduce;
+      e.operands.push_back(expr(b.args[0], {}, true));
+      return add(std::move(e), false);
+    }
+    e.kind = KExpr::Kind::Op;
     for (size_t i = 0; i < b.args.size(); ++i) {
       const Value& a = b.args[i];
-      if (a.is_proxy()) e.operands.push_back(a.is(Type::Tensor) ? expr(a, chain) : leaf(a, chain));
-      else if (a.is_number() && b.sym.op->schema.params[i].type != ParamType::Str) e.operands.push_back(constant(a));
+      if (a.is_proxy()) e.operands.push_back(a.is(Type::Tensor) ? expr(a, chain, inner) : leaf(a, chain, inner));
+      else if (a.is_number() && b.sym.op->schema.params[i].type != ParamType::Str) e.operands.push_back(constant(a, inner));
       else e.operands.push_back(-1);
     }
-    return add(std::move(e));
+    return add(std::move(e), inner);
   }
 
-  int constant(const Value& v) {
+  int constant(const Value& v, bool inner) {
     KExpr e;
     e.kind = KExpr::Kind::Const;
     e.constant = v;
     e.dtype = v.is(Type::Float) ? DType::Float64 : v.is(Type::Bool) ? DType::Bool : DType::Int64;
-    return add(std::move(e));
+    return add(std::move(e), inner);
   }
 
-  int leaf(const Value& v, const std::vector<size_t>& chain) {
+  int leaf(const Value& v, const std::vector<size_t>& chain, bool inner) {
     size_t index = leaf_.at(&v.symbolic());
     KExpr e;
     if (!v.is(Type::Tensor)) {
+      // A number leaf: one scalar argument however often it is read.
       e.kind = KExpr::Kind::Scalar;
       e.dtype = v.is(Type::Float) ? DType::Float64 : v.is(Type::Bool) ? DType::Bool : DType::Int64;
-      e.index = int(k_.scalars.size());
-      k_.scalars.push_back({index, e.dtype});
-      return add(std::move(e));
+      auto [slot, fresh] = scalar_.try_emplace(index, int(k_.scalars.size()));
+      if (fresh) k_.scalars.push_back({index, e.dtype});
+      e.index = slot->second;
+      return add(std::move(e), inner);
     }
     KLoad load;
     load.leaf = index;
     load.dtype = tensor_proxy(v).dtype();
+    load.inner = inner;
     Value base = v;
     for (size_t c : chain) {
       BoundSymbol view = f_.subsymbols[c];
@@ -102,13 +132,16 @@ class Lowering {
     e.dtype = load.dtype;
     e.index = int(k_.loads.size());
     k_.loads.push_back(std::move(load));
-    return add(std::move(e));
+    return add(std::move(e), inner);
   }
 
   const BoundSymbol& f_;
   Kernel& k_;
   std::unordered_map<const Symbolic*, size_t> member_, leaf_;
-  std::map<std::pair<const Symbolic*, std::vector<size_t>>, int> memo_;
+  std::unordered_set<const Symbolic*> after_;  // values computed from a reduction
+  std::unordered_map<size_t, int> scalar_;     // number leaf -> scalar slot
+  Value output_;                               // of the first reduction
+  std::map<std::tuple<const Symbolic*, std::vector<size_t>, bool>, int> memo_;
 };
 
 }  // namespace

@@ -1,10 +1,18 @@
 #pragma once
-// Kernel IR: a fusion region (prims.fusion) lowered to one pointwise kernel
-// over an index space: loads of the region's tensor leaves, each seen
-// through the views the region applies to it (the host takes those views,
-// so a load is a strided tensor of the index space's shape), an expression
-// DAG, and stores of the outputs. Sizes and strides are kernel arguments:
-// one kernel serves every shape the trace's guards admit.
+// Kernel IR: a fusion region (prims.fusion) lowered to one kernel over an
+// index space: loads of the region's tensor leaves, each seen through the
+// views the region applies to it (the host takes those views, so a load is
+// a strided tensor of the index space's shape), an expression DAG, and
+// stores of the outputs. Sizes and strides are kernel arguments: one kernel
+// serves every shape the trace's guards admit.
+//
+// A region with reductions has two phases. Its index space is the
+// reductions' output; per element, the inner phase runs over the reduced
+// elements of their input (the reductions' operands, stores of the input's
+// shape) and the outer phase computes the rest from the reduced values.
+// Loads, expressions and stores each belong to one phase; the host lays
+// every tensor over the input's shape (outer ones with stride 0 along the
+// reduced dims).
 #include <string>
 #include <vector>
 
@@ -16,23 +24,28 @@ struct KLoad {
   size_t leaf = 0;                // index into the fusion's args
   std::vector<BoundSymbol> chain;  // view prims to apply to the leaf, in order (args[0] rewired)
   DType dtype{};
+  bool inner = false;  // indexed over the reduction's input (else over the index space)
 };
 
 struct KExpr {
-  enum class Kind : uint8_t { Load, Scalar, Const, Op, Cast } kind = Kind::Const;
+  // Reduce: the reduction prim `prim` of operands[0] (an inner expression)
+  // over the reduced elements, accumulated in `compute`.
+  enum class Kind : uint8_t { Load, Scalar, Const, Op, Cast, Reduce } kind = Kind::Const;
   DType dtype{};     // the value's dtype (held in its compute type: float for float16)
   int index = -1;    // Load: into Kernel::loads; Scalar: into Kernel::scalars
   Value constant;    // Const: a Python number
   BoundSymbol prim;  // Op: the prim (its args give the attributes)
   DType compute{};   // Op: the dtype it computes in
-  // Op: one per prim arg (an expression, or -1 for an attribute); Cast: the operand.
+  // Op: one per prim arg (an expression, or -1 for an attribute); Cast, Reduce: the operand.
   std::vector<int> operands;
+  bool inner = false;  // computed per reduced element (else per index)
 };
 
 struct KStore {
   size_t output = 0;  // index into the fusion's outputs
   int expr = -1;
   DType dtype{};
+  bool inner = false;
 };
 
 struct Kernel {
@@ -41,6 +54,9 @@ struct Kernel {
   std::vector<std::pair<size_t, DType>> scalars;  // number leaves: (index into args, their dtype)
   std::vector<KExpr> exprs;                       // in dependency order
   std::vector<KStore> stores;
+  bool reduction = false;        // has reductions (two phases)
+  std::vector<int64_t> reduced;  // the dims of their input they reduce
+  bool keepdim = false;
 };
 
 // The kernel of fusion f, named `name`. logic_error for a prim that has no

@@ -3,6 +3,7 @@
 // symbol is a language op of the op table (printed `ltorch.NAME`, in-place
 // `ltorch.NAME_`) or a prim (printed `prims.NAME`): Python's number
 // operations (THN_NUMBER_OPS) and the few tensor prims below.
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -153,6 +154,37 @@ inline DType prim_compute_dtype(const BoundSymbol& b) {
 }
 
 inline bool is_fusion(const BoundSymbol& b) { return !b.sym.op && b.sym.prim == PrimId::fusion; }
+
+// A reduction prim a fused kernel computes: prims.sum/prod/amax/amin(x,
+// dims, keepdim) of one tensor.
+inline bool is_fusible_reduction(const BoundSymbol& b) {
+  if (!b.sym.op || !b.sym.is_prim || b.args.size() < 2 || !is_tensor_proxy(b.args[0]) || !is_tensor_proxy(b.out))
+    return false;
+  switch (b.sym.op->id) {
+    case OpId::sum: case OpId::prod: case OpId::amax: case OpId::amin: return true;
+    default: return false;
+  }
+}
+
+// The dims a reduction prim reduces (None, one int or a list of ints),
+// wrapped and sorted, and whether it keeps them as size 1.
+inline std::vector<int64_t> reduced_dims(const BoundSymbol& b) {
+  int64_t rank = int64_t(tensor_proxy(b.args[0]).sizes.size());
+  std::vector<int64_t> dims;
+  const Value& d = b.args[1];
+  if (d.is_none() || (d.is_sequence() && d.items().empty())) {
+    for (int64_t i = 0; i < rank; ++i) dims.push_back(i);
+    return dims;
+  }
+  auto wrap = [&](const Value& v) { return v.raw_int() < 0 ? v.raw_int() + rank : v.raw_int(); };
+  if (d.is_sequence())
+    for (const Value& v : d.items()) dims.push_back(wrap(v));
+  else
+    dims.push_back(wrap(d));
+  std::sort(dims.begin(), dims.end());
+  return dims;
+}
+inline bool reduction_keepdim(const BoundSymbol& b) { return b.args.size() > 2 && b.args[2].is(Type::Bool) && b.args[2].raw_int(); }
 
 // In a functional trace, the write-back of an updated input:
 // prims.copy_to_out_(computed, x) or prims.copy_(x, computed).

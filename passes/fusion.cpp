@@ -43,6 +43,11 @@ bool fusible_compute(const BoundSymbol& b) {
   }
 }
 
+bool fusible_reduction(const BoundSymbol& b) {
+  return is_fusible_reduction(b) && tensor_proxy(b.out).device().type == DeviceType::CPU &&
+         tensor_proxy(b.args[0]).device() == tensor_proxy(b.out).device();
+}
+
 class Fuser {
  public:
   explicit Fuser(const Trace& t) : t_(t), n_(t.body.size()), users_(n_), region_of_(n_, -1) {}
@@ -59,7 +64,9 @@ class Fuser {
  private:
   struct Region {
     std::vector<size_t> members;  // in the order they joined (reverse program order)
-    Value domain;                 // a value of the region's shape
+    Value domain;                 // a value of the region's shape (pointwise regions)
+    bool reduces = false;         // has a reduction: checked by reduction_valid
+    Value reduced;                // then the output of one
   };
 
   void index() {
@@ -93,34 +100,103 @@ class Fuser {
   void join(size_t i, int r) {
     region_of_[i] = r;
     regions_[size_t(r)].members.push_back(i);
+    if (fusible_reduction(t_.body[i]) && !regions_[size_t(r)].reduces) {
+      regions_[size_t(r)].reduces = true;
+      regions_[size_t(r)].reduced = t_.body[i].out;
+    }
   }
 
   void place(size_t i) {
     const BoundSymbol& b = t_.body[i];
     bool view = b.sym.is_view() && is_tensor_proxy(b.out);
-    if (!view && !fusible_compute(b)) return;
-    if (int r = region_of_all_users(i); r >= 0) {
+    bool reduction = fusible_reduction(b);
+    if (!view && !reduction && !fusible_compute(b)) return;
+    if (int r = region_of_all_users(i); r >= 0 && admits(r, i)) {
       join(i, r);  // recomputed where it is used, never stored
       return;
     }
     if (view) return;  // a view that escapes is taken on the host
     // A store: into the region of a user, or beside a region of its shape.
     const TensorProxy& value = tensor_proxy(b.out);
+    // Independent work joins a region with a reduction when it is a
+    // reduction too, or pointwise of the reductions' output shape (it runs
+    // once per output element): pointwise work over the reductions' input
+    // would run inside their loops.
     std::vector<int> candidates;
     for (size_t j : users_[i])
       if (j < n_ && region_of_[j] >= 0) candidates.push_back(region_of_[j]);
+    size_t of_users = candidates.size();
     for (size_t r = regions_.size(); r-- > 0 && candidates.size() < 16;) candidates.push_back(int(r));
     std::unordered_set<int> tried;
-    for (int r : candidates) {
+    for (size_t c = 0; c < candidates.size(); ++c) {
+      int r = candidates[c];
       if (!tried.insert(r).second) continue;
-      const TensorProxy& d = tensor_proxy(regions_[size_t(r)].domain);
-      if (regions_[size_t(r)].members.size() >= kMaxStoreJoin) continue;
-      if (d.device() != value.device() || !same_sizes(d, value) || reaches(i, r)) continue;
+      const Region& region = regions_[size_t(r)];
+      const TensorProxy& d = tensor_proxy(region.domain);
+      if (region.members.size() >= kMaxStoreJoin || d.device() != value.device()) continue;
+      if (!region.reduces && !reduction && !same_sizes(d, value)) continue;
+      if (c >= of_users && region.reduces != reduction &&
+          !same_sizes(region.reduces ? tensor_proxy(region.reduced) : d, reduction ? value : d))
+        continue;
+      if (!admits(r, i) || reaches(i, r)) continue;
       join(i, r);
       return;
     }
-    regions_.push_back({{}, b.out});
+    regions_.push_back({{}, b.out, false, Value()});
     join(i, int(regions_.size()) - 1);
+  }
+
+  // Whether region r may take op i: always for a pointwise region staying
+  // pointwise; with a reduction, when the region stays one pass over the
+  // reduction's input (reduction_valid).
+  bool admits(int r, size_t i) const {
+    const Region& region = regions_[size_t(r)];
+    if (!region.reduces && !fusible_reduction(t_.body[i])) return true;
+    std::vector<size_t> members = region.members;
+    members.push_back(i);
+    return reduction_valid(members);
+  }
+
+  // A region with reductions is one kernel that, per element of the
+  // reductions' output, runs over the reduced elements of their input
+  // (inner phase: the reductions' operands, and stores of the input's
+  // shape) and then computes what follows the reductions (outer phase).
+  // Valid when every reduction has the same input shape, dims and keepdim,
+  // none depends on another (a second pass), no view is taken of a reduced
+  // value, and stored values have the output's shape, or the input's when
+  // they do not depend on a reduction.
+  bool reduction_valid(std::vector<size_t> members) const {
+    std::sort(members.begin(), members.end());
+    std::unordered_map<const Symbolic*, bool> after;  // member value -> depends on a reduction
+    const BoundSymbol* first = nullptr;
+    for (size_t m : members) {
+      const BoundSymbol& b = t_.body[m];
+      bool reduction = fusible_reduction(b), depends = false;
+      std::vector<Value> ps;
+      for (const Value& a : b.args) collect_proxies(a, ps);
+      for (const Value& p : ps)
+        if (auto it = after.find(&p.symbolic()); it != after.end()) depends |= it->second;
+      if (reduction) {
+        if (depends) return false;
+        if (!first) first = &b;
+        else if (!same_sizes(tensor_proxy(first->args[0]), tensor_proxy(b.args[0])) ||
+                 reduced_dims(*first) != reduced_dims(b) || reduction_keepdim(*first) != reduction_keepdim(b))
+          return false;
+      }
+      if (depends && b.sym.is_view()) return false;
+      after[&b.out.symbolic()] = depends || reduction;
+    }
+    if (!first) return true;
+    const TensorProxy &in = tensor_proxy(first->args[0]), &out = tensor_proxy(first->out);
+    std::unordered_set<size_t> set(members.begin(), members.end());
+    for (size_t m : members) {
+      bool stored = false;
+      for (size_t j : users_[m]) stored |= j == n_ || !set.count(j);
+      if (!stored) continue;
+      const TensorProxy& v = tensor_proxy(t_.body[m].out);
+      if (!same_sizes(v, out) && (after.at(&t_.body[m].out.symbolic()) || !same_sizes(v, in))) return false;
+    }
+    return true;
   }
 
   // Whether a path leads from op i's value to region r through ops outside
@@ -264,6 +340,13 @@ std::string_view codegen_status(const OpDef& op) {
         case OpId::masked_fill: return "fused";
         default: return "library";
       }
+    case OpFamily::Reduction:
+      switch (op.id) {
+        case OpId::sum: case OpId::mean: case OpId::prod: case OpId::amax: case OpId::amin: case OpId::logsumexp:
+          return "fused";
+        case OpId::max: case OpId::min: return "fused (values)";
+        default: return "library";
+      }
     case OpFamily::Conversion: return "fused";
     case OpFamily::View: return "view";
     default: return "library";
@@ -272,9 +355,14 @@ std::string_view codegen_status(const OpDef& op) {
 
 bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf) {
   if (!is_tensor_proxy(leaf)) return true;
-  const Value& first = f.out.items().front();
-  if (!same_sizes(tensor_proxy(first), tensor_proxy(leaf))) return false;
-  std::unordered_set<const Symbolic*> viewed;  // values read through a view
+  bool shaped = false;
+  for (const Value& o : f.out.items()) shaped |= same_sizes(tensor_proxy(o), tensor_proxy(leaf));
+  if (!shaped) return false;
+  // Values read through a view. (A leaf read over a reduction's elements
+  // and written by an output of its shape is read and written at one
+  // index: the output is a store of the reduction's input shape, or the
+  // reduced dims have size 1.)
+  std::unordered_set<const Symbolic*> viewed;
   for (size_t k = f.subsymbols.size(); k-- > 0;) {
     const BoundSymbol& m = f.subsymbols[k];
     if (!m.sym.is_view() && !viewed.count(&m.out.symbolic())) continue;

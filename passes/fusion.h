@@ -9,7 +9,8 @@ namespace thn {
 //   (t3, t7) = prims.fusion(a, b, n)
 // whose subsymbols are the group's prims in order, whose args are the values
 // it reads from outside (tensors and numbers) and whose outputs are the
-// values used after it (all of one shape: the region's index space).
+// values used after it (of one shape, the region's index space, but see
+// reductions below).
 //  - Views inside a region are index arithmetic: a value read through views
 //    is recomputed at the viewed index (its leaves are loaded through the
 //    same views), so a broadcast never materialises.
@@ -22,9 +23,15 @@ namespace thn {
 //  - The fused trace is ordered topologically, keeping the original order
 //    where it can: side effects stay in order and a write-back into an
 //    input stays after every op that reads the input's old value.
-// Not fused: reductions, matmul, gathers, random numbers, integer division
-// (its zero-divisor error) and whatever has no kernel yet; they run as
-// library ops between the fusions.
+//  - Reductions (sum, prod, amax, amin) fuse with their pointwise producers
+//    and consumers: such a region computes, per element of the reduction's
+//    output, the reduced elements (inner phase: the reduction's operands,
+//    and stores of the input's shape) and then what follows (outer phase).
+//    Its reductions share input shape and dims, none feeds another, and
+//    nothing independent of them joins (it would run inside their loops).
+// Not fused: matmul, gathers, random numbers, integer division (its
+// zero-divisor error), other reductions and whatever has no kernel yet;
+// they run as library ops between the fusions.
 Trace fusion(const Trace& t);
 
 // How an op of the table runs in compiled traces, for docs/ops.md: "fused"
@@ -34,7 +41,7 @@ Trace fusion(const Trace& t);
 std::string_view codegen_status(const OpDef& op);
 
 // Whether fusion f reads `leaf` (one of its args) only at the elements of
-// its index space it writes: the leaf has the region's shape and is loaded
+// its index space it writes: the leaf has an output's shape and is loaded
 // with no view in between. A fusion may write an output into such a leaf.
 bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf);
 
