@@ -476,8 +476,9 @@ const char* const kOmpExtremes = R"(
 #pragma omp declare reduction(thn_min : float, double, int32_t, int64_t, bool : omp_out = thn::thn_minimum(omp_out, omp_in)) initializer(omp_priv = omp_orig)
 )";
 
-std::string render_kernels(const std::vector<Kernel>& kernels, Target target) {
-  std::string out = target == Target::Cpu ? cpu_prelude() + kOmpExtremes : cuda_prelude();
+std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude) {
+  std::string out;
+  if (prelude) out = target == Target::Cpu ? cpu_prelude() + kOmpExtremes : cuda_prelude();
   for (const Kernel& k : kernels) out += "\n" + Emitter(k, target).render();
   return out;
 }

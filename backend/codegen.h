@@ -26,6 +26,6 @@ enum class Target : uint8_t { Cpu, Cuda };
 // set for reductions. On CUDA the arrays live in a by-value struct argument,
 // with `mode` choosing a reduction's strategy (0: a block per output
 // element, 1: a thread per output element).
-std::string render_kernels(const std::vector<Kernel>& kernels, Target target);
+std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude = true);
 
 }  // namespace thn

@@ -184,9 +184,9 @@ class CpuFusion : public FusionKernel {
 
 }  // namespace
 
-std::string kernel_source(const Trace& t, Target target) {
+std::string kernel_source(const Trace& t, Target target, bool prelude) {
   std::vector<Kernel> ks = lower_all(t);
-  return ks.empty() ? std::string() : render_kernels(ks, target);
+  return ks.empty() ? std::string() : render_kernels(ks, target, prelude);
 }
 
 FusionKernels compile_cpu(const Trace& t, CompileInfo* info) {

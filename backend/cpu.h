@@ -13,8 +13,8 @@ namespace thn {
 // One kernel per prims.fusion of t, in order (for TraceExecutor).
 FusionKernels compile_cpu(const Trace& t, CompileInfo* info = nullptr);
 
-// The generated source of t's fusions for a target (thn kernels, --emit=kernels);
-// empty when t has no fusion.
-std::string kernel_source(const Trace& t, Target target);
+// The generated source of t's fusions for a target (thn kernels, --emit=kernels),
+// with or without the prelude every kernel includes; empty when t has no fusion.
+std::string kernel_source(const Trace& t, Target target, bool prelude = true);
 
 }  // namespace thn

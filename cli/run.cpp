@@ -175,15 +175,18 @@ int run_command(int argc, char** argv) {
   return on_big_stack([&] { return run_script(run); });
 }
 
-const char* kKernelsUsage = "usage: thn kernels FILE --target cpu|cuda [--arch sm_NN]\n";
+const char* kKernelsUsage = "usage: thn kernels FILE --target cpu|cuda [--arch sm_NN] [--print]\n";
 
 int kernels_command(int argc, char** argv) {
   RunOptions run;
   std::string target, arch;
+  bool print = false;  // the kernels' source (without the prelude) on stdout
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "--target" || arg == "--arch") && i + 1 < argc) {
       (arg == "--target" ? target : arch) = argv[++i];
+    } else if (arg == "--print") {
+      print = true;
     } else if (arg.starts_with("-") || !run.file.empty()) {
       std::fprintf(stderr, "thn kernels: unknown option or extra argument: %s\n%s", arg.c_str(), kKernelsUsage);
       return 2;
@@ -206,11 +209,13 @@ int kernels_command(int argc, char** argv) {
   }
   int traces = 0, kernels = 0;
   std::string compiled_for = target == "cpu" ? "the host" : "";
-  run.jit.on_trace = [&](const std::string&, const Trace& t) {
+  run.jit.on_trace = [&](const std::string& name, const Trace& t) {
     int n = 0;
     for (const BoundSymbol& b : t.body) n += is_fusion(b);
     if (n == 0) return;
-    std::string src = kernel_source(t, target == "cpu" ? Target::Cpu : Target::Cuda);
+    Target tg = target == "cpu" ? Target::Cpu : Target::Cuda;
+    std::string src = kernel_source(t, tg);
+    if (print) std::printf("// kernels of %s\n%s", name.c_str(), kernel_source(t, tg, false).c_str());
     if (target == "cpu") {
       host_module(src);
     } else {

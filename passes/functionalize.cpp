@@ -218,7 +218,12 @@ class Functionalizer {
 }  // namespace
 
 Trace functionalize(const Trace& t) {
-  if (t.inputs_overlap) return t;
+  // Overlapping inputs that something writes run in program order (the
+  // writes are not yet followed across the overlap); read only, they are
+  // plain values.
+  bool writes = false;
+  for (const BoundSymbol& b : t.body) writes |= b.sym.mutates();
+  if (t.inputs_overlap && writes) return t;
   std::optional<Trace> r = Functionalizer(t).run();
   return r ? std::move(*r) : t;
 }
