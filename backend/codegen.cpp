@@ -114,17 +114,20 @@ class Emitter {
     size_t tensors = k_.loads.size() + k_.stores.size();
     std::string params =
         "int64_t n, int32_t nd, const int64_t* sz, void* const* p, const int64_t* st, const double* fs, "
-        "const int64_t* is, int32_t flat, int64_t rn, int32_t rnd";
+        "const int64_t* is, int32_t flat, int64_t rn, int32_t rnd, int32_t wide";
     if (target_ == Target::Cpu) {
+      // 64-bit index arithmetic costs the host nothing: `wide` is not read.
       out += fmt::format("extern \"C\" void {}({}) {{\n", k_.name, params);
-      out += "  (void)rn; (void)rnd; (void)flat;\n";
+      out += "  typedef int64_t idx_t;\n"
+             "  (void)rn; (void)rnd; (void)flat; (void)wide;\n";
     } else {
-      out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, mode; int64_t sz[{}]; void* p[{}]; "
+      // The body in 32-bit index arithmetic unless an offset may not fit.
+      out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, wide, mode; int64_t sz[{}]; void* p[{}]; "
                          "int64_t st[{}]; double fs[{}]; int64_t is[{}]; }};\n",
                          k_.name, kMaxKernelDims, tensors, tensors * kMaxKernelDims, k_.scalars.size() + 1,
                          k_.scalars.size() + 1);
-      out += fmt::format("extern \"C\" __global__ void {}(const {}_args a) {{\n", k_.name, k_.name);
-      out += "  const int64_t n = a.n, rn = a.rn; const int32_t nd = a.nd, rnd = a.rnd, flat = a.flat;\n"
+      out += fmt::format("template <class idx_t> __device__ __forceinline__ void {0}_body(const {0}_args& a) {{\n", k_.name);
+      out += "  const idx_t n = idx_t(a.n), rn = idx_t(a.rn); const int32_t nd = a.nd, rnd = a.rnd, flat = a.flat;\n"
              "  const int64_t* sz = a.sz; void* const* p = a.p; const int64_t* st = a.st;\n"
              "  const double* fs = a.fs; const int64_t* is = a.is;\n"
              "  (void)fs; (void)is; (void)sz; (void)st; (void)nd; (void)rn; (void)rnd; (void)flat;\n";
@@ -139,7 +142,12 @@ class Emitter {
     }
     if (k_.reduction) out += target_ == Target::Cpu ? cpu_reduction() : cuda_reduction();
     else out += target_ == Target::Cpu ? cpu_pointwise() : cuda_pointwise();
-    return out + "}\n";
+    out += "}\n";
+    if (target_ == Target::Cuda)
+      out += fmt::format("extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
+                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n",
+                         k_.name);
+    return out;
   }
 
  private:
@@ -148,14 +156,14 @@ class Emitter {
   bool inner(size_t t) const {
     return t < k_.loads.size() ? k_.loads[t].inner : k_.stores[t - k_.loads.size()].inner;
   }
-  std::string stride(size_t t, const std::string& d) const { return fmt::format("st[{} * {} + {}]", t, kMaxKernelDims, d); }
+  std::string stride(size_t t, const std::string& d) const { return fmt::format("idx_t(st[{} * {} + {}])", t, kMaxKernelDims, d); }
 
   // Offsets o<t> of the outer tensors from q, over dims [0, nd).
   std::string outer_offsets(const std::string& q) const {
     std::string out;
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("int64_t b{} = 0;\n", t);
-    out += fmt::format("{{\n  int64_t r = {};\n  for (int32_t d = nd - 1; d >= 0; --d) {{\n"
-                       "    const int64_t c = r % sz[d];\n    r /= sz[d];\n", q);
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("idx_t b{} = 0;\n", t);
+    out += fmt::format("{{\n  idx_t r = {};\n  for (int32_t d = nd - 1; d >= 0; --d) {{\n"
+                       "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n", q);
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    b{} += c * {};\n", t, stride(t, "d"));
     return out + "  }\n}\n";
   }
@@ -164,30 +172,30 @@ class Emitter {
     std::string body = statements(false), out;
     // Contiguous: one flat loop; else the innermost dim runs with its strides.
     out += "  if (flat) {\n#pragma omp parallel for simd if (n >= 32768) schedule(static)\n"
-           "    for (int64_t i = 0; i < n; ++i) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const int64_t o{} = i;\n", t);
+           "    for (idx_t i = 0; i < n; ++i) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const idx_t o{} = i;\n", t);
     out += indent(body, 6) + "    }\n    return;\n  }\n";
-    out += "  const int64_t inner = nd > 0 ? sz[nd - 1] : 1, outer = inner > 0 ? n / inner : 0;\n"
+    out += "  const idx_t inner = nd > 0 ? idx_t(sz[nd - 1]) : 1, outer = inner > 0 ? n / inner : 0;\n"
            "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
-           "  for (int64_t q = 0; q < outer; ++q) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    int64_t b{} = 0;\n", t);
-    out += "    int64_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
-           "      const int64_t c = r % sz[d];\n      r /= sz[d];\n";
+           "  for (idx_t q = 0; q < outer; ++q) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t b{} = 0;\n", t);
+    out += "    idx_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
+           "      const idx_t c = r % idx_t(sz[d]);\n      r /= idx_t(sz[d]);\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      b{} += c * {};\n", t, stride(t, "d"));
-    out += "    }\n    for (int64_t j = 0; j < inner; ++j) {\n";
+    out += "    }\n    for (idx_t j = 0; j < inner; ++j) {\n";
     for (size_t t = 0; t < tensors(); ++t)
-      out += fmt::format("      const int64_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
+      out += fmt::format("      const idx_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
     return out + indent(body, 6) + "    }\n  }\n";
   }
 
   std::string cuda_pointwise() const {
     std::string out =
-        "  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += int64_t(blockDim.x) * gridDim.x) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    int64_t o{} = i;\n", t);
+        "  for (idx_t i = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); i < n; i += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t o{} = i;\n", t);
     out += "    if (!flat) {\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      o{} = 0;\n", t);
-    out += "      int64_t r = i;\n      for (int32_t d = nd - 1; d >= 0; --d) {\n"
-           "        const int64_t c = r % sz[d];\n        r /= sz[d];\n";
+    out += "      idx_t r = i;\n      for (int32_t d = nd - 1; d >= 0; --d) {\n"
+           "        const idx_t c = r % idx_t(sz[d]);\n        r /= idx_t(sz[d]);\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("        o{} += c * {};\n", t, stride(t, "d"));
     return out + "      }\n    }\n" + indent(statements(false), 4) + "  }\n";
   }
@@ -202,7 +210,7 @@ class Emitter {
         out += fmt::format("{} a{} = {};\n", ctype(accumulator(e)), k, identity(e));
       } else {
         out += fmt::format("{} a{}[{}];\n", ctype(accumulator(e)), k, lanes);
-        out += fmt::format("for (int64_t l = 0; l < {}; ++l) a{}[l] = {};\n", lanes, k, identity(e));
+        out += fmt::format("for (idx_t l = 0; l < {}; ++l) a{}[l] = {};\n", lanes, k, identity(e));
       }
     }
     return out;
@@ -223,8 +231,8 @@ class Emitter {
     std::string out;
     for (size_t t = 0; t < tensors(); ++t) {
       if (inner(t)) continue;
-      if (lane.empty()) out += fmt::format("const int64_t o{0} = b{0};\n", t);
-      else out += fmt::format("const int64_t o{0} = b{0} + {1} * {2};\n", t, lane, stride(t, "nd - 1"));
+      if (lane.empty()) out += fmt::format("const idx_t o{0} = b{0};\n", t);
+      else out += fmt::format("const idx_t o{0} = b{0} + {1} * {2};\n", t, lane, stride(t, "nd - 1"));
     }
     for (size_t k = 0; k < reduces_.size() && !lane.empty(); ++k)
       out += fmt::format("const {0} r{1} = a{1}[{2}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, lane);
@@ -241,9 +249,9 @@ class Emitter {
   std::string row_offsets() const {
     std::string row;
     for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) row += fmt::format("int64_t e{0} = b{0};\n", t);
-    row += "{\n  int64_t r = rq;\n  for (int32_t d = nd + rnd - 2; d >= nd; --d) {\n"
-           "    const int64_t c = r % sz[d];\n    r /= sz[d];\n";
+      if (inner(t)) row += fmt::format("idx_t e{0} = b{0};\n", t);
+    row += "{\n  idx_t r = rq;\n  for (int32_t d = nd + rnd - 2; d >= nd; --d) {\n"
+           "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n";
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) row += fmt::format("    e{} += c * {};\n", t, stride(t, "d"));
     return row + "  }\n}\n";
@@ -266,58 +274,58 @@ class Emitter {
   //  strided: per output element, the reduced elements row by row.
   std::string cpu_reduction() const {
     constexpr int kLanes = 64;
-    std::string out = "  const int64_t rin = sz[nd + rnd - 1], rout = rin > 0 ? rn / rin : 0;\n";
+    std::string out = "  const idx_t rin = idx_t(sz[nd + rnd - 1]), rout = rin > 0 ? rn / rin : 0;\n";
     out += fmt::format("  const bool rows = {};\n", unit_inner("nd + rnd - 1"));
     out += fmt::format("  const bool columns = !rows && nd > 0 && {};\n", unit_inner("nd - 1"));
     // rows and strided
     std::string unit_loop;
     for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) unit_loop += fmt::format("  const int64_t o{0} = e{0} + j;\n", t);
+      if (inner(t)) unit_loop += fmt::format("  const idx_t o{0} = e{0} + j;\n", t);
     unit_loop += indent(accumulate(), 2) + "}\n";
     std::string strided_loop;
     for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) strided_loop += fmt::format("  const int64_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
+      if (inner(t)) strided_loop += fmt::format("  const idx_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
     strided_loop += indent(accumulate(), 2) + "}\n";
     std::string one_row;
     for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) one_row += fmt::format("const int64_t e{0} = b{0};\n", t);
+      if (inner(t)) one_row += fmt::format("const idx_t e{0} = b{0};\n", t);
     // The reduced rows of one output element; `parallel`: split among threads.
     auto reduce = [&](bool parallel) {
       std::string omp = parallel ? fmt::format("#pragma omp parallel for{} schedule(static)\n", clauses()) : "";
       std::string simd = parallel ? fmt::format("#pragma omp parallel for simd{} schedule(static)\n", clauses())
                                   : fmt::format("#pragma omp simd{}\n", clauses());
       std::string r = "if (rows && rout == 1) {\n" +
-                      indent(one_row + simd + "for (int64_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) + "} else {\n";
+                      indent(one_row + simd + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) + "} else {\n";
       std::string row = row_offsets() + "if (rows) {\n" +
-                        indent(fmt::format("#pragma omp simd{}\n", clauses()) + "for (int64_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
-                        "} else {\n" + indent("for (int64_t j = 0; j < rin; ++j) {\n" + strided_loop, 2) + "}\n";
-      r += indent(omp + "for (int64_t rq = 0; rq < rout; ++rq) {\n" + indent(row, 2) + "}\n", 2) + "}\n";
+                        indent(fmt::format("#pragma omp simd{}\n", clauses()) + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
+                        "} else {\n" + indent("for (idx_t j = 0; j < rin; ++j) {\n" + strided_loop, 2) + "}\n";
+      r += indent(omp + "for (idx_t rq = 0; rq < rout; ++rq) {\n" + indent(row, 2) + "}\n", 2) + "}\n";
       return r;
     };
     out += "  if (!columns && n == 1 && rn >= 32768) {\n" +
-           indent("const int64_t q = 0;\n" + outer_offsets("q") + accumulators() + reduce(true) + finish(), 4) +
+           indent("const idx_t q = 0;\n" + outer_offsets("q") + accumulators() + reduce(true) + finish(), 4) +
            "    return;\n  }\n";
     out += "  if (!columns) {\n"
            "#pragma omp parallel for if (n * rn >= 32768) schedule(static)\n"
-           "    for (int64_t q = 0; q < n; ++q) {\n";
+           "    for (idx_t q = 0; q < n; ++q) {\n";
     out += indent(outer_offsets("q") + accumulators() + reduce(false) + finish(), 6) + "    }\n    return;\n  }\n";
     // columns
-    out += fmt::format("  const int64_t qin = sz[nd - 1], tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", kLanes);
+    out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", kLanes);
     out += "#pragma omp parallel for if (count > 1 && n * rn >= 32768) schedule(static)\n"
-           "  for (int64_t tile = 0; tile < count; ++tile) {\n";
-    std::string col = fmt::format("const int64_t q0 = tile / tiles * qin + tile % tiles * {0};\n"
-                                  "const int64_t lanes = qin - tile % tiles * {0} < {0} ? qin - tile % tiles * {0} : {0};\n",
+           "  for (idx_t tile = 0; tile < count; ++tile) {\n";
+    std::string col = fmt::format("const idx_t q0 = tile / tiles * qin + tile % tiles * {0};\n"
+                                  "const idx_t lanes = qin - tile % tiles * {0} < {0} ? qin - tile % tiles * {0} : {0};\n",
                                   kLanes);
     col += outer_offsets("q0") + accumulators(std::to_string(kLanes));
-    col += "for (int64_t rq = 0; rq < rout; ++rq) {\n";
-    std::string sweep = row_offsets() + "for (int64_t i = 0; i < rin; ++i) {\n";
-    std::string lane_loop = "#pragma omp simd\nfor (int64_t l = 0; l < lanes; ++l) {\n";
+    col += "for (idx_t rq = 0; rq < rout; ++rq) {\n";
+    std::string sweep = row_offsets() + "for (idx_t i = 0; i < rin; ++i) {\n";
+    std::string lane_loop = "#pragma omp simd\nfor (idx_t l = 0; l < lanes; ++l) {\n";
     for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) lane_loop += fmt::format("  const int64_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
+      if (inner(t)) lane_loop += fmt::format("  const idx_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
     lane_loop += indent(accumulate("[l]"), 2) + "}\n";
     sweep += indent(lane_loop, 2) + "}\n";
     col += indent(sweep, 2) + "}\n";
-    col += "for (int64_t l = 0; l < lanes; ++l) {\n" + indent(finish("l"), 2) + "}\n";
+    col += "for (idx_t l = 0; l < lanes; ++l) {\n" + indent(finish("l"), 2) + "}\n";
     out += indent(col, 4) + "  }\n";
     return out;
   }
@@ -333,23 +341,23 @@ class Emitter {
     auto inner_offsets = [&](const std::string& j) {
       std::string s;
       for (size_t t = 0; t < tensors(); ++t)
-        if (inner(t)) s += fmt::format("int64_t o{0} = b{0};\n", t);
-      s += fmt::format("{{\n  int64_t r = {};\n  for (int32_t d = nd + rnd - 1; d >= nd; --d) {{\n"
-                       "    const int64_t c = r % sz[d];\n    r /= sz[d];\n", j);
+        if (inner(t)) s += fmt::format("idx_t o{0} = b{0};\n", t);
+      s += fmt::format("{{\n  idx_t r = {};\n  for (int32_t d = nd + rnd - 1; d >= nd; --d) {{\n"
+                       "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n", j);
       for (size_t t = 0; t < tensors(); ++t)
         if (inner(t)) s += fmt::format("    o{} += c * {};\n", t, stride(t, "d"));
       return s + "  }\n}\n";
     };
     // mode 1
     out += "  if (a.mode == 1) {\n"
-           "    for (int64_t q = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; q < n; q += int64_t(blockDim.x) * gridDim.x) {\n";
+           "    for (idx_t q = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); q < n; q += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
     out += indent(outer_offsets("q") + accumulators(), 6);
-    out += "      for (int64_t j = 0; j < rn; ++j) {\n" + indent(inner_offsets("j") + accumulate(), 8) + "      }\n";
+    out += "      for (idx_t j = 0; j < rn; ++j) {\n" + indent(inner_offsets("j") + accumulate(), 8) + "      }\n";
     out += indent("{\n" + indent(finish(), 2) + "}\n", 6) + "    }\n    return;\n  }\n";
     // mode 0
-    out += "  for (int64_t q = blockIdx.x; q < n; q += gridDim.x) {\n";
+    out += "  for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n";
     out += indent(outer_offsets("q") + accumulators(), 4);
-    out += "    for (int64_t j = threadIdx.x; j < rn; j += blockDim.x) {\n" +
+    out += "    for (idx_t j = idx_t(threadIdx.x); j < rn; j += idx_t(blockDim.x)) {\n" +
            indent("{\n" + indent(inner_offsets("j") + accumulate(), 2) + "}\n", 6) + "    }\n";
     std::string tree;
     auto shuffle = [&]() {

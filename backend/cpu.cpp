@@ -12,7 +12,7 @@ namespace thn {
 namespace {
 
 using KernelFn = void (*)(int64_t, int32_t, const int64_t*, void* const*, const int64_t*, const double*,
-                          const int64_t*, int32_t, int64_t, int32_t);
+                          const int64_t*, int32_t, int64_t, int32_t, int32_t);
 
 std::vector<Kernel> lower_all(const Trace& t) {
   std::vector<Kernel> ks;
@@ -165,8 +165,11 @@ class CpuFusion : public FusionKernel {
       if (v.is(Type::Float)) fs[s] = v.raw_float();
       else is[s] = v.raw_int();
     }
+    std::vector<std::vector<int64_t>> per_tensor;
+    for (size_t t = 0; t < all.size(); ++t) per_tensor.emplace_back(st.begin() + t * kMaxKernelDims, st.begin() + (t + 1) * kMaxKernelDims);
+    bool wide = needs_wide_index(sizes, per_tensor);
     fn_(n, int32_t(o.sizes.size()), sizes.data(), data.data(), st.data(), fs.data(), is.data(), o.flat && !k_.reduction,
-        rn, int32_t(r.sizes.size()));
+        rn, int32_t(r.sizes.size()), wide);
     exec_counters().kernels++;
     exec_counters().bytes += bytes;
     return outs;

@@ -146,6 +146,26 @@ class Lowering {
 
 }  // namespace
 
+bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides) {
+  constexpr int64_t kLimit = int64_t(1) << 30;
+  int64_t count = 1;
+  for (int64_t s : sizes) {
+    if (s == 0) return false;
+    count = s >= kLimit || count > kLimit / s ? kLimit : count * s;
+  }
+  if (count >= kLimit) return true;
+  for (const std::vector<int64_t>& st : strides) {
+    int64_t furthest = 0;
+    for (size_t d = 0; d < sizes.size() && d < st.size(); ++d) {
+      int64_t step = st[d] < 0 ? -st[d] : st[d];
+      if (step != 0 && (sizes[d] - 1) > (kLimit - furthest) / step) return true;
+      furthest += (sizes[d] - 1) * step;
+    }
+    if (furthest >= kLimit) return true;
+  }
+  return false;
+}
+
 Kernel lower_fusion(const BoundSymbol& f, const std::string& name) {
   Kernel k;
   k.name = name;
