@@ -136,7 +136,7 @@ class Fuser {
       if (region.members.size() >= kMaxStoreJoin || d.device() != value.device()) continue;
       if (!region.reduces && !reduction && !same_sizes(d, value)) continue;
       if (c >= of_users && region.reduces != reduction &&
-          !same_sizes(region.reduces ? tensor_proxy(region.reduced) : d, reduction ? value : d))
+          !same_sizes(region.reduces ? tensor_proxy(region.reduced) : d, value))
         continue;
       if (!admits(r, i) || reaches(i, r)) continue;
       join(i, r);
