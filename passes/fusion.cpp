@@ -119,9 +119,10 @@ class Fuser {
     // A store: into the region of a user, or beside a region of its shape.
     const TensorProxy& value = tensor_proxy(b.out);
     // Independent work joins a region with a reduction when it is a
-    // reduction too, or pointwise of the reductions' output shape (it runs
-    // once per output element): pointwise work over the reductions' input
-    // would run inside their loops.
+    // reduction too, pointwise of the reductions' output shape (it runs once
+    // per output element), or reads a tensor the region reads (one pass over
+    // it instead of two); other pointwise work over the reductions' input
+    // would only crowd their loops.
     std::vector<int> candidates;
     for (size_t j : users_[i])
       if (j < n_ && region_of_[j] >= 0) candidates.push_back(region_of_[j]);
@@ -136,7 +137,7 @@ class Fuser {
       if (region.members.size() >= kMaxStoreJoin || d.device() != value.device()) continue;
       if (!region.reduces && !reduction && !same_sizes(d, value)) continue;
       if (c >= of_users && region.reduces != reduction &&
-          !same_sizes(region.reduces ? tensor_proxy(region.reduced) : d, value))
+          !same_sizes(region.reduces ? tensor_proxy(region.reduced) : d, value) && !shares_input(r, i))
         continue;
       if (!admits(r, i) || reaches(i, r)) continue;
       join(i, r);
@@ -144,6 +145,21 @@ class Fuser {
     }
     regions_.push_back({{}, b.out, false, Value()});
     join(i, int(regions_.size()) - 1);
+  }
+
+  // Whether op i reads a tensor that a member of region r reads.
+  bool shares_input(int r, size_t i) const {
+    std::unordered_set<const Symbolic*> read;
+    for (size_t m : regions_[size_t(r)].members) {
+      std::vector<Value> ps;
+      for (const Value& a : t_.body[m].args) collect_proxies(a, ps);
+      for (const Value& p : ps) read.insert(&p.symbolic());
+    }
+    std::vector<Value> ps;
+    for (const Value& a : t_.body[i].args) collect_proxies(a, ps);
+    for (const Value& p : ps)
+      if (p.is(Type::Tensor) && read.count(&p.symbolic())) return true;
+    return false;
   }
 
   // Whether region r may take op i: always for a pointwise region staying
