@@ -165,11 +165,9 @@ class CpuFusion : public FusionKernel {
       if (v.is(Type::Float)) fs[s] = v.raw_float();
       else is[s] = v.raw_int();
     }
-    std::vector<std::vector<int64_t>> per_tensor;
-    for (size_t t = 0; t < all.size(); ++t) per_tensor.emplace_back(st.begin() + t * kMaxKernelDims, st.begin() + (t + 1) * kMaxKernelDims);
-    bool wide = needs_wide_index(sizes, per_tensor);
+    // wide = 1: host kernels index in 64 bits and do not read the flag.
     fn_(n, int32_t(o.sizes.size()), sizes.data(), data.data(), st.data(), fs.data(), is.data(), o.flat && !k_.reduction,
-        rn, int32_t(r.sizes.size()), wide);
+        rn, int32_t(r.sizes.size()), 1);
     exec_counters().kernels++;
     exec_counters().bytes += bytes;
     return outs;

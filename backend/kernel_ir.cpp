@@ -17,18 +17,16 @@ class Lowering {
     for (size_t i = 0; i < f.subsymbols.size(); ++i) member_[&f.subsymbols[i].out.symbolic()] = i;
     for (size_t i = 0; i < f.args.size(); ++i)
       if (f.args[i].is_proxy()) leaf_[&f.args[i].symbolic()] = i;
+    std::vector<const BoundSymbol*> prims;
     for (const BoundSymbol& m : f.subsymbols) {
-      bool after = is_fusible_reduction(m);
-      if (after && !k_.reduction) {
-        k_.reduction = true;
-        k_.reduced = reduced_dims(m);
-        k_.keepdim = reduction_keepdim(m);
-        output_ = m.out;
-      }
-      for (const Value& a : m.args)
-        if (a.is_proxy()) after |= after_.count(&a.symbolic()) > 0;
-      if (after) after_.insert(&m.out.symbolic());
+      prims.push_back(&m);
+      if (!is_fusible_reduction(m) || k_.reduction) continue;
+      k_.reduction = true;
+      k_.reduced = reduced_dims(m);
+      k_.keepdim = reduction_keepdim(m);
+      output_ = m.out;
     }
+    after_ = reduced_values(prims);
   }
 
   void run() {

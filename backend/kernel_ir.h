@@ -70,7 +70,8 @@ constexpr int kMaxKernelDims = 12;
 // Whether a kernel call needs 64-bit index arithmetic: its element count
 // (sizes: every dim it indexes, reduced ones included) or the furthest
 // element of some tensor (strides: per tensor, one per dim) reaches 2^30,
-// which leaves a grid-stride loop's last step room below 2^31.
+// which leaves a grid-stride loop's last step room below 2^31. The CUDA
+// launch decides by it; host kernels always index in 64 bits.
 bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides);
 
 }  // namespace thn

@@ -221,4 +221,16 @@ class Printer {
 
 std::string print_trace(const Trace& t) { return Printer(t).print(); }
 
+std::unordered_set<const Symbolic*> reduced_values(const std::vector<const BoundSymbol*>& prims) {
+  std::unordered_set<const Symbolic*> after;
+  for (const BoundSymbol* b : prims) {
+    bool depends = is_fusible_reduction(*b);
+    std::vector<Value> ps;
+    for (const Value& a : b->args) collect_proxies(a, ps);
+    for (const Value& p : ps) depends = depends || after.count(&p.symbolic());
+    if (depends) after.insert(&b->out.symbolic());
+  }
+  return after;
+}
+
 }  // namespace thn

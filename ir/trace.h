@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "frontend/source.h"
@@ -185,6 +186,11 @@ inline std::vector<int64_t> reduced_dims(const BoundSymbol& b) {
   return dims;
 }
 inline bool reduction_keepdim(const BoundSymbol& b) { return b.args.size() > 2 && b.args[2].is(Type::Bool) && b.args[2].raw_int(); }
+
+// The values of `prims` (a fusion's members, in program order) computed
+// from one of their reductions, the reductions' own outputs included: what
+// a fused kernel can compute only after its reduction loop.
+std::unordered_set<const Symbolic*> reduced_values(const std::vector<const BoundSymbol*>& prims);
 
 // In a functional trace, the write-back of an updated input:
 // prims.copy_to_out_(computed, x) or prims.copy_(x, computed).

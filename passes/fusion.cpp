@@ -65,8 +65,9 @@ class Fuser {
   struct Region {
     std::vector<size_t> members;  // in the order they joined (reverse program order)
     Value domain;                 // a value of the region's shape (pointwise regions)
-    bool reduces = false;         // has a reduction: checked by reduction_valid
-    Value reduced;                // then the output of one
+    Value reduced;                // the output of one of its reductions, if any (reduction_valid)
+
+    bool reduces() const { return !reduced.is_none(); }
   };
 
   void index() {
@@ -100,10 +101,7 @@ class Fuser {
   void join(size_t i, int r) {
     region_of_[i] = r;
     regions_[size_t(r)].members.push_back(i);
-    if (fusible_reduction(t_.body[i]) && !regions_[size_t(r)].reduces) {
-      regions_[size_t(r)].reduces = true;
-      regions_[size_t(r)].reduced = t_.body[i].out;
-    }
+    if (fusible_reduction(t_.body[i]) && !regions_[size_t(r)].reduces()) regions_[size_t(r)].reduced = t_.body[i].out;
   }
 
   void place(size_t i) {
@@ -135,15 +133,15 @@ class Fuser {
       const Region& region = regions_[size_t(r)];
       const TensorProxy& d = tensor_proxy(region.domain);
       if (region.members.size() >= kMaxStoreJoin || d.device() != value.device()) continue;
-      if (!region.reduces && !reduction && !same_sizes(d, value)) continue;
-      if (c >= of_users && region.reduces != reduction &&
-          !same_sizes(region.reduces ? tensor_proxy(region.reduced) : d, value) && !shares_input(r, i))
+      if (!region.reduces() && !reduction && !same_sizes(d, value)) continue;
+      if (c >= of_users && region.reduces() != reduction &&
+          !same_sizes(region.reduces() ? tensor_proxy(region.reduced) : d, value) && !shares_input(r, i))
         continue;
       if (!admits(r, i) || reaches(i, r)) continue;
       join(i, r);
       return;
     }
-    regions_.push_back({{}, b.out, false, Value()});
+    regions_.push_back({{}, b.out, Value()});
     join(i, int(regions_.size()) - 1);
   }
 
@@ -167,7 +165,7 @@ class Fuser {
   // reduction's input (reduction_valid).
   bool admits(int r, size_t i) const {
     const Region& region = regions_[size_t(r)];
-    if (!region.reduces && !fusible_reduction(t_.body[i])) return true;
+    if (!region.reduces() && !fusible_reduction(t_.body[i])) return true;
     std::vector<size_t> members = region.members;
     members.push_back(i);
     return reduction_valid(members);
@@ -183,24 +181,18 @@ class Fuser {
   // they do not depend on a reduction.
   bool reduction_valid(std::vector<size_t> members) const {
     std::sort(members.begin(), members.end());
-    std::unordered_map<const Symbolic*, bool> after;  // member value -> depends on a reduction
+    std::vector<const BoundSymbol*> prims;
+    for (size_t m : members) prims.push_back(&t_.body[m]);
+    std::unordered_set<const Symbolic*> after = reduced_values(prims);
     const BoundSymbol* first = nullptr;
-    for (size_t m : members) {
-      const BoundSymbol& b = t_.body[m];
-      bool reduction = fusible_reduction(b), depends = false;
-      std::vector<Value> ps;
-      for (const Value& a : b.args) collect_proxies(a, ps);
-      for (const Value& p : ps)
-        if (auto it = after.find(&p.symbolic()); it != after.end()) depends |= it->second;
-      if (reduction) {
-        if (depends) return false;
-        if (!first) first = &b;
-        else if (!same_sizes(tensor_proxy(first->args[0]), tensor_proxy(b.args[0])) ||
-                 reduced_dims(*first) != reduced_dims(b) || reduction_keepdim(*first) != reduction_keepdim(b))
-          return false;
-      }
-      if (depends && b.sym.is_view()) return false;
-      after[&b.out.symbolic()] = depends || reduction;
+    for (const BoundSymbol* b : prims) {
+      if (b->sym.is_view() && after.count(&b->out.symbolic())) return false;
+      if (!fusible_reduction(*b)) continue;
+      if (after.count(&b->args[0].symbolic())) return false;
+      if (!first) first = b;
+      else if (!same_sizes(tensor_proxy(first->args[0]), tensor_proxy(b->args[0])) ||
+               reduced_dims(*first) != reduced_dims(*b) || reduction_keepdim(*first) != reduction_keepdim(*b))
+        return false;
     }
     if (!first) return true;
     const TensorProxy &in = tensor_proxy(first->args[0]), &out = tensor_proxy(first->out);
@@ -210,7 +202,7 @@ class Fuser {
       for (size_t j : users_[m]) stored |= j == n_ || !set.count(j);
       if (!stored) continue;
       const TensorProxy& v = tensor_proxy(t_.body[m].out);
-      if (!same_sizes(v, out) && (after.at(&t_.body[m].out.symbolic()) || !same_sizes(v, in))) return false;
+      if (!same_sizes(v, out) && (after.count(&t_.body[m].out.symbolic()) || !same_sizes(v, in))) return false;
     }
     return true;
   }
