@@ -120,7 +120,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
       case InputLeaf::Tensor: {
         const Tensor& t = l.value.as_tensor();
         auto& p = tensor_proxy(l.proxy);
-        TensorMeta m{t.dtype(), t.device(), {}, t.is_contiguous()};
+        TensorMeta m{t.dtype(), t.device(), {}, t.is_contiguous(), {}};
         std::vector<std::string> sizes;
         for (const Value& s : p.sizes) {
           m.sizes.push_back(s.is_proxy() ? -1 : s.raw_int());

@@ -239,7 +239,6 @@ Dims broadcast_all(std::initializer_list<Tensor> ts) {
 // in-place target when asked: the shared path of clamp, lerp, addcmul, addcdiv.
 template <class Kernel>
 Tensor pointwise(const Args& a, DType dtype, std::initializer_list<Tensor> ins, Kernel&& kernel) {
-  const Tensor& self = *ins.begin();
   Dims shape = broadcast_all(ins);
   const Tensor* out = a.target();
   Tensor o = elementwise_output(shape, dtype, ins, out);

@@ -99,20 +99,23 @@ struct ProdOp {
   template <class A> static A identity() { return A(1); }
   template <class A> static A apply(A a, A b) { return A(a * b); }
 };
-// NaN wins: `a != a` keeps a NaN accumulator, and a NaN b fails `a > b`.
+// NaN wins: a NaN b is taken by `b != b`, and a NaN accumulator a stays
+// because every comparison with it fails.
 struct MaxOp {
   template <class S> using acc = compute_t<S>;
   template <class A> static A identity() {
     return std::numeric_limits<A>::has_infinity ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
   }
-  template <class A> static A apply(A a, A b) { return (a > b || a != a) ? a : b; }
+  template <class A> static bool wins(A b, A a) { return b > a; }
+  template <class A> static A apply(A a, A b) { return (wins(b, a) || b != b) ? b : a; }
 };
 struct MinOp {
   template <class S> using acc = compute_t<S>;
   template <class A> static A identity() {
     return std::numeric_limits<A>::has_infinity ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
   }
-  template <class A> static A apply(A a, A b) { return (a < b || a != a) ? a : b; }
+  template <class A> static bool wins(A b, A a) { return b < a; }
+  template <class A> static A apply(A a, A b) { return (wins(b, a) || b != b) ? b : a; }
 };
 struct AllOp {
   template <class S> using acc = bool;
@@ -195,12 +198,42 @@ std::array<A, U> row_units(const S* x, int64_t n_units, Stride stride) {
   return lanes;
 }
 
+template <class Op, class A>
+constexpr bool kFloatExtreme = (std::is_same_v<Op, MaxOp> || std::is_same_v<Op, MinOp>) && std::is_floating_point_v<A>;
+
+// Max/min of a contiguous row, with NaN kept apart from the comparison: per
+// lane one vector max/min, one unordered compare and one blend that keeps
+// the NaN seen, where the combined select of Op::apply does not vectorise
+// (1.8x slower). 32 lanes: GCC 12 leaves 16 unvectorised.
+template <class Op, class A, class S>
+A extreme_row(const S* x, int64_t n) {
+  constexpr int64_t W = 32;
+  A best[W], nan[W];
+  std::fill_n(best, W, Op::template identity<A>());
+  std::fill_n(nan, W, A(0));
+  int64_t i = 0;
+  for (; i + W <= n; i += W)
+    for (int64_t k = 0; k < W; k++) {
+      A a = best[k], b = load<A>(x[i + k]);
+      best[k] = Op::wins(b, a) ? b : a;
+      nan[k] = b != b ? b : nan[k];
+    }
+  A r = Op::template identity<A>();
+  for (; i < n; i++) r = Op::apply(r, load<A>(x[i]));
+  for (int64_t k = 0; k < W; k++) r = Op::apply(r, best[k]);
+  for (A v : nan)
+    if (v != v) return v;
+  return r;
+}
+
 // Op over the n values x[0], x[stride], ... in PyTorch's order: contiguous
 // rows of at least one vector in units of a vector, with the leftover values
 // first and then the lanes combined serially; otherwise in units of one value.
 template <class Op, class A, class S>
 A reduce_row(const S* x, int64_t n, int64_t stride) {
   constexpr int64_t V = kVec<A>;
+  if constexpr (kFloatExtreme<Op, A>)
+    if (stride == 1) return extreme_row<Op, A>(x, n);
   if (stride != 1) return row_units<Op, A, 1>(x, n, stride)[0];
   if (n < V) return row_units<Op, A, 1>(x, n, Unit{})[0];
   std::array<A, V> lanes = row_units<Op, A, V>(x, n / V, Unit{});

@@ -32,13 +32,18 @@ Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(devic
   allocated_bytes_ += nbytes;
   THN_CHECK(device.type == DeviceType::CPU, "CUDA storage is not available in this build");
   tune_malloc_once();
-  // 64-byte alignment lets the compiler use aligned vector loads.
-  size_t n = size_t((nbytes + 63) / 64 * 64);
-  data_ = std::aligned_alloc(64, n ? n : 64);
-  THN_CHECK(data_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes);
+  // 64-byte alignment lets the compiler use aligned vector loads. The block
+  // comes from plain malloc and is aligned here: a freed block is then
+  // exactly what the next request of the same size takes back, whereas
+  // aligned_alloc asks for a little more than it returned and so grows the
+  // heap (faulting fresh pages in) on the first calls of a loop.
+  size_t n = size_t(nbytes) + 64;
+  base_ = std::malloc(n);
+  THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes);
+  data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
 }
 
-Storage::~Storage() { std::free(data_); }
+Storage::~Storage() { std::free(base_); }
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, int64_t offset, Dims sizes, Dims strides, DType dtype)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)), strides_(std::move(strides)), dtype_(dtype) {}

@@ -39,7 +39,8 @@ class Storage {
   static int64_t allocated_bytes() { return allocated_bytes_; }
 
  private:
-  void* data_ = nullptr;
+  void* data_ = nullptr;  // 64-byte aligned, inside base_'s block
+  void* base_ = nullptr;  // what malloc returned
   int64_t nbytes_ = 0;
   Device device_;
   static thread_local int64_t allocations_, allocated_bytes_;

@@ -291,6 +291,22 @@ def _(c):
     c.fn("min", b, 0)
 
 
+@case("NaN in long rows: the vector lanes of amax/amin and the tail after them")
+def _(c):
+    for dtype in FLOATS:
+        x = torch.randn(4, 100).to(dtype)
+        x[1, 37] = NAN  # a vector lane
+        x[2, 99] = NAN  # the tail after the lanes
+        x[3, 0] = INF
+        x[3, 64] = -INF
+        t = c.input(x)
+        for op in ["amax", "amin"]:
+            c.fn(op, t, 1)
+            c.fn(op, t)
+        c.fn("max", t, 1)
+        c.fn("min", c.input(x[3].clone()))
+
+
 @case("max/min with a tensor argument are maximum/minimum")
 def _(c):
     x = c.input(torch.tensor([[1.0, -2.0, NAN], [4.0, 0.5, 6.0]]))
