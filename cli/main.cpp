@@ -1,5 +1,6 @@
 // The thn command.
 #include <cstring>
+#include <fmt/format.h>
 #include <iostream>
 #include <string>
 
@@ -7,6 +8,7 @@
 #include "cli/difftest.h"
 #include "cli/ops_doc.h"
 #include "cli/run.h"
+#include "runtime/cuda.h"
 
 namespace {
 
@@ -29,6 +31,15 @@ int version() {
   if (THN_HAVE_CUDA_TOOLKIT) std::cout << "; CUDA kernels compiled by NVRTC (toolkit " << THN_CUDA_VERSION << ")";
   else std::cout << "; CUDA backend off (no CUDA toolkit at build time)";
   std::cout << "\n";
+  std::string why;
+  if (thn::cuda::available(&why)) {
+    const thn::cuda::DeviceInfo& d = thn::cuda::device_info();
+    std::cout << fmt::format("GPU: {} ({}, {} SMs, {:.1f} GiB, peak {:.0f} GB/s; driver CUDA {}.{})\n", d.name, d.arch(),
+                             d.multiprocessors, double(d.memory_bytes) / double(1 << 30), d.peak_gbps,
+                             d.driver_version / 1000, d.driver_version % 1000 / 10);
+  } else {
+    std::cout << "GPU: none (" << why << ")\n";
+  }
   return 0;
 }
 

@@ -71,6 +71,7 @@ Value Tracer::new_tensor(Tensor shadow, const std::string& name) {
 Tensor Tracer::shadow_copy(const Tensor& t) {
   auto& copy = shadow_storage_[t.storage().get()];
   if (!copy) {
+    THN_CHECK(t.device().type == DeviceType::CPU, "jit: CUDA tensor arguments are not supported yet (only the CPU path traces)");
     copy = std::make_shared<Storage>(t.storage()->nbytes(), t.device());
     std::memcpy(copy->data(), t.storage()->data(), size_t(t.storage()->nbytes()));
   }

@@ -3,6 +3,7 @@
 #include <numeric>
 
 #include "runtime/elementwise_impl.h"
+#include "runtime/cuda.h"
 #include "runtime/error.h"
 #include "runtime/scalar_math.h"
 
@@ -394,9 +395,17 @@ IValue op_to(const Args& a) {
     else if (v.is_string()) device = parse_device(v.to_string());
     else if (!v.is_none()) fail(ErrorKind::TypeError, "to() received an invalid combination of arguments");
   }
-  if (device && device->type == DeviceType::CUDA)
-    fail("CUDA is not available: thn was built or is running without a GPU");
-  return convert(self, dtype.value_or(self.dtype()), a.boolean(5));
+  // Between devices the dtype changes on the host side; on one device it is
+  // a kernel of that device.
+  const DType d = dtype.value_or(self.dtype());
+  const bool copy = a.boolean(5);
+  if (!device || *device == self.device()) {
+    if (self.device().type == DeviceType::CUDA && (d != self.dtype() || copy))
+      fail("to() with a dtype or copy=True on a CUDA tensor has no CUDA implementation yet");
+    return convert(self, d, copy);
+  }
+  if (device->type == DeviceType::CUDA) return cuda::to_device(convert(self, d, false), *device);
+  return convert(cuda::to_device(self, *device), d, false);
 }
 
 IValue op_to_float(const Args& a) { return to_dtype(a.tensor(0), DType::Float32); }

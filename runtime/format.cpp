@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "runtime/cuda.h"
 #include "runtime/error.h"
 #include "runtime/views.h"
 
@@ -216,7 +217,7 @@ std::string tensor_repr(const Tensor& t) {
   } else {
     DType dt = t.dtype();
     if (dt != kDefaultFloat && dt != kDefaultInt && dt != DType::Bool) suffixes.push_back(dtype_suffix(dt));
-    body = tensor_contents(t, indent);
+    body = tensor_contents(t.device().type == DeviceType::CUDA ? cuda::to_device(t, kCPU) : t, indent);
   }
   return add_suffixes(prefix + body, suffixes, indent);
 }

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "runtime/cuda.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -275,9 +276,64 @@ Args bind_params(const OpDef& op, std::vector<IValue> values, bool inplace) {
   return Args(s, std::move(values), inplace);
 }
 
+namespace {
+
+CudaOpHandler cuda_handler = nullptr;
+
+bool on_cuda(const IValue& v) {
+  if (v.is_tensor()) return v.to_tensor().device().type == DeviceType::CUDA;
+  if (v.is_device()) return v.to_device().type == DeviceType::CUDA;
+  if (v.is_list()) {
+    for (const IValue& e : v.to_list().items)
+      if (on_cuda(e)) return true;
+  }
+  return false;
+}
+
+// v with its CUDA tensors copied to the host and CUDA devices made None.
+IValue on_host(const IValue& v) {
+  if (v.is_tensor() && v.to_tensor().device().type == DeviceType::CUDA) return IValue(cuda::to_device(v.to_tensor(), kCPU));
+  if (v.is_device() && v.to_device().type == DeviceType::CUDA) return IValue();
+  if (v.is_list() && on_cuda(v)) {
+    std::vector<IValue> items;
+    for (const IValue& e : v.to_list().items) items.push_back(on_host(e));
+    return IValue::list(std::move(items), v.to_list().is_tuple);
+  }
+  return v;
+}
+
+// An op some of whose arguments are CUDA tensors or devices. `to` moves data
+// itself; attributes read metadata (item/tolist a host copy); creation and
+// random ops fill on the host and copy the result over, so that the same seed
+// gives the same numbers on both devices; every other op is the CUDA
+// backend's (a one-op fusion) once one is installed.
+IValue call_on_cuda(const OpDef& op, const Args& a) {
+  cuda::driver();  // without a GPU, the error says why first
+  if (op.id == OpId::to) return op.impl(a);
+  const bool host_copy = op.family == OpFamily::Creation || op.family == OpFamily::Random ||
+                         op.id == OpId::item || op.id == OpId::tolist;
+  if (op.family == OpFamily::Attribute && !host_copy) return op.impl(a);
+  if (host_copy) {
+    std::vector<IValue> values;
+    for (size_t i = 0; i < a.size(); i++) values.push_back(on_host(a[i]));
+    IValue r = op.impl(Args(a.schema(), std::move(values), a.inplace()));
+    if (op.family == OpFamily::Attribute) return r;
+    return r.is_tensor() ? IValue(cuda::to_device(r.to_tensor(), Device{DeviceType::CUDA})) : r;
+  }
+  if (cuda_handler) return cuda_handler(op, a);
+  fail("{}() has no CUDA implementation yet: move the tensors to the CPU with .to(\"cpu\")", op.name);
+}
+
+}  // namespace
+
+void set_cuda_op_handler(CudaOpHandler h) { cuda_handler = h; }
+
 IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
                bool inplace) {
-  return op.impl(bind_args(op, std::move(self), positional, kwargs, inplace));
+  Args a = bind_args(op, std::move(self), positional, kwargs, inplace);
+  for (size_t i = 0; i < a.size(); i++)
+    if (on_cuda(a[i])) return call_on_cuda(op, a);
+  return op.impl(a);
 }
 
 IValue call(std::string_view function, std::vector<IValue> positional, const Kwargs& kwargs) {

@@ -107,6 +107,9 @@ struct MethodRef {
 std::optional<MethodRef> find_method(std::string_view name);
 
 using Kwargs = std::vector<std::pair<std::string, IValue>>;
+// Runs an op whose tensors are on CUDA (installed by the CUDA backend).
+using CudaOpHandler = IValue (*)(const OpDef&, const Args&);
+void set_cuda_op_handler(CudaOpHandler h);
 // Where a bound parameter's value came from (the tracer records arguments by
 // parameter): a default, the receiver, positional arguments [index, index +
 // count) (count > 1 only for `int...` varargs), or keyword argument `index`.

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <malloc.h>
 
+#include "runtime/cuda.h"
 #include "runtime/error.h"
 #include <fmt/ranges.h>
 
@@ -30,7 +31,10 @@ thread_local int64_t Storage::allocated_bytes_ = 0;
 Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   ++allocations_;
   allocated_bytes_ += nbytes;
-  THN_CHECK(device.type == DeviceType::CPU, "CUDA storage is not available in this build");
+  if (device.type == DeviceType::CUDA) {
+    data_ = reinterpret_cast<void*>(uintptr_t(cuda::allocator().allocate(size_t(nbytes))));
+    return;
+  }
   tune_malloc_once();
   // 64-byte alignment lets the compiler use aligned vector loads. The block
   // comes from plain malloc and is aligned here: a freed block is then
@@ -43,7 +47,10 @@ Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(devic
   data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
 }
 
-Storage::~Storage() { std::free(base_); }
+Storage::~Storage() {
+  if (device_.type == DeviceType::CUDA) cuda::allocator().release(cuda::CUdeviceptr(reinterpret_cast<uintptr_t>(data_)));
+  else std::free(base_);
+}
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, int64_t offset, Dims sizes, Dims strides, DType dtype)
     : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)), strides_(std::move(strides)), dtype_(dtype) {}
@@ -85,8 +92,18 @@ Tensor Tensor::as_strided(Dims sizes, Dims strides, int64_t offset) const {
   return Tensor(storage_, offset, std::move(sizes), std::move(strides), dtype_);
 }
 
+void Tensor::no_cuda_kernel() {
+  fail("this operation has no CUDA implementation yet: move the tensors to the CPU with .to(\"cpu\")");
+}
+
+uint64_t Tensor::device_address() const {
+  THN_CHECK(device().type == DeviceType::CUDA, "device_address() of a CPU tensor");
+  return uint64_t(reinterpret_cast<uintptr_t>(storage_->data())) + uint64_t(offset_ * itemsize(dtype_));
+}
+
 Scalar Tensor::item() const {
   THN_CHECK(numel() == 1, "a Tensor with {} elements cannot be converted to Scalar", numel());
+  if (device().type == DeviceType::CUDA) return cuda::to_device(*this, kCPU).item();
   return dispatch_dtype(dtype_, [&]<class S>() -> Scalar {
     compute_t<S> v = *data<S>();
     if constexpr (std::is_same_v<S, bool>) return Scalar(bool(v));

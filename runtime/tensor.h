@@ -18,7 +18,7 @@ enum class DeviceType : uint8_t { CPU, CUDA };
 struct Device {
   DeviceType type = DeviceType::CPU;
   bool operator==(const Device&) const = default;
-  std::string str() const { return type == DeviceType::CPU ? "cpu" : "cuda"; }
+  std::string str() const { return type == DeviceType::CPU ? "cpu" : "cuda:0"; }  // one GPU: device 0
 };
 constexpr Device kCPU{DeviceType::CPU};
 // "cpu", "cuda", "cuda:0" as torch.device accepts them; anything else is PyTorch's RuntimeError.
@@ -72,14 +72,25 @@ class Tensor {
   // No two elements share memory and together they fill a dense block.
   bool is_non_overlapping_and_dense() const;
 
-  void* raw_data() const { return static_cast<char*>(storage_->data()) + offset_ * itemsize(dtype_); }
-  template <class T> T* data() const { return static_cast<T*>(storage_->data()) + offset_; }
+  // The host address of the first element. A CUDA tensor's elements are not
+  // host memory: asking for them is a RuntimeError (an op without a CUDA
+  // implementation), never a read of device memory.
+  void* raw_data() const { return static_cast<char*>(host_storage()) + offset_ * itemsize(dtype_); }
+  template <class T> T* data() const { return static_cast<T*>(host_storage()) + offset_; }
+  // The device address of the first element of a CUDA tensor.
+  uint64_t device_address() const;
 
   // A new view of the same storage.
   Tensor as_strided(Dims sizes, Dims strides, int64_t offset) const;
   Scalar item() const;
 
  private:
+  void* host_storage() const {
+    if (storage_->device().type != DeviceType::CPU) [[unlikely]] no_cuda_kernel();
+    return storage_->data();
+  }
+  [[noreturn]] static void no_cuda_kernel();
+
   std::shared_ptr<Storage> storage_;
   int64_t offset_ = 0;  // in elements
   Dims sizes_, strides_;

@@ -1,0 +1,121 @@
+#pragma once
+// The CUDA side of the runtime: the driver API loaded at run time, device 0's
+// primary context, a caching device allocator, and host/device copies.
+//
+// libcuda is opened with dlopen (`$THN_LIBCUDA`, else libcuda.so.1) and its
+// entry points are resolved with cuGetProcAddress, so thn starts on machines
+// without a driver and says why CUDA is unavailable when a CUDA tensor is
+// asked for. The few driver types used are declared here (the toolkit's
+// headers are not needed to build the runtime).
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "runtime/tensor.h"
+
+namespace thn::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+constexpr CUresult kSuccess = 0, kOutOfMemory = 2;
+
+// The entry points thn uses, as cuGetProcAddress returns them.
+struct Driver {
+  CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDeviceGetCount)(int*) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceTotalMem)(size_t*, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuCtxSynchronize)() = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoH)(void*, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuMemcpyDtoD)(CUdeviceptr, CUdeviceptr, size_t) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             CUstream, void**, void**) = nullptr;
+};
+
+struct DeviceInfo {
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  int multiprocessors = 0;
+  int64_t memory_bytes = 0;
+  double peak_gbps = 0;  // 2 x memory clock x bus width (DDR), from the attributes
+  int driver_version = 0;
+  std::string arch() const;  // "sm_90"
+};
+
+// Whether a GPU can be used; `why` says why not (no driver, no device, ...).
+bool available(std::string* why = nullptr);
+// The driver with device 0's primary context current on this thread; a
+// RuntimeError "CUDA is not available: <why>" otherwise.
+const Driver& driver();
+const DeviceInfo& device_info();
+// A RuntimeError naming `what` and the driver's message when r fails.
+void check(CUresult r, const char* what);
+
+// Device memory in blocks cached for reuse: a freed block goes back to a free
+// list and serves the next request of its rounded size; on out-of-memory the
+// cache is returned to the device and the request retried. The raw
+// allocation functions are parameters so that the policy is testable without
+// a GPU.
+class CachingAllocator {
+ public:
+  using RawAlloc = std::function<CUdeviceptr(size_t)>;  // 0 when out of memory
+  using RawFree = std::function<void(CUdeviceptr)>;
+  CachingAllocator(RawAlloc alloc, RawFree free) : raw_alloc_(std::move(alloc)), raw_free_(std::move(free)) {}
+  CachingAllocator(const CachingAllocator&) = delete;
+  CachingAllocator& operator=(const CachingAllocator&) = delete;
+
+  CUdeviceptr allocate(size_t nbytes);
+  void release(CUdeviceptr p);
+  void empty_cache();  // returns every cached block to the device
+
+  struct Stats {
+    int64_t device_allocations = 0;  // raw allocations made
+    int64_t reuses = 0;              // requests served from the cache
+    int64_t in_use_bytes = 0, cached_bytes = 0;
+  };
+  Stats stats() const;
+  // The size a request is served with: 512-byte granules up to 1 MiB, 2 MiB above.
+  static size_t round_size(size_t nbytes);
+
+ private:
+  RawAlloc raw_alloc_;
+  RawFree raw_free_;
+  mutable std::mutex mu_;
+  std::multimap<size_t, CUdeviceptr> free_;           // cached blocks by size
+  std::unordered_map<CUdeviceptr, size_t> in_use_;  // live blocks and their size
+  Stats stats_;
+};
+
+// The allocator of device 0 (its raw functions are the driver's).
+CachingAllocator& allocator();
+
+// Copies between host and device memory (the driver's synchronous copies).
+void copy_to_device(CUdeviceptr dst, const void* src, size_t nbytes);
+void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);
+void copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t nbytes);
+
+// x on `device`: the same values, a new storage unless x is there already.
+// A dense tensor keeps its strides (PyTorch's preserve_format); any other
+// layout arrives contiguous.
+Tensor to_device(const Tensor& x, Device device);
+
+}  // namespace thn::cuda
