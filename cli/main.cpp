@@ -7,6 +7,7 @@
 #include "build_config.h"
 #include "cli/difftest.h"
 #include "cli/ops_doc.h"
+#include "cli/repl.h"
 #include "cli/run.h"
 #include "runtime/cuda.h"
 
@@ -17,6 +18,7 @@ const char* kUsage = R"(usage: thn <command> [options]
 commands:
   run FILE [--interpret] [--stats] [--emit=trace|kernels] ...
                             run a thn script (thn run --help for its options)
+  repl [--interpret]        the interactive shell (also plain `thn`)
   difftest FILE...          run scripts with --interpret and with jit, report where outputs differ
   kernels FILE --target cpu|cuda [--arch sm_NN]
                             run a script, compiling every kernel of its jit traces for the target
@@ -46,13 +48,15 @@ int version() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string cmd = argc > 1 ? argv[1] : "--help";
+  if (argc == 1) return thn::repl_command(argc, argv);
+  std::string cmd = argv[1];
   if (cmd == "--version") return version();
   if (cmd == "--help" || cmd == "-h") {
     std::cout << kUsage;
     return 0;
   }
   if (cmd == "run") return thn::run_command(argc, argv);
+  if (cmd == "repl") return thn::repl_command(argc, argv);
   if (cmd == "difftest") return thn::difftest_command(argc, argv);
   if (cmd == "kernels") return thn::kernels_command(argc, argv);
   if (cmd == "docs-ops") {

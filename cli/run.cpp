@@ -17,8 +17,6 @@
 
 namespace thn {
 
-namespace {
-
 // The evaluator recurses on the C++ stack; give it room for Python's
 // recursion limit (1000 thn frames) and deeply nested expressions.
 constexpr size_t kStackBytes = size_t(1) << 30;
@@ -79,6 +77,24 @@ void print_traceback(const TracedError& e) {
   std::fputs(out.c_str(), stderr);
 }
 
+void report_error() {
+  std::fflush(stdout);
+  try {
+    throw;
+  } catch (TracedError& e) {
+    print_traceback(e);
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
+  } catch (LocatedError& e) {
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
+  } catch (Error& e) {
+    std::fprintf(stderr, "thn: %s: %s\n", error_kind_name(e.kind()), e.what());
+  } catch (std::exception& e) {
+    std::fprintf(stderr, "thn: internal error: %s\n", e.what());
+  }
+}
+
+namespace {
+
 struct RunOptions {
   std::string file;
   bool interpret = false;  // jit is the identity: the reference path
@@ -105,19 +121,8 @@ int run_script(const RunOptions& run) {
     interp.run_file(path);
     std::fflush(stdout);
     return 0;
-  } catch (TracedError& e) {
-    std::fflush(stdout);
-    print_traceback(e);
-    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
-  } catch (LocatedError& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
-  } catch (Error& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "thn: %s: %s\n", error_kind_name(e.kind()), e.what());
-  } catch (std::exception& e) {
-    std::fflush(stdout);
-    std::fprintf(stderr, "thn: internal error: %s\n", e.what());
+  } catch (...) {
+    report_error();
   }
   return 1;
 }

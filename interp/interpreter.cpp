@@ -49,6 +49,39 @@ Interpreter::~Interpreter() = default;
 
 void Interpreter::run_file(const std::string& path) { load_module("__main__", path); }
 
+Value Interpreter::run_interactive(std::shared_ptr<const Source> src) {
+  sources_.push_back(src);
+  std::unique_ptr<Module> ast = parse(src);
+  resolve(*ast);
+  auto it = modules_.find("__main__");
+  if (it == modules_.end()) {
+    auto m = std::make_shared<ModuleObj>();
+    m->name = "__main__";
+    m->globals["__name__"] = Value::str("__main__");
+    it = modules_.emplace("__main__", Value(Type::Module, m)).first;
+  }
+  auto frame = std::make_shared<Frame>();
+  Frame& f = *frame;
+  f.module = &it->second.obj<ModuleObj>();
+  f.slots.resize(ast->locals.size(), Value::unbound());
+  const Module& m = *interactive_.emplace_back(std::move(ast));
+  Value ret, result = Value::none();
+  Frame* caller = std::exchange(current_, &f);
+  try {
+    if (m.body.size() == 1 && m.body[0]->kind == StmtKind::ExprStmt) {
+      f.loc = &m.body[0]->loc;
+      result = eval(*static_cast<const ExprStmt&>(*m.body[0]).value, f);
+    } else {
+      exec(m.body, f, ret);
+    }
+  } catch (...) {
+    current_ = caller;
+    rethrow_with_frame(f);
+  }
+  current_ = caller;
+  return result;
+}
+
 ModuleObj& Interpreter::import_module(const std::string& name) {
   if (auto it = modules_.find(name); it != modules_.end()) return it->second.obj<ModuleObj>();
   Value builtin = make_builtin_module(*this, name);

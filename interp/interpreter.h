@@ -52,6 +52,9 @@ class Interpreter {
 
   // Runs a script as __main__. Errors propagate as LocatedError / TracedError.
   void run_file(const std::string& path);
+  // Runs `src` as more of an interactive __main__ (the REPL): its names stay
+  // for the next input. A lone expression's value is returned; otherwise None.
+  Value run_interactive(std::shared_ptr<const Source> src);
 
   Value call(const Value& fn, CallArgs& args);
   // Binds a call's arguments to fn's parameters as Python does (defaults
@@ -109,6 +112,7 @@ class Interpreter {
   std::unordered_map<std::string, Value> builtins_;
   std::unordered_map<std::string, Value> modules_;  // by name
   std::vector<std::shared_ptr<const Source>> sources_;  // kept alive for locations
+  std::vector<std::unique_ptr<ast::Module>> interactive_;  // the REPL's inputs (functions point into them)
   int depth_ = 0;
   Frame* current_ = nullptr;
 };
