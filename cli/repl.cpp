@@ -25,15 +25,20 @@ starts a block, which ends at a blank line. Commands:
 )";
 
 // Whether `text` still needs lines: an open bracket or string, a trailing
-// backslash, or a block (a first line ending in ':') not yet closed by a
-// blank line.
+// backslash, or a block (a first line ending in ':', or a decorator) not yet
+// closed by a blank line.
 bool incomplete(const std::string& text, bool last_line_blank) {
   int depth = 0;
   char quote = 0;
-  bool triple = false, escaped = false, comment = false;
+  bool triple = false, escaped = false, comment = false, first_line = true, block = false;
   char last = 0;  // the last character outside comments and blanks
   for (size_t i = 0; i < text.size(); ++i) {
     char c = text[i];
+    if (c == '\n' && first_line && depth == 0 && !(quote && triple)) {
+      // The first logical line opens a block when it ends in ':'.
+      first_line = false;
+      block = last == ':';
+    }
     if (comment) {
       comment = c != '\n';
       continue;
@@ -59,33 +64,9 @@ bool incomplete(const std::string& text, bool last_line_blank) {
     else if (c == ')' || c == ']' || c == '}') depth--;
     if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && !comment) last = c;
   }
-  if (quote && triple) return true;
-  if (depth > 0 || last == '\\') return true;
-  size_t eol = text.find('\n');
-  std::string first = text.substr(0, eol);
-  // The first line opens a block when it ends in ':' (outside comments).
-  bool block = false;
-  {
-    int d = 0;
-    char q = 0, lastc = 0;
-    for (char c : first) {
-      if (q) {
-        if (c == q) q = 0;
-        continue;
-      }
-      if (c == '#') break;
-      if (c == '\'' || c == '"') q = c;
-      else if (c == '(' || c == '[' || c == '{') d++;
-      else if (c == ')' || c == ']' || c == '}') d--;
-      if (c != ' ' && c != '\t' && c != '\r') lastc = c;
-    }
-    block = lastc == ':' && d == 0;
-  }
-  if (!block) {
-    // A decorator line also continues to the def below it.
-    size_t start = first.find_first_not_of(" \t");
-    block = start != std::string::npos && first[start] == '@';
-  }
+  if ((quote && triple) || depth > 0 || last == '\\') return true;
+  const size_t start = text.find_first_not_of(" \t");
+  block |= start != std::string::npos && text[start] == '@';  // a decorator continues to its def
   return block && !last_line_blank;
 }
 

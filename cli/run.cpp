@@ -46,6 +46,8 @@ std::string stdlib_dir() {
   return std::string(THN_SOURCE_DIR) + "/stdlib";
 }
 
+namespace {
+
 // Outermost frame first; like Python, a line repeated more than three times
 // in a row (deep recursion) is summarised.
 void print_traceback(const TracedError& e) {
@@ -76,6 +78,8 @@ void print_traceback(const TracedError& e) {
   summarise();
   std::fputs(out.c_str(), stderr);
 }
+
+}  // namespace
 
 void report_error() {
   std::fflush(stdout);

@@ -196,9 +196,7 @@ CUdeviceptr CachingAllocator::allocate(size_t nbytes) {
   }
   CUdeviceptr p = raw_alloc_(size);
   if (p == 0 && !free_.empty()) {
-    for (auto& [block, q] : free_) raw_free_(q);
-    free_.clear();
-    stats_.cached_bytes = 0;
+    return_cache();
     p = raw_alloc_(size);
   }
   if (p == 0)
@@ -220,11 +218,15 @@ void CachingAllocator::release(CUdeviceptr p) {
   in_use_.erase(it);
 }
 
-void CachingAllocator::empty_cache() {
-  std::lock_guard<std::mutex> lock(mu_);
+void CachingAllocator::return_cache() {
   for (auto& [block, p] : free_) raw_free_(p);
   free_.clear();
   stats_.cached_bytes = 0;
+}
+
+void CachingAllocator::empty_cache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return_cache();
 }
 
 CachingAllocator::Stats CachingAllocator::stats() const {
@@ -252,9 +254,6 @@ void copy_to_device(CUdeviceptr dst, const void* src, size_t n) {
 }
 void copy_to_host(void* dst, CUdeviceptr src, size_t n) {
   if (n) check(driver().cuMemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
-}
-void copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t n) {
-  if (n) check(driver().cuMemcpyDtoD(dst, src, n), "cuMemcpyDtoD");
 }
 
 namespace {

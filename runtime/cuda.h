@@ -97,6 +97,8 @@ class CachingAllocator {
   static size_t round_size(size_t nbytes);
 
  private:
+  void return_cache();  // empty_cache with mu_ held
+
   RawAlloc raw_alloc_;
   RawFree raw_free_;
   mutable std::mutex mu_;
@@ -111,7 +113,6 @@ CachingAllocator& allocator();
 // Copies between host and device memory (the driver's synchronous copies).
 void copy_to_device(CUdeviceptr dst, const void* src, size_t nbytes);
 void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);
-void copy_on_device(CUdeviceptr dst, CUdeviceptr src, size_t nbytes);
 
 // x on `device`: the same values, a new storage unless x is there already.
 // A dense tensor keeps its strides (PyTorch's preserve_format); any other
