@@ -16,7 +16,7 @@ namespace {
 const char* kUsage = R"(usage: thn <command> [options]
 
 commands:
-  run FILE [--interpret] [--stats] [--emit=trace|kernels] ...
+  run FILE [--interpret] [--stats] [--emit=ast|trace|kernels] ...
                             run a thn script (thn run --help for its options)
   repl [--interpret]        the interactive shell (also plain `thn`)
   difftest FILE...          run scripts with --interpret and with jit, report where outputs differ

@@ -1,14 +1,29 @@
 #include "cli/repl.h"
 
+#include <editline/readline.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
 
+#include "backend/cpu.h"
+#include "build_config.h"
+#include "cli/complete.h"
 #include "cli/run.h"
+#include "frontend/parser.h"
+#include "frontend/resolve.h"
 #include "interp/interpreter.h"
 #include "jit/jit.h"
 
@@ -17,11 +32,19 @@ namespace thn {
 namespace {
 
 const char* kHelp = R"(Type thn statements; an expression's value is echoed. A line ending in ':'
-starts a block, which ends at a blank line. Commands:
-  :help          this text
-  :load FILE     run FILE here (its names stay)
-  :reset         forget every name
-  :quit          leave (or Ctrl-D)
+starts a block, which ends at a blank line. Tab completes names, attributes
+(x.<Tab>), keyword arguments and modules; Ctrl-C cancels the input or a
+running computation; Ctrl-D leaves. Commands:
+  :help                  this text
+  :trace NAME            the prologue and every pass's trace of jit function NAME's last call
+  :emit ast STMT         the resolved AST of STMT (not run)
+  :emit trace EXPR       run EXPR; print the execution trace of each jit call it made
+  :emit kernels EXPR     run EXPR; print the host kernels of each jit call it made
+  :time STMT             run STMT once and print its wall time
+  :mode [interpret|jit]  jit functions run compiled (jit) or in the interpreter; names stay
+  :load FILE             run FILE here (its names stay)
+  :reset                 forget every name
+  :quit                  leave
 )";
 
 // Whether `text` still needs lines: an open bracket or string, a trailing
@@ -74,25 +97,29 @@ struct Session {
   bool interpret = false;
   std::shared_ptr<JitRegistry> jits;
   std::unique_ptr<Interpreter> interp;
-  int inputs = 0;
 
   void reset() {
     InterpOptions opts;
     opts.module_path = {".", stdlib_dir()};
-    jits = interpret ? nullptr : install_jit(opts, JitOptions{});
+    jits = install_jit(opts, JitOptions{});
+    set_interpret(*jits, interpret);
     interp = std::make_unique<Interpreter>(opts);
-    if (!interpret) install_jit_builtins(*interp);
+    install_jit_builtins(*interp);
   }
 
   // Runs one complete input; errors are reported and the session goes on.
-  void run(const std::string& text) {
-    auto src = std::make_shared<const Source>("<stdin>", text);
+  // Returns whether it ran without an error.
+  bool run(const std::string& text, const char* name = "<stdin>") {
+    auto src = std::make_shared<const Source>(name, text);
     try {
       Value v = interp->run_interactive(src);
       if (!v.is_none()) std::printf("%s\n", to_repr(v).c_str());
       std::fflush(stdout);
+      return true;
     } catch (...) {
+      take_interrupt();  // a Ctrl-C that arrived as the error was raised
       report_error();
+      return false;
     }
   }
 
@@ -103,7 +130,86 @@ struct Session {
       return;
     }
     auto file = Source::load(path);
-    run(file->text);
+    run(file->text, path.c_str());
+  }
+
+  void trace(const std::string& name) {
+    auto& globals = interp->main_module().globals;
+    auto it = globals.find(name);
+    std::optional<JitView> j = it == globals.end() ? std::nullopt : jit_view(it->second);
+    if (!j) {
+      std::vector<std::string> names;
+      for (const auto& [n, v] : globals)
+        if (jit_view(v)) names.push_back(n);
+      std::sort(names.begin(), names.end());
+      std::string have = names.empty() ? "there are none yet: g = jit(f) makes one"
+                                       : fmt::format("jit functions: {}", fmt::join(names, ", "));
+      std::fprintf(stderr, ":trace: '%s' is not a jit function (%s)\n", name.c_str(), have.c_str());
+    } else if (!j->passes) {
+      std::fprintf(stderr, ":trace: %s has not been called yet\n", name.c_str());
+    } else {
+      std::printf("# prologue\n%s\n", j->prologue.c_str());
+      for (const PassRecord& p : *j->passes) std::printf("%s\n", p.printed().c_str());
+    }
+  }
+
+  // :emit ast|trace|kernels CODE
+  void emit(const std::string& what, const std::string& code) {
+    if (what == "ast") {
+      try {
+        std::unique_ptr<ast::Module> m = parse(std::make_shared<const Source>("<stdin>", code + "\n"));
+        resolve(*m);
+        std::fputs(ast::print_ast(*m).c_str(), stdout);
+      } catch (...) {
+        report_error();
+      }
+      return;
+    }
+    if ((what != "trace" && what != "kernels") || code.empty()) {
+      std::fprintf(stderr, "usage: :emit ast|trace|kernels CODE\n");
+      return;
+    }
+    if (interpreting(*jits)) {
+      std::fprintf(stderr, ":emit %s: jit functions are interpreted in this mode (:mode jit to compile them)\n",
+                   what.c_str());
+      return;
+    }
+    std::vector<JitView> before = jit_functions(*jits);
+    if (!run(code)) return;
+    int shown = 0;
+    for (const JitView& j : jit_functions(*jits)) {
+      int64_t calls = 0;
+      for (const JitView& b : before)
+        if (b.id == j.id) calls = b.calls;
+      if (j.calls == calls || !j.computation) continue;
+      ++shown;
+      if (what == "trace") {
+        std::printf("%s\n", print_trace(*j.computation).c_str());
+      } else {
+        std::string src = kernel_source(*j.computation, Target::Cpu, false);
+        std::printf("# kernels of %s\n%s\n", j.name.c_str(), src.empty() ? "# (no fusion)" : src.c_str());
+      }
+    }
+    if (!shown) std::fprintf(stderr, ":emit %s: no jit function ran in '%s'\n", what.c_str(), code.c_str());
+    std::fflush(stdout);
+  }
+
+  void time(const std::string& code) {
+    auto t0 = std::chrono::steady_clock::now();
+    bool ok = run(code);
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (ok) std::printf("time: %.3f ms\n", ms);
+  }
+
+  void mode(const std::string& arg) {
+    if (arg == "interpret" || arg == "jit") {
+      interpret = arg == "interpret";
+      set_interpret(*jits, interpret);
+    } else if (!arg.empty()) {
+      std::fprintf(stderr, "usage: :mode [interpret|jit]\n");
+      return;
+    }
+    std::printf("mode: %s\n", interpret ? "interpret" : "jit");
   }
 
   // A `:command` line; false to leave.
@@ -112,30 +218,146 @@ struct Session {
     std::string arg = line.size() > cmd.size() ? line.substr(cmd.size() + 1) : "";
     arg.erase(0, arg.find_first_not_of(" \t"));
     arg.erase(arg.find_last_not_of(" \t\r") + 1);
+    std::string first = arg.substr(0, arg.find(' '));
+    std::string rest = arg.size() > first.size() ? arg.substr(first.size() + 1) : "";
+    rest.erase(0, rest.find_first_not_of(" \t"));
     if (cmd == ":help") std::fputs(kHelp, stdout);
     else if (cmd == ":quit" || cmd == ":q") return false;
     else if (cmd == ":reset") reset();
     else if (cmd == ":load" && !arg.empty()) load(arg);
+    else if (cmd == ":trace") trace(arg);
+    else if (cmd == ":emit") emit(first, rest);
+    else if (cmd == ":time" && !arg.empty()) time(arg);
+    else if (cmd == ":mode") mode(arg);
     else std::fprintf(stderr, "unknown command '%s' (:help lists them)\n", line.c_str());
     std::fflush(stdout);
     return true;
   }
 };
 
-int repl_loop(bool interpret) {
-  const bool tty = isatty(0) && isatty(1);
+// ---- reading lines ----
+
+enum class Read { Line, Eof, Interrupted };
+
+volatile sig_atomic_t sigint_seen = 0;
+pthread_t repl_thread;
+
+void on_sigint(int) {
+  // Any thread may take the signal (OpenBLAS's workers do not block it); the
+  // REPL's own thread must, so that its blocked read returns EINTR.
+  if (!pthread_equal(pthread_self(), repl_thread)) {
+    pthread_kill(repl_thread, SIGINT);
+    return;
+  }
+  sigint_seen = 1;
+  request_interrupt();  // a running computation stops at its next statement
+}
+
+// Reads through libedit on a terminal: line editing, history in
+// ~/.thn_history, completion from the session; Ctrl-C ends the read as
+// Interrupted.
+struct Terminal {
+  Session* session = nullptr;
+  std::string history;
+  static inline Terminal* self = nullptr;
+  static inline std::vector<std::string> matches;
+
+  explicit Terminal(Session& s) : session(&s) {
+    self = this;
+    if (const char* home = std::getenv("HOME"); home && *home) history = std::string(home) + "/.thn_history";
+    rl_readline_name = "thn";
+    rl_catch_signals = 0;
+    rl_getc_function = getc_interruptible;
+    rl_attempted_completion_function = attempt;
+    rl_completion_append_character = '\0';
+    rl_initialize();
+    using_history();
+    stifle_history(1000);
+    if (!history.empty()) read_history(history.c_str());
+  }
+
+  // libedit reads characters through this: a read interrupted by SIGINT
+  // (or a ^C byte, when the terminal passes it on) ends the line.
+  static int getc_interruptible(FILE*) {
+    while (true) {
+      unsigned char c;
+      ssize_t n = ::read(0, &c, 1);
+      if (n == 1 && c != 3) return c;
+      if (n == 1 || (n < 0 && errno == EINTR && sigint_seen)) {
+        sigint_seen = 1;
+        return EOF;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      return EOF;
+    }
+  }
+
+  static char* next_match(const char*, int state) {
+    return size_t(state) < matches.size() ? strdup(matches[size_t(state)].c_str()) : nullptr;
+  }
+
+  // libedit hands over its word (line[start, end)); ours may begin elsewhere.
+  static char** attempt(const char* text, int start, int end) {
+    rl_attempted_completion_over = 1;  // never fall back to file names
+    std::string line(rl_line_buffer, size_t(end));
+    Completion c = complete(*self->session->interp, line);
+    matches.clear();
+    for (const std::string& m : c.candidates) {
+      if (c.start <= size_t(start)) {
+        if (m.size() >= size_t(start) - c.start) matches.push_back(m.substr(size_t(start) - c.start));
+      } else {
+        matches.push_back(line.substr(size_t(start), c.start - size_t(start)) + m);
+      }
+    }
+    if (matches.empty()) return nullptr;
+    return rl_completion_matches(text, next_match);
+  }
+
+  Read read(const char* prompt, std::string& line) {
+    sigint_seen = 0;
+    char* got = readline(prompt);
+    if (sigint_seen) {
+      std::free(got);
+      return Read::Interrupted;
+    }
+    if (!got) return Read::Eof;
+    line = got;
+    std::free(got);
+    if (line.find_first_not_of(" \t") != std::string::npos) {
+      add_history(line.c_str());
+      if (!history.empty()) write_history(history.c_str());
+    }
+    return Read::Line;
+  }
+};
+
+int repl_loop(bool interpret, bool tty) {
   Session s;
   s.interpret = interpret;
   s.reset();
-  if (tty) std::printf("thn REPL: %s mode; :help for commands, Ctrl-D to leave.\n", interpret ? "interpret" : "jit");
+  std::unique_ptr<Terminal> term;
+  if (tty) {
+    term = std::make_unique<Terminal>(s);
+    std::printf("thn %s REPL (%s mode); :help for commands, Ctrl-D to leave.\n", THN_VERSION,
+                interpret ? "interpret" : "jit");
+  }
   std::string buffer, line;
   bool blank = false;
   while (true) {
-    if (tty) {
-      std::fputs(buffer.empty() ? ">>> " : "... ", stdout);
-      std::fflush(stdout);
+    Read r;
+    if (term) {
+      r = term->read(buffer.empty() ? ">>> " : "... ", line);
+    } else {
+      r = std::getline(std::cin, line) ? Read::Line : Read::Eof;
     }
-    if (!std::getline(std::cin, line)) {
+    if (r == Read::Interrupted) {
+      take_interrupt();
+      buffer.clear();
+      std::printf("\nKeyboardInterrupt\n");
+      std::fflush(stdout);
+      continue;
+    }
+    if (r == Read::Eof) {
       if (!buffer.empty()) s.run(buffer);
       if (tty) std::printf("\n");
       return 0;
@@ -171,7 +393,25 @@ int repl_command(int argc, char** argv) {
       return 2;
     }
   }
-  return on_big_stack([&] { return repl_loop(interpret); });
+  const bool tty = isatty(0) && isatty(1);
+  if (!tty) return on_big_stack([&] { return repl_loop(interpret, false); });
+  // Ctrl-C goes to the REPL's thread (its reads and its computations): the
+  // main thread, which only waits for it, blocks SIGINT; other threads pass
+  // it on.
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = 0;  // no SA_RESTART: a blocked read returns EINTR
+  sigset_t only_int;
+  sigemptyset(&only_int);
+  sigaddset(&only_int, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &only_int, nullptr);
+  return on_big_stack([&] {
+    repl_thread = pthread_self();
+    sigaction(SIGINT, &sa, nullptr);
+    pthread_sigmask(SIG_UNBLOCK, &only_int, nullptr);
+    return repl_loop(interpret, true);
+  });
 }
 
 }  // namespace thn

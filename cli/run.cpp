@@ -1,6 +1,7 @@
 #include "cli/run.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +11,8 @@
 #include <string>
 
 #include "build_config.h"
+#include "frontend/parser.h"
+#include "frontend/resolve.h"
 #include "interp/interpreter.h"
 #include "backend/cpu.h"
 #include "backend/cuda.h"
@@ -81,20 +84,48 @@ void print_traceback(const TracedError& e) {
 
 }  // namespace
 
+bool stderr_colour() {
+  const char* no_colour = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(2) && !(no_colour && *no_colour) && !(term && std::strcmp(term, "dumb") == 0);
+}
+
+std::string error_hint(ErrorKind kind, std::string_view message) {
+  if (kind == ErrorKind::TabError)
+    return "thn indents with spaces only: set your editor to insert spaces (`expand -i -t 4 FILE` converts a file)";
+  if (message.starts_with("jit: ") && message.find("cannot branch on") != std::string_view::npos)
+    return "inside jit, choose between tensors with where(cond, a, b), or decide outside the jitted function and "
+           "pass the decision in as a number";
+  if (message.starts_with("CUDA is not available"))
+    return "run on the CPU (leave out device=\"cuda\" and .to(\"cuda\")); `thn --version` shows the GPU thn sees";
+  return "";
+}
+
 void report_error() {
   std::fflush(stdout);
+  const bool colour = stderr_colour();
+  auto located = [&](const LocatedError& e) {
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what(), colour).c_str());
+  };
+  ErrorKind kind = ErrorKind::RuntimeError;
+  std::string message;
   try {
     throw;
   } catch (TracedError& e) {
     print_traceback(e);
-    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
+    located(e);
+    kind = e.kind(), message = e.what();
   } catch (LocatedError& e) {
-    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what()).c_str());
+    located(e);
+    kind = e.kind(), message = e.what();
   } catch (Error& e) {
     std::fprintf(stderr, "thn: %s: %s\n", error_kind_name(e.kind()), e.what());
+    kind = e.kind(), message = e.what();
   } catch (std::exception& e) {
     std::fprintf(stderr, "thn: internal error: %s\n", e.what());
   }
+  std::string hint = error_hint(kind, message);
+  if (!hint.empty()) std::fprintf(stderr, "%s %s\n", colour ? "\x1b[1;36mhint:\x1b[0m" : "hint:", hint.c_str());
 }
 
 namespace {
@@ -102,6 +133,7 @@ namespace {
 struct RunOptions {
   std::string file;
   bool interpret = false;  // jit is the identity: the reference path
+  bool emit_ast = false;   // print the script's resolved AST before running it
   JitOptions jit;
 };
 
@@ -122,6 +154,11 @@ int run_script(const RunOptions& run) {
     }
   } stats{jits};
   try {
+    if (run.emit_ast) {
+      std::unique_ptr<ast::Module> m = parse(Source::load(path));
+      resolve(*m);
+      std::fputs(ast::print_ast(*m).c_str(), stdout);
+    }
     interp.run_file(path);
     std::fflush(stdout);
     return 0;
@@ -134,7 +171,7 @@ int run_script(const RunOptions& run) {
 }  // namespace
 
 const char* kRunUsage =
-    "usage: thn run FILE [--interpret] [--print-traces] [--emit=trace|kernels] [--print-after=PASS|all] [--time-passes]\n"
+    "usage: thn run FILE [--interpret] [--print-traces] [--emit=ast|trace|kernels] [--print-after=PASS|all] [--time-passes]\n"
     "               [--verify-each] [--stats]\n";
 
 int run_command(int argc, char** argv) {
@@ -152,6 +189,8 @@ int run_command(int argc, char** argv) {
       run.jit.stats = true;
     } else if (arg == "--verify-each") {
       run.jit.pipeline.verify_each = true;
+    } else if (arg == "--emit=ast") {
+      run.emit_ast = true;
     } else if (arg == "--emit=trace") {
       run.jit.emit_trace = true;
     } else if (arg == "--emit=kernels") {

@@ -3,6 +3,9 @@
 // traceback plus the located message. Returns the process exit code.
 #include <functional>
 #include <string>
+#include <string_view>
+
+#include "runtime/error.h"
 
 namespace thn {
 
@@ -11,8 +14,15 @@ int on_big_stack(std::function<int()> body);
 // The folder of the .thn standard library ($THN_STDLIB, else the source tree's).
 std::string stdlib_dir();
 // Prints the exception in flight (inside a catch) as `thn run` does: a
-// traceback and the located message on stderr.
+// traceback, the located message and, for the commonest mistakes, a
+// one-line hint, on stderr (in colour when stderr_colour()).
 void report_error();
+// Whether stderr gets ANSI colour: a terminal, NO_COLOR unset or empty and
+// TERM not "dumb".
+bool stderr_colour();
+// The hint for an error of this kind and message, or "" (tabs in
+// indentation, a tensor branch inside jit, CUDA without a GPU).
+std::string error_hint(ErrorKind kind, std::string_view message);
 
 int run_command(int argc, char** argv);
 // `thn kernels FILE --target cpu|cuda [--arch sm_90]`: runs the script and

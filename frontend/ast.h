@@ -250,4 +250,8 @@ struct Module {
   std::vector<std::string> locals;  // slots of module-level comprehension variables
 };
 
+// The tree, one node per line indented by depth, with each node's line:col
+// and, once resolved, where each name lives (`thn run --emit=ast`).
+std::string print_ast(const Module& m);
+
 }  // namespace thn::ast

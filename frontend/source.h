@@ -25,8 +25,9 @@ struct Loc {
   int col = 0;   // 0-based, printed 1-based
 };
 
-// "file:line:col: Kind: message", the source line and a caret under col.
-std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message);
+// "file:line:col: Kind: message", the source line and a caret under col;
+// with colour, ANSI escapes for a terminal.
+std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message, bool colour = false);
 
 // An error with a location: syntax errors, and runtime errors once the
 // interpreter has placed them.

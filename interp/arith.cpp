@@ -12,15 +12,6 @@ namespace thn {
 
 using namespace ast;
 
-const char* ast::binop_symbol(BinOp op) {
-  static const char* s[] = {"+", "-", "*", "/", "//", "%", "**", "@", "<<", ">>", "&", "|", "^"};
-  return s[int(op)];
-}
-const char* ast::cmpop_symbol(CmpOp op) {
-  static const char* s[] = {"<", ">", "==", ">=", "<=", "!=", "in", "not in", "is", "is not"};
-  return s[int(op)];
-}
-
 namespace {
 
 const OpDef& op_named(const char* name) {
@@ -522,6 +513,28 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
     return obj.items()[name == "values" ? 0 : 1];
   if (obj.is(Type::List) || obj.is(Type::Str) || obj.is(Type::Tuple)) return method(obj, name);
   fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
+}
+
+std::vector<std::string> attribute_names(const Value& obj) {
+  std::vector<std::string> names;
+  if (obj.is(Type::Tensor)) return tensor_member_names();
+  if (obj.is(Type::Module)) {
+    for (const auto& [name, v] : obj.obj<ModuleObj>().globals)
+      if (!name.starts_with("__")) names.push_back(name);
+  } else if (obj.is(Type::DType)) {
+    names = {"is_floating_point", "itemsize"};
+  } else if (obj.is(Type::Device)) {
+    names = {"type"};
+  } else if (obj.is(Type::List)) {
+    names = {"append", "copy", "count", "extend", "index", "insert", "pop", "reverse"};
+  } else if (obj.is(Type::Tuple)) {
+    names = {"count", "index"};
+    if (!obj.obj<ListObj>().return_type.empty()) names.insert(names.end(), {"indices", "values"});
+  } else if (obj.is(Type::Str)) {
+    names = {"join"};
+  }
+  std::sort(names.begin(), names.end());
+  return names;
 }
 
 Value Interpreter::getitem(const Value& obj, const Value& index) {

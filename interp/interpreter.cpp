@@ -1,5 +1,6 @@
 #include "interp/interpreter.h"
 
+#include <atomic>
 #include <filesystem>
 
 #include "frontend/parser.h"
@@ -49,10 +50,7 @@ Interpreter::~Interpreter() = default;
 
 void Interpreter::run_file(const std::string& path) { load_module("__main__", path); }
 
-Value Interpreter::run_interactive(std::shared_ptr<const Source> src) {
-  sources_.push_back(src);
-  std::unique_ptr<Module> ast = parse(src);
-  resolve(*ast);
+ModuleObj& Interpreter::main_module() {
   auto it = modules_.find("__main__");
   if (it == modules_.end()) {
     auto m = std::make_shared<ModuleObj>();
@@ -60,9 +58,16 @@ Value Interpreter::run_interactive(std::shared_ptr<const Source> src) {
     m->globals["__name__"] = Value::str("__main__");
     it = modules_.emplace("__main__", Value(Type::Module, m)).first;
   }
+  return it->second.obj<ModuleObj>();
+}
+
+Value Interpreter::run_interactive(std::shared_ptr<const Source> src) {
+  sources_.push_back(src);
+  std::unique_ptr<Module> ast = parse(src);
+  resolve(*ast);
   auto frame = std::make_shared<Frame>();
   Frame& f = *frame;
-  f.module = &it->second.obj<ModuleObj>();
+  f.module = &main_module();
   f.slots.resize(ast->locals.size(), Value::unbound());
   const Module& m = *interactive_.emplace_back(std::move(ast));
   Value ret, result = Value::none();
@@ -196,6 +201,14 @@ void Interpreter::store_name(const Name& n, const Value& v, Frame& f) {
 
 // ---- statements ----
 
+namespace {
+std::atomic<bool> interrupt_pending{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+}  // namespace
+
+void request_interrupt() { interrupt_pending.store(true, std::memory_order_relaxed); }
+bool take_interrupt() { return interrupt_pending.exchange(false, std::memory_order_relaxed); }
+
 Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
   for (auto& s : body) {
     Flow flow = exec(*s, f, ret);
@@ -206,6 +219,7 @@ Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
 
 Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
   f.loc = &s.loc;
+  if (interrupt_pending.load(std::memory_order_relaxed) && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
   switch (s.kind) {
     case StmtKind::ExprStmt: eval(*static_cast<const ExprStmt&>(s).value, f); return Flow::Normal;
     case StmtKind::Assign: {

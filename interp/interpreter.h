@@ -55,6 +55,8 @@ class Interpreter {
   // Runs `src` as more of an interactive __main__ (the REPL): its names stay
   // for the next input. A lone expression's value is returned; otherwise None.
   Value run_interactive(std::shared_ptr<const Source> src);
+  // The interactive __main__ (made on first use).
+  ModuleObj& main_module();
 
   Value call(const Value& fn, CallArgs& args);
   // Binds a call's arguments to fn's parameters as Python does (defaults
@@ -116,6 +118,16 @@ class Interpreter {
   int depth_ = 0;
   Frame* current_ = nullptr;
 };
+
+// The attributes getattr accepts on obj, sorted (completion after `obj.`).
+std::vector<std::string> attribute_names(const Value& obj);
+
+// Ctrl-C in the REPL: asks the running program to stop. Async-signal-safe;
+// the interpreter raises KeyboardInterrupt at its next statement.
+void request_interrupt();
+// Drops a request no statement has seen yet (the REPL, when Ctrl-C cancels
+// typed input rather than a computation). Returns whether there was one.
+bool take_interrupt();
 
 // Installs print, len, range, ..., the tensor API and the math/time modules.
 void install_builtins(Interpreter& in);

@@ -51,6 +51,7 @@ struct JitObj : BuiltinObj {
   TraceOptions trace_opts;
   bool caching = true;
   JitOptions opts;
+  std::shared_ptr<const bool> interpret;  // the registry's switch: run f as the interpreter would
   std::vector<std::shared_ptr<CacheEntry>> entries;  // most recently hit first
   std::shared_ptr<CacheEntry> last;
   int64_t calls = 0, hits = 0, misses = 0;
@@ -67,7 +68,8 @@ struct JitObj : BuiltinObj {
   }
 
   Value call(Interpreter& in, CallArgs& args) {
-    if (in.dispatch().tracing()) return in.call(function, args);  // inside another trace: traced inline
+    // Inside another trace f is traced inline; with the switch on, it is interpreted.
+    if (in.dispatch().tracing() || *interpret) return in.call(function, args);
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
@@ -171,12 +173,44 @@ const CacheEntry& last_entry(const char* fn, JitObj& j) {
 }  // namespace
 
 struct JitRegistry {
-  std::vector<std::shared_ptr<JitObj>> functions;  // in order of creation (kept for the report)
+  std::shared_ptr<bool> interpret = std::make_shared<bool>(false);
+  std::vector<std::shared_ptr<JitObj>> reported;  // --stats: kept alive for the report at exit
+  std::vector<std::weak_ptr<JitObj>> functions;   // every one, in order of creation
 };
 
 std::string jit_stats(const JitRegistry& r) {
   std::string out;
-  for (const auto& j : r.functions) out += j->stats() + "\n";
+  for (const auto& j : r.reported) out += j->stats() + "\n";
+  return out;
+}
+
+namespace {
+
+JitView view_of(const JitObj& j) {
+  JitView v{&j, j.name, j.calls, "", nullptr, nullptr};
+  if (j.last) {
+    v.prologue = j.last->prologue.text();
+    v.passes = &j.last->passes;
+    v.computation = &j.last->computation;
+  }
+  return v;
+}
+
+}  // namespace
+
+void set_interpret(JitRegistry& r, bool on) { *r.interpret = on; }
+bool interpreting(const JitRegistry& r) { return *r.interpret; }
+
+std::optional<JitView> jit_view(const Value& v) {
+  auto* j = v.is(Type::Builtin) ? dynamic_cast<JitObj*>(v.object().get()) : nullptr;
+  if (!j) return std::nullopt;
+  return view_of(*j);
+}
+
+std::vector<JitView> jit_functions(const JitRegistry& r) {
+  std::vector<JitView> out;
+  for (const auto& w : r.functions)
+    if (auto j = w.lock()) out.push_back(view_of(*j));
   return out;
 }
 
@@ -190,9 +224,11 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
     j->trace_opts.symbolic_shapes = shapes == "symbolic";
     j->caching = cache != "none";
     j->opts = jit;
+    j->interpret = registry->interpret;
     JitObj* self = j.get();
     j->fn = [self](Interpreter& in, CallArgs& args) { return self->call(in, args); };
-    if (jit.stats) registry->functions.push_back(j);
+    if (jit.stats) registry->reported.push_back(j);
+    registry->functions.push_back(j);
     return Value(Type::Builtin, j);
   };
   return registry;

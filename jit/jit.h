@@ -6,6 +6,7 @@
 // last_prologue, last_execution_trace, cache_hits, cache_misses.
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "interp/interpreter.h"
@@ -35,5 +36,25 @@ void install_jit_builtins(Interpreter& in);
 // write-back copies and temporaries of its buffer plan and the buffers it
 // allocated (counted at run time, library ops' internal copies included).
 std::string jit_stats(const JitRegistry& r);
+
+// The REPL's `:mode`: with the switch on, every jit function made under r
+// runs its function in the interpreter (as `--interpret` would).
+void set_interpret(JitRegistry& r, bool on);
+bool interpreting(const JitRegistry& r);
+
+// A jit function and its last call, for the REPL's :trace and :emit and for
+// `thn graph`. The pointers stay valid until the function's next call.
+struct JitView {
+  const void* id = nullptr;  // the function's identity
+  std::string name;
+  int64_t calls = 0;
+  std::string prologue;                             // printed; empty until the first call
+  const std::vector<PassRecord>* passes = nullptr;  // the trace as traced and after each pass
+  const Trace* computation = nullptr;               // the execution trace
+};
+// The jit function behind v; nullopt when v is not one.
+std::optional<JitView> jit_view(const Value& v);
+// The jit functions made under r that are still alive, in order of creation.
+std::vector<JitView> jit_functions(const JitRegistry& r);
 
 }  // namespace thn

@@ -12,7 +12,8 @@ namespace thn {
   X(RuntimeError) X(IndexError) X(ValueError) X(TypeError) X(ZeroDivisionError)           \
   X(OverflowError) X(NotImplementedError) X(NameError) X(UnboundLocalError)               \
   X(AttributeError) X(AssertionError) X(RecursionError) X(ModuleNotFoundError)            \
-  X(ImportError) X(KeyError) X(SyntaxError) X(IndentationError) X(TabError)
+  X(ImportError) X(KeyError) X(SyntaxError) X(IndentationError) X(TabError)             \
+  X(KeyboardInterrupt)
 enum class ErrorKind {
 #define THN_X(k) k,
   THN_ERROR_KINDS(THN_X)

@@ -1,5 +1,6 @@
 #include "runtime/op_registry.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "runtime/cuda.h"
@@ -141,6 +142,14 @@ const OpDef* find_attribute(std::string_view name) {
   auto it = tables().attributes.find(name);
   return it == tables().attributes.end() ? nullptr : it->second;
 }
+std::vector<std::string> tensor_member_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, op] : tables().attributes) names.emplace_back(name);
+  for (const auto& [name, m] : tables().methods) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 std::optional<MethodRef> find_method(std::string_view name) {
   auto it = tables().methods.find(std::string(name));
   if (it == tables().methods.end()) return std::nullopt;

@@ -105,6 +105,9 @@ struct MethodRef {
   bool inplace;
 };
 std::optional<MethodRef> find_method(std::string_view name);
+// Every attribute and method name of a Tensor (in-place `name_` forms
+// included), sorted: what completion offers after `x.`.
+std::vector<std::string> tensor_member_names();
 
 using Kwargs = std::vector<std::pair<std::string, IValue>>;
 // Runs an op whose tensors are on CUDA (installed by the CUDA backend).
