@@ -6,6 +6,7 @@
 
 #include "build_config.h"
 #include "cli/difftest.h"
+#include "cli/graph.h"
 #include "cli/ops_doc.h"
 #include "cli/repl.h"
 #include "cli/run.h"
@@ -20,6 +21,8 @@ commands:
                             run a thn script (thn run --help for its options)
   repl [--interpret]        the interactive shell (also plain `thn`)
   difftest FILE...          run scripts with --interpret and with jit, report where outputs differ
+  graph FILE --fn NAME [-o OUT.svg|OUT.png|OUT.dot]
+                            draw a jit function's fused execution trace (Graphviz; DOT text without it)
   kernels FILE --target cpu|cuda [--arch sm_NN]
                             run a script, compiling every kernel of its jit traces for the target
   docs-ops [--check FILE]   print docs/ops.md from the op table (or check FILE against it)
@@ -59,6 +62,7 @@ int main(int argc, char** argv) {
   if (cmd == "repl") return thn::repl_command(argc, argv);
   if (cmd == "difftest") return thn::difftest_command(argc, argv);
   if (cmd == "kernels") return thn::kernels_command(argc, argv);
+  if (cmd == "graph") return thn::graph_command(argc, argv);
   if (cmd == "docs-ops") {
     if (argc == 2) return thn::print_ops_doc(std::cout);
     if (argc == 4 && std::strcmp(argv[2], "--check") == 0) return thn::check_ops_doc(argv[3]);

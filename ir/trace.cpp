@@ -91,6 +91,8 @@ class Printer {
     for (const auto& [proxy, v] : t.captured) names_[&proxy.symbolic()] = tensor_proxy(proxy).name;
   }
 
+  const std::unordered_map<const Symbolic*, std::string>& names() const { return names_; }
+
   std::string print() {
     std::string out = fmt::format("# Constructed by {} (took {:.2f} ms)\n", trace_.constructed_by, trace_.ms);
     std::vector<std::string> params;
@@ -220,6 +222,12 @@ class Printer {
 }  // namespace
 
 std::string print_trace(const Trace& t) { return Printer(t).print(); }
+
+std::unordered_map<const Symbolic*, std::string> value_names(const Trace& t) {
+  Printer p(t);
+  p.print();
+  return p.names();
+}
 
 std::unordered_set<const Symbolic*> reduced_values(const std::vector<const BoundSymbol*>& prims) {
   std::unordered_set<const Symbolic*> after;

@@ -205,6 +205,8 @@ inline const Value& write_back_source(const BoundSymbol& b) { return b.args[b.sy
 // Proxies are renumbered in order of definition (t0, t1, ...; i0, f0, b0 for
 // numbers), so printed traces are stable across runs.
 std::string print_trace(const Trace& t);
+// The names print_trace gives the values (inputs by name, then t0, i0, ...).
+std::unordered_map<const Symbolic*, std::string> value_names(const Trace& t);
 
 // v with f applied to the items of a list, tuple, torch.Size or slice (the
 // same kind of container, or v itself when no item changed); v otherwise.

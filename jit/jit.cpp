@@ -175,6 +175,7 @@ const CacheEntry& last_entry(const char* fn, JitObj& j) {
 struct JitRegistry {
   std::shared_ptr<bool> interpret = std::make_shared<bool>(false);
   std::vector<std::shared_ptr<JitObj>> reported;  // --stats: kept alive for the report at exit
+  std::vector<std::shared_ptr<JitObj>> kept;      // JitOptions::keep_alive
   std::vector<std::weak_ptr<JitObj>> functions;   // every one, in order of creation
 };
 
@@ -228,6 +229,7 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
     JitObj* self = j.get();
     j->fn = [self](Interpreter& in, CallArgs& args) { return self->call(in, args); };
     if (jit.stats) registry->reported.push_back(j);
+    if (jit.keep_alive) registry->kept.push_back(j);
     registry->functions.push_back(j);
     return Value(Type::Builtin, j);
   };

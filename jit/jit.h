@@ -22,6 +22,7 @@ struct JitOptions {
   // Called with each new execution trace (thn kernels compiles its kernels for a target).
   std::function<void(const std::string& fn, const Trace& t)> on_trace;
   bool time_passes = false;    // print tracing and pass times of each new trace (stderr)
+  bool keep_alive = false;     // the registry keeps every jit function (thn graph reads them after the run)
   PipelineOptions pipeline;
 };
 
