@@ -70,7 +70,8 @@ class DotWriter {
     if (v.is_sequence()) {
       std::string items;
       for (const Value& x : v.items()) items += (items.empty() ? "" : ", ") + render(x);
-      return v.is(Type::List) ? "[" + items + "]" : "(" + items + ")";
+      if (v.is(Type::List)) return "[" + items + "]";
+      return "(" + items + (v.items().size() == 1 ? ",)" : ")");
     }
     return to_repr(v);
   }
@@ -202,8 +203,10 @@ std::string trace_dot(const Trace& t, const std::string& title) { return DotWrit
 
 namespace {
 
-// Graphviz's `dot` on PATH, or "".
+// Graphviz's `dot`: $THN_DOT when set (not executable: none), else the
+// first on PATH; "" when there is none.
 std::string find_dot() {
+  if (const char* env = std::getenv("THN_DOT")) return access(env, X_OK) == 0 ? env : "";
   const char* path = std::getenv("PATH");
   std::string p = path ? path : "";
   size_t at = 0;

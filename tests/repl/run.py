@@ -14,7 +14,6 @@ Ctrl-D leaves with status 0.
 
 Runs with a plain python3: no dependencies.
 """
-import argparse
 import os
 import pty
 import re
@@ -24,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import run_checks  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -136,21 +138,6 @@ def check_terminal(thn):
     return problems
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--thn", required=True)
-    args = ap.parse_args()
-    thn = os.path.abspath(args.thn)
-    failed = False
-    for name, check in [("a pipe", check_pipe), ("a pipe, :trace/:emit/:time", check_commands),
-                        ("a terminal", check_terminal)]:
-        problems = check(thn)
-        print(f"repl through {name}: {'ok' if not problems else 'FAILED'}")
-        for p in problems:
-            print("  " + p.replace("\n", "\n  "))
-        failed |= bool(problems)
-    sys.exit(1 if failed else 0)
-
-
 if __name__ == "__main__":
-    main()
+    run_checks("repl through", [("a pipe", check_pipe), ("a pipe, :trace/:emit/:time", check_commands),
+                ("a terminal", check_terminal)])

@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""The thn command's user-facing behaviour beyond running programs.
+
+- hints: the one-line `hint:` after a tab in the indentation, a tensor
+  branch inside jit and a CUDA tensor where CUDA is unavailable (forced with
+  THN_LIBCUDA pointing nowhere), and none after an ordinary error;
+- colour: ANSI escapes on a terminal, none with NO_COLOR set or when piped;
+- `thn graph`: DOT on stdout, an SVG through Graphviz, the DOT text when dot
+  is missing (THN_DOT pointing nowhere), clear errors for an unknown
+  function and a bad output name;
+- `thn run --emit=ast`: the resolved AST before the run.
+
+Runs with a plain python3: no dependencies.
+"""
+import os
+import pty
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from checks import run_checks  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+ESC = "\x1b["
+
+
+def run(thn, args, code=None, env=None, cwd=None):
+    files = []
+    if code is not None:
+        fd, path = tempfile.mkstemp(suffix=".thn")
+        os.write(fd, code.encode())
+        os.close(fd)
+        files.append(path)
+        args = [a if a != "FILE" else path for a in args]
+    e = dict(os.environ)
+    e.pop("NO_COLOR", None)
+    e.update(env or {})
+    r = subprocess.run([thn] + args, capture_output=True, text=True, env=e, cwd=cwd or ROOT, timeout=300)
+    for f in files:
+        os.unlink(f)
+    return r
+
+
+def on_terminal(thn, args, env):
+    """stderr and stdout of thn run on a pseudo-terminal (merged)."""
+    pid, fd = pty.fork()
+    if pid == 0:
+        os.chdir(ROOT)
+        os.environ.pop("NO_COLOR", None)
+        os.environ.update(env)
+        os.execv(thn, [thn] + args)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.waitpid(pid, 0)
+    return out.decode(errors="replace")
+
+
+TAB = "if True:\n\tx = 1\n"
+BRANCH = "def f(x):\n    if x.sum() > 0:\n        return x\n    return -x\n\njit(f)(ones(2))\n"
+CUDA = "x = ones(2, device=\"cuda\")\n"
+ORDINARY = "x = ones(2) + ones(3)\n"
+
+
+def check_hints(thn):
+    problems = []
+    for name, code, env, want in [("tab", TAB, {}, "hint: thn indents with spaces only"),
+                                  ("jit branch", BRANCH, {}, "hint: inside jit, choose between tensors with where"),
+                                  ("cuda", CUDA, {"THN_LIBCUDA": "/nonexistent/libcuda.so"}, "hint: run on the CPU"),
+                                  ("ordinary", ORDINARY, {}, None)]:
+        r = run(thn, ["run", "FILE"], code, env)
+        if r.returncode != 1:
+            problems.append(f"{name}: exit status {r.returncode}, want 1:\n{r.stderr}")
+        lines = r.stderr.rstrip("\n").split("\n")
+        if want is None and any(l.startswith("hint:") for l in lines):
+            problems.append(f"{name}: a hint where none is due:\n{r.stderr}")
+        if want is not None and not lines[-1].startswith(want):
+            problems.append(f"{name}: the last line of stderr is not {want!r}...:\n{r.stderr}")
+    return problems
+
+
+def check_colour(thn):
+    problems = []
+    fd, path = tempfile.mkstemp(suffix=".thn")
+    os.write(fd, ORDINARY.encode())
+    os.close(fd)
+    tty = on_terminal(thn, ["run", path], {})
+    if ESC + "1;31m" not in tty or "RuntimeError" not in tty:
+        problems.append(f"no colour on a terminal:\n{tty!r}")
+    plain = on_terminal(thn, ["run", path], {"NO_COLOR": "1"})
+    if ESC in plain or "RuntimeError" not in plain:
+        problems.append(f"NO_COLOR=1: escapes or no error:\n{plain!r}")
+    piped = run(thn, ["run", path])
+    if ESC in piped.stderr or "RuntimeError" not in piped.stderr:
+        problems.append(f"piped: escapes or no error:\n{piped.stderr!r}")
+    os.unlink(path)
+    return problems
+
+
+def check_graph(thn):
+    problems = []
+    script = "docs/readme/adam_step.thn"
+    r = run(thn, ["graph", script, "--fn", "step"])
+    want = open(os.path.join(ROOT, "docs/readme/adam_step.dot")).read()
+    if r.returncode != 0 or r.stdout != want:
+        problems.append(f"DOT on stdout differs from docs/readme/adam_step.dot (exit {r.returncode}):\n{r.stdout}"
+                        f"{r.stderr}")
+    if "tensor([" not in r.stderr:
+        problems.append(f"the script's own output should go to stderr when DOT goes to stdout:\n{r.stderr}")
+    for needle in ["subgraph cluster_0", "label=\"writes\"", "params_0 (updated in place)"]:
+        if needle not in want:
+            problems.append(f"docs/readme/adam_step.dot lacks {needle!r}")
+    alias = "def f(x):\n    return x.t(), x.view(-1)\n\njit(f)(ones(2, 3))\n"
+    r = run(thn, ["graph", "FILE", "--fn", "f"], alias)
+    if r.stdout.count("label=\"alias\"") != 2:
+        problems.append(f"two views of x should draw two alias edges:\n{r.stdout}")
+    with tempfile.TemporaryDirectory() as tmp:
+        svg = os.path.join(tmp, "g.svg")
+        r = run(thn, ["graph", script, "--fn", "step", "-o", svg])
+        if r.returncode != 0 or not os.path.exists(svg) or "<svg" not in open(svg).read():
+            problems.append(f"-o g.svg did not render an SVG (exit {r.returncode}):\n{r.stderr}")
+        png = os.path.join(tmp, "g.png")
+        r = run(thn, ["graph", script, "--fn", "step", "-o", png], env={"THN_DOT": "/nonexistent/dot"})
+        dot = os.path.join(tmp, "g.dot")
+        if r.returncode != 0 or os.path.exists(png) or not os.path.exists(dot) or open(dot).read() != want:
+            problems.append(f"without dot, -o g.png should write the DOT text to g.dot (exit {r.returncode}):\n{r.stderr}")
+        if "Graphviz's dot is not installed" not in r.stderr:
+            problems.append(f"without dot, no message saying so:\n{r.stderr}")
+    r = run(thn, ["graph", script, "--fn", "nope"])
+    if r.returncode != 1 or "calls no jit function named 'nope' (it has: step)" not in r.stderr:
+        problems.append(f"unknown function: exit {r.returncode}:\n{r.stderr}")
+    r = run(thn, ["graph", script, "--fn", "step", "-o", "out.jpeg"])
+    if r.returncode != 2 or "usage: thn graph" not in r.stderr:
+        problems.append(f"bad output name: exit {r.returncode}:\n{r.stderr}")
+    return problems
+
+
+def check_emit_ast(thn):
+    r = run(thn, ["run", "FILE", "--emit=ast"], "def f(a, b=2):\n    return a * b\n\nprint(f(3))\n")
+    want = ("Module {}\n"
+            "  FunctionDef f(a, b) locals=[a, b]  @1:1\n"
+            "    default b:\n"
+            "      Constant 2  @1:12\n"
+            "    Return  @2:5\n"
+            "      Binary *  @2:14\n"
+            "        Name a (local 0)  @2:12\n"
+            "        Name b (local 1)  @2:16\n"
+            "  Expr  @4:1\n"
+            "    Call  @4:1\n"
+            "      Name print (global)  @4:1\n"
+            "      Call  @4:7\n"
+            "        Name f (global)  @4:7\n"
+            "        Constant 3  @4:9\n"
+            "6\n")
+    lines = r.stdout.split("\n", 1)
+    got = "Module {}\n" + (lines[1] if len(lines) > 1 else "")
+    if r.returncode != 0 or got != want:
+        return [f"--emit=ast (exit {r.returncode}):\n--- want\n{want}--- got\n{r.stdout}{r.stderr}"]
+    return []
+
+
+if __name__ == "__main__":
+    run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
+                ("--emit=ast", check_emit_ast)])
