@@ -146,7 +146,23 @@ Completion complete(Interpreter& in, std::string_view line) {
     size_t dot = word.rfind('.');
     size_t kw = before.find_last_of(" \t");
     std::string_view last_word = before.substr(kw == std::string_view::npos ? 0 : kw + 1);
-    if (last_word == "import" || last_word == "from") {
+    std::string_view from_module;  // `from MODULE import ...`: MODULE's members complete
+    if (size_t f = line.find_first_not_of(" \t"); f != std::string_view::npos && line.substr(f).starts_with("from ")) {
+      std::string_view rest = line.substr(f + 5);
+      rest.remove_prefix(std::min(rest.size(), rest.find_first_not_of(' ')));
+      size_t end = rest.find(' ');
+      if (end != std::string_view::npos && rest.substr(end).find(" import ") == 0) from_module = rest.substr(0, end);
+    }
+    if (!from_module.empty()) {
+      // A module bound in the session, or a built-in one: no module's code runs to complete.
+      std::optional<Value> m = lookup(in, from_module);
+      if (!m || !m->is(Type::Module)) {
+        m.reset();
+        for (const char* b : kBuiltinModules)
+          if (from_module == b) m = make_builtin_module(in, b);
+      }
+      if (m && m->is(Type::Module)) pool = attribute_names(*m);
+    } else if (last_word == "import" || last_word == "from") {
       pool = module_names(in);
     } else if (dot != std::string_view::npos) {
       std::optional<Value> obj = dot == 0 ? std::nullopt : lookup(in, word.substr(0, dot));

@@ -3,6 +3,8 @@
 #include <editline/readline.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -115,6 +117,8 @@ struct Session {
       Value v = interp->run_interactive(src);
       if (!v.is_none()) std::printf("%s\n", to_repr(v).c_str());
       std::fflush(stdout);
+      // A Ctrl-C after the last statement ran: reported, not left for the next input.
+      if (take_interrupt()) std::fputs("KeyboardInterrupt\n", stderr);
       return true;
     } catch (...) {
       take_interrupt();  // a Ctrl-C that arrived as the error was raised
@@ -241,6 +245,7 @@ enum class Read { Line, Eof, Interrupted };
 
 volatile sig_atomic_t sigint_seen = 0;
 pthread_t repl_thread;
+int wake_pipe[2] = {-1, -1};  // the SIGINT handler's self-pipe: a Ctrl-C never waits for a key
 
 void on_sigint(int) {
   // Any thread may take the signal (OpenBLAS's workers do not block it); the
@@ -251,11 +256,16 @@ void on_sigint(int) {
   }
   sigint_seen = 1;
   request_interrupt();  // a running computation stops at its next statement
+  if (wake_pipe[1] >= 0) {
+    ssize_t ignored = write(wake_pipe[1], "!", 1);  // wakes a read waiting in poll()
+    (void)ignored;
+  }
 }
 
 // Reads through libedit on a terminal: line editing, history in
 // ~/.thn_history, completion from the session; Ctrl-C ends the read as
-// Interrupted.
+// Interrupted (the handler wakes the read through a self-pipe, so a signal
+// that lands between reads is not lost).
 struct Terminal {
   Session* session = nullptr;
   std::string history;
@@ -265,6 +275,10 @@ struct Terminal {
   explicit Terminal(Session& s) : session(&s) {
     self = this;
     if (const char* home = std::getenv("HOME"); home && *home) history = std::string(home) + "/.thn_history";
+    if (pipe(wake_pipe) == 0) {
+      fcntl(wake_pipe[0], F_SETFL, O_NONBLOCK);
+      fcntl(wake_pipe[1], F_SETFL, O_NONBLOCK);
+    }
     rl_readline_name = "thn";
     rl_catch_signals = 0;
     rl_getc_function = getc_interruptible;
@@ -280,10 +294,20 @@ struct Terminal {
   // (or a ^C byte, when the terminal passes it on) ends the line.
   static int getc_interruptible(FILE*) {
     while (true) {
+      if (sigint_seen) return EOF;
+      pollfd fds[2] = {{0, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
+      if (poll(fds, 2, -1) < 0) {
+        if (errno == EINTR) continue;
+        return EOF;
+      }
+      if (fds[1].revents & POLLIN) {  // the handler ran
+        sigint_seen = 1;
+        return EOF;
+      }
       unsigned char c;
       ssize_t n = ::read(0, &c, 1);
       if (n == 1 && c != 3) return c;
-      if (n == 1 || (n < 0 && errno == EINTR && sigint_seen)) {
+      if (n == 1) {  // a ^C byte, where the terminal passes it on
         sigint_seen = 1;
         return EOF;
       }
@@ -314,6 +338,9 @@ struct Terminal {
   }
 
   Read read(const char* prompt, std::string& line) {
+    char drain[64];
+    while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
+    }
     sigint_seen = 0;
     char* got = readline(prompt);
     if (sigint_seen) {

@@ -51,6 +51,9 @@ TEST_CASE("completion: names, keywords, modules, keyword arguments, commands") {
   CHECK(has(s.offers("nn.lay"), "nn.layer_norm"));
   CHECK(has(s.offers("import ma"), "math"));
   CHECK(has(s.offers("import o"), "optim"));  // a stdlib module file
+  CHECK(has(s.offers("from math import sq"), "sqrt"));
+  CHECK(has(s.offers("from nn import soft"), "softmax"));
+  CHECK(s.offers("from optim import ").empty());  // not imported: its code would have to run
   CHECK(has(s.offers("scale(x, fa"), "factor="));
   CHECK(has(s.offers("sum(x, di"), "dim="));
   CHECK(has(s.offers("x.sum(di"), "dim="));
