@@ -179,7 +179,9 @@ class DotWriter {
       defines(b, id);
       return;
     }
-    const bool library = !b.sym.is_number_op();  // a tensor op left to its library kernel (matmul, gathers, ...)
+    // A tensor op left to its library kernel (matmul, gathers, ...); number
+    // arithmetic and shape reads are grey.
+    const bool library = !b.sym.is_number_op() && (b.sym.op || b.sym.prim != PrimId::shape);
     out_ += fmt::format("  {} [label={}, shape=box, style=filled, fillcolor=\"{}\"];\n", id, quote(label(b)),
                         library ? "#fff2cc" : "#f2f2f2");
     reads(b, id);
