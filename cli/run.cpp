@@ -179,7 +179,10 @@ int run_command(int argc, char** argv) {
   std::string& file = run.file;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--interpret") {
+    if (arg == "--help" || arg == "-h") {
+      std::printf("%s", kRunUsage);
+      return 0;
+    } else if (arg == "--interpret") {
       run.interpret = true;
     } else if (arg == "--print-traces") {
       run.jit.print_traces = true;
