@@ -249,17 +249,19 @@ int wake_pipe[2] = {-1, -1};  // the SIGINT handler's self-pipe: a Ctrl-C never 
 
 void on_sigint(int) {
   // Any thread may take the signal (OpenBLAS's workers do not block it); the
-  // REPL's own thread must, so that its blocked read returns EINTR.
+  // REPL's own thread handles it, so the flag and the wake-up are its own.
   if (!pthread_equal(pthread_self(), repl_thread)) {
     pthread_kill(repl_thread, SIGINT);
     return;
   }
+  const int saved_errno = errno;
   sigint_seen = 1;
   request_interrupt();  // a running computation stops at its next statement
   if (wake_pipe[1] >= 0) {
     ssize_t ignored = write(wake_pipe[1], "!", 1);  // wakes a read waiting in poll()
     (void)ignored;
   }
+  errno = saved_errno;
 }
 
 // Reads through libedit on a terminal: line editing, history in
