@@ -112,6 +112,11 @@ def check_terminal(thn):
                  ("print(f(2))\n", "3\r\n>>> ")]   # and the session goes on
         for keys, token in steps:
             before = len(out)
+            # libedit prints the prompt before it puts the terminal in raw
+            # mode: a key sent the instant the prompt shows may still be read
+            # in cooked mode (where ^D is an end-of-line that the switch
+            # drops, and Tab no completion). A person cannot type that fast.
+            time.sleep(0.2)
             os.write(fd, keys.encode())
             if token is None:
                 time.sleep(0.5)  # let the loop start
@@ -121,8 +126,20 @@ def check_terminal(thn):
                 shown = out[before:].decode(errors="replace")
                 if not ("x.sub" in shown and "x.sum" in shown):
                     problems.append(f"completion of x.su lacks x.sub:\n{shown}")
+        time.sleep(0.2)
         os.write(fd, b"\x04")  # Ctrl-D
-        _, status = os.waitpid(pid, 0)
+        end = time.time() + 60
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                break
+            if time.time() > end:
+                raise TimeoutError(f"Ctrl-D did not end the session; the terminal shows:\n"
+                                   f"{out.decode(errors='replace')}")
+            try:
+                read_until("\x00", timeout=0.2)  # keep reading (never matches)
+            except TimeoutError:
+                pass
         if os.waitstatus_to_exitcode(status) != 0:
             problems.append(f"Ctrl-D: exit status {os.waitstatus_to_exitcode(status)}, want 0")
         history = os.path.join(home, ".thn_history")
