@@ -6,9 +6,11 @@
 // checksum beside them: an entry whose checksum fails is rebuilt, never
 // loaded. Compile failures report the compiler's log and the path of the
 // generated source.
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace thn {
 
@@ -31,6 +33,10 @@ struct CompileInfo {
   double ms = 0;             // time to compile or load
   std::string path;          // the shared object on disk
 };
+
+// Runs argv (no shell; argv[0] found on PATH) with stdout and stderr into
+// `log`; its exit status, -1 when it could not be started or was killed.
+int spawn(const std::vector<std::string>& argv, const std::filesystem::path& log);
 
 // The host module built from `source` by $THN_CXX (else c++) with
 // -O3 -march=native -fopenmp -shared -fPIC, spawned without a shell.

@@ -1,17 +1,21 @@
 #include "cli/graph.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <string>
 #include <unordered_map>
 
+#include "backend/kernel_cache.h"
 #include "cli/run.h"
-#include "interp/interpreter.h"
 #include "jit/jit.h"
 
 namespace thn {
@@ -205,24 +209,6 @@ std::string trace_dot(const Trace& t, const std::string& title) { return DotWrit
 
 namespace {
 
-// Graphviz's `dot`: $THN_DOT when set (not executable: none), else the
-// first on PATH; "" when there is none.
-std::string find_dot() {
-  if (const char* env = std::getenv("THN_DOT")) return access(env, X_OK) == 0 ? env : "";
-  const char* path = std::getenv("PATH");
-  std::string p = path ? path : "";
-  size_t at = 0;
-  while (at <= p.size()) {
-    size_t colon = p.find(':', at);
-    std::string dir = p.substr(at, colon == std::string::npos ? std::string::npos : colon - at);
-    std::string exe = (dir.empty() ? "." : dir) + "/dot";
-    if (access(exe.c_str(), X_OK) == 0) return exe;
-    if (colon == std::string::npos) break;
-    at = colon + 1;
-  }
-  return "";
-}
-
 bool write_file(const std::string& path, const std::string& text) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) return false;
@@ -230,106 +216,96 @@ bool write_file(const std::string& path, const std::string& text) {
   return std::fclose(f) == 0 && ok;
 }
 
+// Writes the DOT text to `out`: as it is for .dot, else rendered by
+// Graphviz's dot ($THN_DOT, else the first on PATH) from a temporary file;
+// without dot, the text goes beside `out` as .dot.
+int write_graph(const std::string& dot, const std::string& out) {
+  std::filesystem::path target(out);
+  auto save = [&](const std::filesystem::path& p) {
+    if (write_file(p, dot)) return true;
+    std::fprintf(stderr, "thn graph: cannot write %s\n", p.c_str());
+    return false;
+  };
+  if (target.extension() == ".dot") return save(target) ? 0 : 1;
+  std::string input = (std::filesystem::temp_directory_path() / "thn-graph-XXXXXX").string();
+  int fd = mkstemp(input.data());
+  if (fd < 0) {
+    std::fprintf(stderr, "thn graph: cannot make a temporary file in %s\n", input.c_str());
+    return 1;
+  }
+  close(fd);
+  const char* env = std::getenv("THN_DOT");
+  std::string exe = env ? env : "dot", log = input + ".log", why;
+  int rc = save(input) ? spawn({exe, "-T" + target.extension().string().substr(1), "-o", out, input}, log) : -2;
+  if (rc > 0) {
+    std::ifstream in(log);
+    why.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::error_code ec;
+  std::filesystem::remove(input, ec);
+  std::filesystem::remove(log, ec);
+  if (rc == -2) return 1;
+  if (rc < 0) {
+    std::filesystem::path dot_path = target.replace_extension(".dot");
+    if (!save(dot_path)) return 1;
+    std::fprintf(stderr, "thn graph: Graphviz's dot is not installed (apt install graphviz): wrote the DOT text to %s\n",
+                 dot_path.c_str());
+    return 0;
+  }
+  if (rc > 0) {
+    std::fprintf(stderr, "thn graph: %s failed (status %d):\n%s", exe.c_str(), rc, why.c_str());
+    return 1;
+  }
+  return 0;
+}
+
 }  // namespace
 
 const char* kGraphUsage = "usage: thn graph FILE --fn NAME [-o OUT.svg|OUT.png|OUT.dot]\n";
 
 int graph_command(int argc, char** argv) {
-  std::string file, fn, out;
+  RunOptions run;
+  std::string fn, out;
   for (int i = 2; i < argc; ++i) {
     std::string arg = argv[i];
     if ((arg == "--fn" || arg == "-o") && i + 1 < argc) {
       (arg == "--fn" ? fn : out) = argv[++i];
-    } else if (arg.starts_with("-") || !file.empty()) {
+    } else if (arg.starts_with("-") || !run.file.empty()) {
       std::fprintf(stderr, "thn graph: unknown option or extra argument: %s\n%s", arg.c_str(), kGraphUsage);
       return 2;
     } else {
-      file = arg;
+      run.file = arg;
     }
   }
   std::string ext = std::filesystem::path(out).extension().string();
-  if (file.empty() || fn.empty() || (!out.empty() && ext != ".svg" && ext != ".png" && ext != ".dot")) {
+  if (run.file.empty() || fn.empty() || (!out.empty() && ext != ".svg" && ext != ".png" && ext != ".dot")) {
     std::fprintf(stderr, "%s", kGraphUsage);
     return 2;
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", file.c_str());
-    return 2;
-  }
+  if (!script_exists(run.file)) return 2;
+  if (out.empty()) run.out = stderr;  // stdout carries the DOT text
+  run.jit.keep_alive = true;          // jit(step)(...) made for one call is still there after the run
   return on_big_stack([&] {
-    InterpOptions opts;
-    std::filesystem::path script(file);
-    opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
-    if (out.empty()) opts.out = stderr;  // stdout carries the DOT text
-    JitOptions jit;
-    jit.keep_alive = true;
-    std::shared_ptr<JitRegistry> jits = install_jit(opts, jit);
-    Interpreter interp(opts);
-    install_jit_builtins(interp);
-    try {
-      interp.run_file(file);
-    } catch (...) {
-      report_error();
-      return 1;
-    }
-    std::fflush(opts.out);
-    std::vector<std::string> names;
-    std::optional<JitView> found;
-    for (const JitView& j : jit_functions(*jits)) {
-      names.push_back(j.name);
-      if (j.name == fn && j.computation) found = j;
-    }
-    if (!found) {
-      std::string have = names.empty() ? "it makes none" : fmt::format("it has: {}", fmt::join(names, ", "));
-      std::fprintf(stderr, "thn graph: %s calls no jit function named '%s' (%s)\n", file.c_str(), fn.c_str(),
-                   have.c_str());
-      return 1;
-    }
-    std::string dot = trace_dot(*found->computation, fn);
-    if (out.empty()) {
-      std::fputs(dot.c_str(), stdout);
-      return 0;
-    }
-    if (ext == ".dot") {
-      if (!write_file(out, dot)) {
-        std::fprintf(stderr, "thn graph: cannot write %s\n", out.c_str());
+    return run_script(run, [&](const JitRegistry& jits) {
+      std::vector<std::string> names;
+      std::optional<JitView> found;
+      for (const JitView& j : jit_functions(jits)) {
+        names.push_back(j.name);
+        if (j.name == fn && j.computation) found = j;
+      }
+      if (!found) {
+        std::string have = names.empty() ? "it makes none" : fmt::format("it has: {}", fmt::join(names, ", "));
+        std::fprintf(stderr, "thn graph: %s calls no jit function named '%s' (%s)\n", run.file.c_str(), fn.c_str(),
+                     have.c_str());
         return 1;
       }
-      return 0;
-    }
-    std::string exe = find_dot();
-    if (exe.empty()) {
-      std::string dot_path = std::filesystem::path(out).replace_extension(".dot").string();
-      if (!write_file(dot_path, dot)) {
-        std::fprintf(stderr, "thn graph: cannot write %s\n", dot_path.c_str());
-        return 1;
+      std::string dot = trace_dot(*found->computation, fn);
+      if (out.empty()) {
+        std::fputs(dot.c_str(), stdout);
+        return 0;
       }
-      std::fprintf(stderr, "thn graph: Graphviz's dot is not installed (apt install graphviz): wrote the DOT text to %s\n",
-                   dot_path.c_str());
-      return 0;
-    }
-    if (out.find('\'') != std::string::npos || exe.find('\'') != std::string::npos) {
-      std::fprintf(stderr, "thn graph: the output path must not contain a quote: %s\n", out.c_str());
-      return 2;
-    }
-    std::string cmd = fmt::format("'{}' -T{} -o '{}'", exe, ext.substr(1), out);
-    if (out.find('\'') != std::string::npos) {
-      std::fprintf(stderr, "thn graph: output path must not contain a quote: %s\n", out.c_str());
-      return 2;
-    }
-    std::FILE* p = popen(cmd.c_str(), "w");
-    if (!p) {
-      std::fprintf(stderr, "thn graph: cannot run %s\n", exe.c_str());
-      return 1;
-    }
-    std::fwrite(dot.data(), 1, dot.size(), p);
-    int rc = pclose(p);
-    if (rc != 0) {
-      std::fprintf(stderr, "thn graph: %s failed (status %d)\n", cmd.c_str(), rc);
-      return 1;
-    }
-    return 0;
+      return write_graph(dot, out);
+    });
   });
 }
 

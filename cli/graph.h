@@ -3,7 +3,7 @@
 // draws jit function NAME's last execution trace: inputs, fusion regions as
 // clusters, library and view ops, write-backs into inputs and alias edges.
 // Rendered by Graphviz's `dot` ($THN_DOT, else PATH's) when it is
-// installed; DOT text otherwise (and on stdout without -o).
+// installed; the DOT text beside OUT otherwise (and on stdout without -o).
 #include <string>
 
 #include "ir/trace.h"

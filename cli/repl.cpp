@@ -128,11 +128,7 @@ struct Session {
   }
 
   void load(const std::string& path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec)) {
-      std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", path.c_str());
-      return;
-    }
+    if (!script_exists(path)) return;
     auto file = Source::load(path);
     run(file->text, path.c_str());
   }
@@ -173,7 +169,7 @@ struct Session {
       std::fprintf(stderr, "usage: :emit ast|trace|kernels CODE\n");
       return;
     }
-    if (interpreting(*jits)) {
+    if (interpret) {
       std::fprintf(stderr, ":emit %s: jit functions are interpreted in this mode (:mode jit to compile them)\n",
                    what.c_str());
       return;

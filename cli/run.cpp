@@ -128,20 +128,19 @@ void report_error() {
   if (!hint.empty()) std::fprintf(stderr, "%s %s\n", colour ? "\x1b[1;36mhint:\x1b[0m" : "hint:", hint.c_str());
 }
 
-namespace {
+bool script_exists(const std::string& file) {
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(file, ec)) return true;
+  std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", file.c_str());
+  return false;
+}
 
-struct RunOptions {
-  std::string file;
-  bool interpret = false;  // jit is the identity: the reference path
-  bool emit_ast = false;   // print the script's resolved AST before running it
-  JitOptions jit;
-};
-
-int run_script(const RunOptions& run) {
+int run_script(const RunOptions& run, const std::function<int(const JitRegistry&)>& after) {
   const std::string& path = run.file;
   InterpOptions opts;
   std::filesystem::path script(path);
   opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
+  opts.out = run.out;
   std::shared_ptr<JitRegistry> jits;
   if (!run.interpret) jits = install_jit(opts, run.jit);
   Interpreter interp(opts);  // outlives the error: locations point into its sources
@@ -160,15 +159,13 @@ int run_script(const RunOptions& run) {
       std::fputs(ast::print_ast(*m).c_str(), stdout);
     }
     interp.run_file(path);
-    std::fflush(stdout);
-    return 0;
+    std::fflush(run.out);
   } catch (...) {
     report_error();
+    return 1;
   }
-  return 1;
+  return after && jits ? after(*jits) : 0;
 }
-
-}  // namespace
 
 const char* kRunUsage =
     "usage: thn run FILE [--interpret] [--print-traces] [--emit=ast|trace|kernels] [--print-after=PASS|all] [--time-passes]\n"
@@ -218,11 +215,7 @@ int run_command(int argc, char** argv) {
     std::fprintf(stderr, "%s", kRunUsage);
     return 2;
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(file, ec)) {
-    std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", file.c_str());
-    return 2;
-  }
+  if (!script_exists(file)) return 2;
   return on_big_stack([&] { return run_script(run); });
 }
 
@@ -249,11 +242,7 @@ int kernels_command(int argc, char** argv) {
     std::fprintf(stderr, "%s", kKernelsUsage);
     return 2;
   }
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(run.file, ec)) {
-    std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", run.file.c_str());
-    return 2;
-  }
+  if (!script_exists(run.file)) return 2;
   if (target == "cuda" && !have_nvrtc()) {
     std::fprintf(stderr, "thn kernels: this build has no CUDA backend (no CUDA toolkit at build time)\n");
     return 1;

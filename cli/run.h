@@ -1,10 +1,12 @@
 #pragma once
 // `thn run FILE [--interpret]`: runs a script; errors go to stderr as a thn
 // traceback plus the located message. Returns the process exit code.
+#include <cstdio>
 #include <functional>
 #include <string>
 #include <string_view>
 
+#include "jit/jit.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -23,6 +25,20 @@ bool stderr_colour();
 // The hint for an error of this kind and message, or "" (tabs in
 // indentation, a tensor branch inside jit, CUDA without a GPU).
 std::string error_hint(ErrorKind kind, std::string_view message);
+
+// Whether FILE is a regular file; if not, says so on stderr.
+bool script_exists(const std::string& file);
+
+struct RunOptions {
+  std::string file;
+  bool interpret = false;    // jit is the identity: the reference path
+  bool emit_ast = false;     // print the script's resolved AST before running it
+  std::FILE* out = stdout;   // where the script prints
+  JitOptions jit;
+};
+// Runs a script as `thn run` does; when it ran cleanly, `after` (if set)
+// sees its jit functions and gives the exit code.
+int run_script(const RunOptions& run, const std::function<int(const JitRegistry&)>& after = {});
 
 int run_command(int argc, char** argv);
 // `thn kernels FILE --target cpu|cuda [--arch sm_90]`: runs the script and

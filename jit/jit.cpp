@@ -174,14 +174,16 @@ const CacheEntry& last_entry(const char* fn, JitObj& j) {
 
 struct JitRegistry {
   std::shared_ptr<bool> interpret = std::make_shared<bool>(false);
-  std::vector<std::shared_ptr<JitObj>> reported;  // --stats: kept alive for the report at exit
-  std::vector<std::shared_ptr<JitObj>> kept;      // JitOptions::keep_alive
+  // Kept alive after their last use: for --stats' report at exit, and for
+  // JitOptions::keep_alive.
+  std::vector<std::shared_ptr<JitObj>> kept;
   std::vector<std::weak_ptr<JitObj>> functions;   // every one, in order of creation
 };
 
 std::string jit_stats(const JitRegistry& r) {
   std::string out;
-  for (const auto& j : r.reported) out += j->stats() + "\n";
+  for (const auto& j : r.kept)
+    if (j->opts.stats) out += j->stats() + "\n";
   return out;
 }
 
@@ -200,7 +202,6 @@ JitView view_of(const JitObj& j) {
 }  // namespace
 
 void set_interpret(JitRegistry& r, bool on) { *r.interpret = on; }
-bool interpreting(const JitRegistry& r) { return *r.interpret; }
 
 std::optional<JitView> jit_view(const Value& v) {
   auto* j = v.is(Type::Builtin) ? dynamic_cast<JitObj*>(v.object().get()) : nullptr;
@@ -228,8 +229,7 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
     j->interpret = registry->interpret;
     JitObj* self = j.get();
     j->fn = [self](Interpreter& in, CallArgs& args) { return self->call(in, args); };
-    if (jit.stats) registry->reported.push_back(j);
-    if (jit.keep_alive) registry->kept.push_back(j);
+    if (jit.stats || jit.keep_alive) registry->kept.push_back(j);
     registry->functions.push_back(j);
     return Value(Type::Builtin, j);
   };

@@ -41,7 +41,6 @@ std::string jit_stats(const JitRegistry& r);
 // The REPL's `:mode`: with the switch on, every jit function made under r
 // runs its function in the interpreter (as `--interpret` would).
 void set_interpret(JitRegistry& r, bool on);
-bool interpreting(const JitRegistry& r);
 
 // A jit function and its last call, for the REPL's :trace and :emit and for
 // `thn graph`. The pointers stay valid until the function's next call.
