@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -23,20 +26,27 @@ namespace thn {
 
 namespace {
 
-struct RunResult {
-  int status = 0;  // the exit code, or 128 + the signal that killed it
-  std::string out, err;
-};
-
 // Reads both pipes until both close; reading one to the end first could
-// deadlock on a child that fills the other.
-void drain(int out_fd, int err_fd, RunResult& result) {
+// deadlock on a child that fills the other. Past the deadline (if any) the
+// child is killed, which closes them.
+void drain(int out_fd, int err_fd, RunResult& result, pid_t pid, double timeout_s) {
   pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
   int open = 2;
   char buf[65536];
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (open > 0) {
-    if (poll(fds, 2, -1) < 0) continue;  // EINTR
+    int wait_ms = -1;
+    if (timeout_s > 0 && !result.timed_out) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        kill(pid, SIGKILL);
+        result.timed_out = true;
+      } else {
+        wait_ms = int(std::min<int64_t>(left.count() + 1, 1000));
+      }
+    }
+    if (poll(fds, 2, wait_ms) <= 0) continue;  // EINTR, or time to look at the deadline
     for (int i = 0; i < 2; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
       ssize_t n = read(fds[i].fd, buf, sizeof buf);
@@ -51,11 +61,12 @@ void drain(int out_fd, int err_fd, RunResult& result) {
   }
 }
 
-// Runs this executable as `thn run FILE --interpret` or, on the jit side,
-// `thn run FILE --verify-each` (every trace checked after every pass),
-// without a shell so any file name works, with stdin from /dev/null.
-std::optional<RunResult> run_self(const std::string& file, bool interpret) {
+}  // namespace
+
+std::optional<RunResult> run_self(const std::string& file, bool interpret, const std::vector<std::string>& extra,
+                                  double timeout_s) {
   std::vector<std::string> args = {"thn", "run", file, interpret ? "--interpret" : "--verify-each"};
+  args.insert(args.end(), extra.begin(), extra.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -84,7 +95,7 @@ std::optional<RunResult> run_self(const std::string& file, bool interpret) {
     return std::nullopt;
   }
   RunResult result;
-  drain(out[0], err[0], result);
+  drain(out[0], err[0], result, pid, timeout_s);
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {}
   result.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 128 + WTERMSIG(wstatus);
@@ -104,31 +115,31 @@ std::string error_message(std::string_view err) {
   return std::string(message);
 }
 
+namespace {
+
 std::string describe_status(const RunResult& r) {
   if (r.status == 0) return "exit 0";
   return "exit " + std::to_string(r.status) + ": " + error_message(r.err);
 }
 
-void report(const std::string& header, const std::string& interpreted, const std::string& jitted) {
-  std::printf("%s\n  --interpret: %s\n  jit:         %s\n", header.c_str(), interpreted.c_str(), jitted.c_str());
+std::string report(const std::string& header, const std::string& interpreted, const std::string& jitted) {
+  return header + "\n  --interpret: " + interpreted + "\n  jit:         " + jitted + "\n";
 }
 
-// Prints every way the two runs differ; returns whether they do.
-bool differs(const std::string& file, const RunResult& interpreted, const RunResult& jitted) {
-  bool found = false;
-  if (auto d = first_difference(interpreted.out, jitted.out)) {
-    report(file + ":" + std::to_string(d->line) + ": first difference", d->reference, d->actual);
-    found = true;
-  }
-  if (interpreted.status != jitted.status) {
-    report(file + ": exit status differs", describe_status(interpreted), describe_status(jitted));
-    found = true;
-  } else if (interpreted.status != 0 && error_message(interpreted.err) != error_message(jitted.err)) {
-    report(file + ": error differs", error_message(interpreted.err), error_message(jitted.err));
-    found = true;
-  }
+}  // namespace
+
+std::string differences(const std::string& file, const RunResult& interpreted, const RunResult& jitted, double tolerance) {
+  std::string found;
+  if (auto d = first_difference(interpreted.out, jitted.out, tolerance))
+    found += report(file + ":" + std::to_string(d->line) + ": first difference", d->reference, d->actual);
+  if (interpreted.status != jitted.status)
+    found += report(file + ": exit status differs", describe_status(interpreted), describe_status(jitted));
+  else if (interpreted.status != 0 && error_message(interpreted.err) != error_message(jitted.err))
+    found += report(file + ": error differs", error_message(interpreted.err), error_message(jitted.err));
   return found;
 }
+
+namespace {
 
 // The first line of a readable regular file, or nullopt.
 std::optional<std::string> first_line(const std::string& file) {
@@ -178,7 +189,9 @@ int difftest_command(int argc, char** argv) {
       std::fprintf(stderr, "thn difftest: can't run thn: %s\n", std::strerror(errno));
       return 2;
     }
-    differing += differs(file, *interpreted, *jitted) ? 1 : 0;
+    std::string found = differences(file, *interpreted, *jitted);
+    std::fputs(found.c_str(), stdout);
+    differing += found.empty() ? 0 : 1;
   }
   std::printf("difftest: %zu files, %d differ\n", tests.size(), differing);
   return differing > 0 ? 1 : 0;

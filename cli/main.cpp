@@ -6,6 +6,7 @@
 
 #include "build_config.h"
 #include "cli/difftest.h"
+#include "cli/fuzz.h"
 #include "cli/graph.h"
 #include "cli/ops_doc.h"
 #include "cli/repl.h"
@@ -21,6 +22,8 @@ commands:
                             run a thn script (thn run --help for its options)
   repl [--interpret]        the interactive shell (also plain `thn`)
   difftest FILE...          run scripts with --interpret and with jit, report where outputs differ
+  fuzz [--seed S] [--count N] [--out DIR] ...
+                            random programs run with --interpret and with jit; failures reduced to DIR
   graph FILE --fn NAME [-o OUT.svg|OUT.png|OUT.dot]
                             draw a jit function's fused execution trace (Graphviz; DOT text without it)
   kernels FILE --target cpu|cuda [--arch sm_NN]
@@ -61,6 +64,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return thn::run_command(argc, argv);
   if (cmd == "repl") return thn::repl_command(argc, argv);
   if (cmd == "difftest") return thn::difftest_command(argc, argv);
+  if (cmd == "fuzz") return thn::fuzz_command(argc, argv);
   if (cmd == "kernels") return thn::kernels_command(argc, argv);
   if (cmd == "graph") return thn::graph_command(argc, argv);
   if (cmd == "docs-ops") {

@@ -1,5 +1,6 @@
 #include "cli/output_compare.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -9,7 +10,6 @@ namespace thn {
 
 namespace {
 
-constexpr double kTolerance = 1e-5;
 constexpr double kHalfTolerance = 1e-2;
 constexpr std::string_view kEndOfOutput = "<end of output>";
 
@@ -149,11 +149,12 @@ bool lines_match(std::string_view reference, std::string_view actual, double tol
 
 }  // namespace
 
-std::optional<OutputDifference> first_difference(std::string_view reference, std::string_view actual) {
+std::optional<OutputDifference> first_difference(std::string_view reference, std::string_view actual,
+                                                 double tolerance) {
   std::vector<std::string_view> a = split_lines(reference), b = split_lines(actual);
   std::vector<bool> half_a = half_precision_lines(a), half_b = half_precision_lines(b);
   for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
-    if (i < a.size() && i < b.size() && lines_match(a[i], b[i], half_a[i] || half_b[i] ? kHalfTolerance : kTolerance))
+    if (i < a.size() && i < b.size() && lines_match(a[i], b[i], half_a[i] || half_b[i] ? std::max(kHalfTolerance, tolerance) : tolerance))
       continue;
     return OutputDifference{i + 1, std::string(i < a.size() ? a[i] : kEndOfOutput),
                             std::string(i < b.size() ? b[i] : kEndOfOutput)};

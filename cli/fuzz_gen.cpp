@@ -1,0 +1,828 @@
+#include "cli/fuzz_gen.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <optional>
+#include <set>
+#include <vector>
+
+namespace thn {
+
+namespace {
+
+// splitmix64: plain integer arithmetic, so a seed names the same programs on
+// every machine (the standard distributions are not specified that tightly).
+struct Rng {
+  uint64_t s;
+  uint64_t next() {
+    uint64_t z = (s += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  int below(int n) { return int(next() % uint64_t(n)); }
+  int between(int lo, int hi) { return lo + below(hi - lo + 1); }  // inclusive
+  bool chance(double p) { return double(next() >> 11) * 0x1.0p-53 < p; }
+  template <class T>
+  const T& pick(const std::vector<T>& v) {
+    return v[size_t(below(int(v.size())))];
+  }
+};
+
+// In promotion order: a later dtype of a higher category wins.
+enum class DT { Bool, I32, I64, F32, F64 };
+int category(DT d) { return d == DT::Bool ? 0 : d == DT::F32 || d == DT::F64 ? 2 : 1; }
+bool is_float(DT d) { return category(d) == 2; }
+bool is_int(DT d) { return category(d) == 1; }
+const char* dt_name(DT d) {
+  static const char* names[] = {"bool", "int32", "int64", "float32", "float64"};
+  return names[int(d)];
+}
+// A value of dtype `from` may be written into a tensor of dtype `to`.
+bool can_cast(DT from, DT to) { return category(from) <= category(to); }
+
+// A dim is a size name: 0 is the size 1 in every call; any other number is a
+// size that may differ between calls, equal wherever the number is.
+using Shape = std::vector<int>;
+constexpr int kOne = 0;
+
+struct Var {
+  std::string name;  // or the expression, for a value not yet bound
+  DT dt = DT::F32;
+  Shape shape;
+  bool writable = true;  // no expanded (stride-0) dims
+  bool input = false;    // an input, or (perhaps) a view of one
+};
+
+// An operand of a promoting op: a tensor (0-dim or not) or a Python number.
+struct Operand {
+  DT dt;
+  int priority;  // 2: a tensor with dims, 1: a 0-dim tensor, 0: a number
+};
+Operand tensor_operand(const Var& v) { return {v.dt, v.shape.empty() ? 1 : 2}; }
+Operand number_operand(bool is_float_number) { return {is_float_number ? DT::F32 : DT::I64, 0}; }
+
+// PyTorch's result type: the dimensioned tensors decide, then 0-dim tensors
+// and then numbers count only where their category is higher (a number of a
+// higher category gives that category's default dtype).
+DT promote(const std::vector<Operand>& ops) {
+  std::optional<DT> result;
+  for (int priority = 2; priority >= 0; --priority) {
+    std::optional<DT> group;
+    for (const Operand& o : ops)
+      if (o.priority == priority) group = group ? std::max(*group, o.dt) : o.dt;
+    if (!group) continue;
+    if (!result) result = group;
+    else if (category(*group) > category(*result)) result = group;
+  }
+  return result.value_or(DT::F32);
+}
+
+std::optional<Shape> broadcast(const Shape& a, const Shape& b) {
+  Shape out(std::max(a.size(), b.size()));
+  for (size_t i = 0; i < out.size(); ++i) {
+    int da = i < a.size() ? a[a.size() - 1 - i] : kOne, db = i < b.size() ? b[b.size() - 1 - i] : kOne;
+    if (da != db && da != kOne && db != kOne) return std::nullopt;
+    out[out.size() - 1 - i] = da == kOne ? db : da;
+  }
+  return out;
+}
+// `src` broadcasts to exactly `target`'s shape (an in-place op's operand).
+bool fits(const Shape& src, const Shape& target) { return broadcast(target, src) == target; }
+
+std::string join(const std::vector<std::string>& parts, const char* sep = ", ") {
+  std::string out;
+  for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
+  return out;
+}
+
+std::string shape_tuple(const std::vector<int64_t>& sizes) {
+  if (sizes.size() == 1) return fmt::format("({},)", sizes[0]);
+  return fmt::format("({})", fmt::join(sizes, ", "));
+}
+
+// How one call makes one tensor argument.
+struct ArgKind {
+  enum Kind { Fresh, Permuted, Strided, Expanded, Same, Overlap, Row, Transposed } kind = Fresh;
+  int other = -1;  // the earlier parameter it is made from (Same, Overlap, Row, Transposed)
+};
+
+class Generator {
+ public:
+  Generator(uint64_t seed, uint64_t index) : r_{seed * 0x9e3779b97f4a7c15ULL ^ (index + 1) * 0xd1b54a32d192ed03ULL} {
+    r_.next();
+  }
+
+  std::string program(uint64_t seed, uint64_t index) {
+    choose_signature();
+    std::vector<std::string> lines = body(r_.between(3, 10), 1);
+    std::string ret = returns();
+    std::string out = fmt::format("# thn fuzz --seed {} program {}\n", seed, index);
+    out += "def show(t):\n    print(t.dtype, t.shape, t.tolist())\n\n\n";
+    std::vector<std::string> names;
+    for (const Var& p : params_) names.push_back(p.name);
+    if (has_n_) names.push_back("n");
+    if (has_s_) names.push_back("s");
+    out += fmt::format("def f({}):\n", join(names));
+    for (const std::string& l : lines) out += l + "\n";
+    out += "    return " + ret + "\n\n\n";
+    out += fmt::format("g = jit(f, cache=\"{}\", shapes=\"{}\")\n", cache_, shapes_);
+    out += calls(seed * 1000003 + index);
+    return out;
+  }
+
+ private:
+  Rng r_;
+  int rank_ = 2;  // sizes named 1..rank_ shape the inputs
+  std::vector<Var> params_;
+  bool has_n_ = false, has_s_ = false, zero_sizes_ = false;
+  std::string cache_, shapes_;
+  std::vector<Var> vars_;  // in scope in f's body
+  std::vector<Var> returned_;
+  int next_size_ = 100, next_var_ = 0;
+
+  DT random_dtype() {
+    int x = r_.below(20);
+    return x < 11 ? DT::F32 : x < 13 ? DT::F64 : x < 16 ? DT::I64 : x < 17 ? DT::I32 : DT::Bool;
+  }
+
+  Shape template_suffix(int rank) {
+    Shape s;
+    for (int d = rank_ - rank + 1; d <= rank_; ++d) s.push_back(r_.chance(0.15) ? kOne : d);
+    return s;
+  }
+
+  void choose_signature() {
+    rank_ = r_.chance(0.05) ? 0 : r_.between(1, 3);
+    zero_sizes_ = r_.chance(0.06);
+    int count = r_.between(1, 3);
+    for (int i = 0; i < count; ++i) {
+      Var p;
+      p.name = fmt::format("p{}", i);
+      p.input = true;
+      p.dt = random_dtype();
+      p.shape = template_suffix(i == 0 ? rank_ : r_.between(0, rank_));
+      if (i > 0) {
+        const Var& q = params_[size_t(r_.below(i))];
+        int rel = r_.below(10);
+        if (rel < 4) {
+          p.shape = q.shape;  // may be passed the same tensor, or an overlapping slice
+          p.dt = q.dt;
+        } else if (rel < 6 && !q.shape.empty()) {
+          p.shape.assign(q.shape.begin() + 1, q.shape.end());  // may be a row of q
+          p.dt = q.dt;
+        } else if (rel < 7 && q.shape.size() == 2) {
+          p.shape = {q.shape[1], q.shape[0]};  // may be q transposed
+          p.dt = q.dt;
+        }
+      }
+      params_.push_back(p);
+    }
+    has_n_ = r_.chance(0.6);
+    has_s_ = r_.chance(0.35);
+    cache_ = r_.pick(std::vector<std::string>{"constant", "constant", "symbolic", "symbolic", "none"});
+    shapes_ = r_.chance(0.4) ? "symbolic" : "static";
+    vars_ = params_;
+  }
+
+  std::string new_name() { return fmt::format("t{}", next_var_++); }
+  int new_size() { return next_size_++; }
+
+  // A variable in scope satisfying `ok`, the later ones likelier.
+  const Var* pick(const std::function<bool(const Var&)>& ok) {
+    std::vector<const Var*> c;
+    for (const Var& v : vars_)
+      if (ok(v)) c.push_back(&v);
+    if (c.empty()) return nullptr;
+    if (r_.chance(0.5)) return c[size_t(r_.below(int(c.size())))];
+    return c[c.size() - 1 - size_t(r_.below(std::min<int>(3, int(c.size()))))];
+  }
+
+  int dim(const Var& v) { return r_.below(int(v.shape.size())); }
+  // `d` as the program writes it: sometimes negative.
+  std::string dim_text(const Var& v, int d) {
+    return std::to_string(r_.chance(0.3) ? d - int(v.shape.size()) : d);
+  }
+
+  // A number operand: a literal, or one of f's number arguments.
+  std::pair<std::string, bool> number(bool allow_float = true) {  // text, is a float
+    int x = r_.below(6);
+    if (x == 0 && has_n_) return {"n", false};
+    if (x == 1 && has_s_ && allow_float) return {"s", true};
+    if (x == 2 && allow_float) return {r_.pick(std::vector<std::string>{"0.5", "-1.5", "2.0"}), true};
+    return {r_.pick(std::vector<std::string>{"1", "2", "-3"}), false};
+  }
+
+  // ---- expressions: each returns the value's type with its text as name ----
+
+  std::optional<Var> unary() {
+    const Var* x = pick([](const Var&) { return true; });
+    if (!x) return std::nullopt;
+    Var v = *x;
+    v.writable = true;
+    v.input = false;
+    if (is_float(x->dt)) {
+      std::string op = r_.pick(std::vector<std::string>{"sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "atan",
+                                                        "exp", "square"});
+      if (op == "exp") v.name = fmt::format("{}.tanh().exp()", x->name);
+      else if (r_.chance(0.5)) v.name = fmt::format("{}({})", op, x->name);
+      else v.name = fmt::format("{}.{}()", x->name, op);
+      if (r_.chance(0.15)) v.name = "-" + x->name;
+    } else if (is_int(x->dt)) {
+      int k = r_.below(4);
+      v.name = k == 0 ? "-" + x->name : k == 1 ? fmt::format("{}.abs()", x->name) : k == 2 ? "~" + x->name
+                                                                                      : fmt::format("{}.sin()", x->name);
+      if (k == 3) v.dt = DT::F32;
+    } else {
+      v.name = r_.chance(0.5) ? "~" + x->name : fmt::format("logical_not({})", x->name);
+    }
+    return v;
+  }
+
+  std::optional<Var> binary() {
+    const Var* x = pick([](const Var&) { return true; });
+    if (!x) return std::nullopt;
+    const Var* y = pick([&](const Var& v) { return broadcast(x->shape, v.shape).has_value(); });
+    Var v;
+    v.shape = *broadcast(x->shape, y->shape);
+    DT both = promote({tensor_operand(*x), tensor_operand(*y)});
+    bool any_bool = x->dt == DT::Bool || y->dt == DT::Bool;
+    int k = r_.below(9);
+    if (k == 0 && !any_bool) {
+      v.name = fmt::format("{} - {}", x->name, y->name);
+      v.dt = both;
+    } else if (k <= 2) {
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{} + {}" : "{} * {}"), x->name, y->name);
+      v.dt = both;
+      if (r_.chance(0.2) && !any_bool) v.name = fmt::format("add({}, {}, alpha=2)", x->name, y->name);
+    } else if (k == 3 && !any_bool) {
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "maximum({}, {})" : "minimum({}, {})"), x->name, y->name);
+      v.dt = both;
+    } else if (k == 4 && y->dt != DT::Bool) {
+      // Divides by |y| + 1 >= 1: rounding differences stay small.
+      v.name = fmt::format("{} / ({}.abs() + 1)", x->name, y->name);
+      v.dt = promote({tensor_operand(*x), tensor_operand(*y), number_operand(false)});
+      if (!is_float(v.dt)) v.dt = DT::F32;
+    } else if (k == 5) {
+      v.name = fmt::format("{} {} {}", x->name, r_.pick(std::vector<std::string>{">", "<=", "==", "!="}), y->name);
+      v.dt = DT::Bool;
+    } else if (k == 6 && !is_float(x->dt) && !is_float(y->dt)) {
+      v.name = fmt::format("{} {} {}", x->name, r_.pick(std::vector<std::string>{"&", "|", "^"}), y->name);
+      v.dt = both;
+    } else if (k == 7) {
+      const Var* c = pick([&](const Var& c) { return c.dt == DT::Bool && broadcast(v.shape, c.shape); });
+      if (!c) return std::nullopt;
+      v.shape = *broadcast(v.shape, c->shape);
+      v.name = fmt::format("where({}, {}, {})", c->name, x->name, y->name);
+      v.dt = both;
+    } else if (k == 8 && is_float(x->dt) && x->shape.size() == 2) {
+      const Var* m = pick([&](const Var& m) { return m.dt == x->dt && m.shape.size() == 2 && m.shape[0] == x->shape[1]; });
+      if (!m) return std::nullopt;
+      v.shape = {x->shape[0], m->shape[1]};
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{} @ {}" : "matmul({}, {})"), x->name, m->name);
+      v.dt = x->dt;
+    } else {
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<Var> with_number() {
+    const Var* x = pick([](const Var&) { return true; });
+    if (!x) return std::nullopt;
+    Var v = *x;
+    v.writable = true;
+    v.input = false;
+    int k = r_.below(6);
+    if (k <= 2) {
+      auto [num, flt] = number();
+      if (k == 2 && !x->shape.empty()) {
+        num = fmt::format("{}.shape[{}]", x->name, dim(*x));
+        flt = false;
+      }
+      std::string op = x->dt == DT::Bool && k == 0 ? "*" : r_.pick(std::vector<std::string>{"+", "*", "-"});
+      if (x->dt == DT::Bool && op == "-") op = "+";
+      v.name = r_.chance(0.3) && num != "n" && num != "s" ? fmt::format("{} {} {}", num, op, x->name)
+                                                           : fmt::format("{} {} {}", x->name, op, num);
+      v.dt = promote({tensor_operand(*x), number_operand(flt)});
+    } else if (k == 3 && x->dt != DT::Bool) {
+      v.name = fmt::format("{} ** 2", x->name);
+    } else if (k == 4 && is_int(x->dt)) {
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{} % 3" : "{} // 2"), x->name);
+    } else if (k == 4 && is_float(x->dt)) {
+      v.name = fmt::format("{}.clamp(min=-0.5, max=0.5)", x->name);
+    } else if (k == 5 && x->dt != DT::Bool) {
+      v.name = fmt::format("{}.masked_fill({} > 0, {})", x->name, x->name, is_float(x->dt) ? "0.25" : "7");
+    } else {
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<Var> reduction() {
+    const Var* x = pick([](const Var& v) { return !v.shape.empty(); });
+    if (!x) return std::nullopt;
+    Var v = *x;
+    v.writable = true;
+    v.input = false;
+    int d = dim(*x);
+    bool keep = r_.chance(0.3);
+    std::string op;
+    if (is_float(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum"});
+    else if (is_int(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum"});
+    else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
+    if (op == "sum" || op == "cumsum") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
+    if (op == "cumsum") {
+      v.name = fmt::format("{}.cumsum({})", x->name, dim_text(*x, d));
+      return v;
+    }
+    if (r_.chance(0.15) && op != "logsumexp") {  // every dim
+      v.name = fmt::format("{}.{}()", x->name, op);
+      v.shape.clear();
+      return v;
+    }
+    v.name = fmt::format("{}.{}({}{})", x->name, op, dim_text(*x, d), keep ? ", keepdim=True" : "");
+    if (keep) v.shape[size_t(d)] = kOne;
+    else v.shape.erase(v.shape.begin() + d);
+    return v;
+  }
+
+  std::optional<Var> view() {
+    const Var* x = pick([](const Var&) { return true; });
+    if (!x) return std::nullopt;
+    Var v = *x;
+    int rank = int(x->shape.size());
+    int k = r_.below(12);
+    if (k == 0 && rank >= 1) {  // select
+      int d = dim(*x);
+      if (d == 0) v.name = fmt::format("{}[{}]", x->name, r_.chance(0.5) ? "0" : "-1");
+      else if (d == 1) v.name = fmt::format("{}[:, 0]", x->name);
+      else v.name = fmt::format("{}.select({}, 0)", x->name, dim_text(*x, d));
+      v.shape.erase(v.shape.begin() + d);
+    } else if (k == 1 && rank >= 1) {  // slice
+      int d = dim(*x);
+      std::string range = r_.pick(std::vector<std::string>{"1:", "::2", ":2", "-2:"});
+      v.name = d == 0 ? fmt::format("{}[{}]", x->name, range) : d == 1 ? fmt::format("{}[:, {}]", x->name, range)
+                                                                     : fmt::format("{}[..., {}]", x->name, range);
+      if (d > 1) d = rank - 1;
+      v.shape[size_t(d)] = new_size();
+    } else if (k == 2 && rank >= 1) {
+      int d = dim(*x);
+      v.name = fmt::format("{}.narrow({}, 0, 1)", x->name, dim_text(*x, d));
+      v.shape[size_t(d)] = kOne;
+    } else if (k == 3 && rank >= 2) {
+      if (rank == 2 && r_.chance(0.5)) {
+        v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.t()" : "{}.T"), x->name);
+        std::swap(v.shape[0], v.shape[1]);
+      } else {
+        int a = dim(*x), b = dim(*x);
+        v.name = fmt::format("{}.transpose({}, {})", x->name, a, b);
+        std::swap(v.shape[size_t(a)], v.shape[size_t(b)]);
+      }
+    } else if (k == 4 && rank >= 2) {
+      std::vector<int> perm(static_cast<size_t>(rank));
+      for (int i = 0; i < rank; ++i) perm[size_t(i)] = i;
+      for (int i = rank - 1; i > 0; --i) std::swap(perm[size_t(i)], perm[size_t(r_.below(i + 1))]);
+      v.name = fmt::format("{}.permute({})", x->name, fmt::join(perm, ", "));
+      for (int i = 0; i < rank; ++i) v.shape[size_t(i)] = x->shape[size_t(perm[size_t(i)])];
+    } else if (k == 5) {
+      int d = r_.below(rank + 1);
+      if (d == 0 && r_.chance(0.3)) v.name = fmt::format("{}[None]", x->name);
+      else v.name = fmt::format("{}.unsqueeze({})", x->name, d);
+      v.shape.insert(v.shape.begin() + d, kOne);
+    } else if (k == 6 && std::count(x->shape.begin(), x->shape.end(), kOne) > 0) {
+      int d = int(std::find(x->shape.begin(), x->shape.end(), kOne) - x->shape.begin());
+      v.name = fmt::format("{}.squeeze({})", x->name, d);
+      v.shape.erase(v.shape.begin() + d);
+    } else if (k == 7) {
+      const Var* y = pick([&](const Var& y) { return y.shape.size() >= x->shape.size() && fits(x->shape, y.shape); });
+      if (!y || y->shape == x->shape) return std::nullopt;
+      v.name = fmt::format("{}.expand_as({})", x->name, y->name);
+      v.shape = y->shape;
+      v.writable = false;
+    } else if (k == 8) {
+      // A view when the strides allow, else a copy: writes through it may or
+      // may not reach the base, exactly as in PyTorch.
+      v.name = fmt::format("{}.{}", x->name, r_.pick(std::vector<std::string>{"reshape(-1)", "flatten()", "reshape(-1)"}));
+      v.shape = {rank == 0 ? kOne : rank == 1 ? x->shape[0] : new_size()};
+      v.writable = x->writable && rank <= 1;
+    } else if (k == 9 && rank >= 1) {
+      int d = dim(*x);
+      v.name = fmt::format("{}.unflatten({}, (1, -1))", x->name, d);
+      v.shape.insert(v.shape.begin() + d, kOne);
+    } else if (k == 10 && rank >= 1) {
+      int d = dim(*x), c = r_.below(3);
+      v.name = c == 0 ? fmt::format("{}.chunk(2, {})[0]", x->name, d)
+               : c == 1 ? fmt::format("{}.split(1, {})[-1]", x->name, d)
+                        : fmt::format("{}.unbind({})[0]", x->name, d);
+      if (c == 0) v.shape[size_t(d)] = new_size();
+      else if (c == 1) v.shape[size_t(d)] = kOne;
+      else v.shape.erase(v.shape.begin() + d);
+    } else if (k == 11 && rank >= 2) {
+      v.name = fmt::format("{}.diagonal()", x->name);
+      v.shape.erase(v.shape.begin(), v.shape.begin() + 2);
+      v.shape.push_back(new_size());
+    } else {
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<Var> copy() {
+    const Var* x = pick([](const Var&) { return true; });
+    if (!x) return std::nullopt;
+    Var v = *x;
+    v.writable = true;
+    v.input = false;
+    int rank = int(x->shape.size());
+    int k = r_.below(7);
+    if (k == 0) {
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.clone()" : "{}.contiguous()"), x->name);
+    } else if (k == 1 && rank >= 1) {
+      int d = dim(*x);
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.flip({})" : "{}.roll(1, {})"), x->name, d);
+    } else if (k == 2 && rank >= 1) {
+      const Var* y = pick([&](const Var& y) { return y.shape == x->shape && y.dt == x->dt; });
+      int d = dim(*x);
+      v.name = fmt::format("cat([{}, {}], {})", x->name, y->name, d);
+      v.shape[size_t(d)] = new_size();
+    } else if (k == 3) {
+      const Var* y = pick([&](const Var& y) { return y.shape == x->shape && y.dt == x->dt; });
+      v.name = fmt::format("stack([{}, {}])", x->name, y->name);
+      v.shape.insert(v.shape.begin(), new_size());
+    } else if (k == 4) {
+      v.dt = r_.chance(0.5) ? DT::F64 : DT::F32;
+      v.name = fmt::format(fmt::runtime(v.dt == DT::F64 ? "{}.double()" : "{}.float()"), x->name);
+      if (r_.chance(0.3)) v.name = fmt::format("{}.to({})", x->name, dt_name(v.dt));
+    } else if (k == 5 && !is_float(x->dt)) {
+      v.dt = r_.chance(0.5) ? DT::I64 : DT::I32;
+      v.name = fmt::format(fmt::runtime(v.dt == DT::I64 ? "{}.long()" : "{}.int()"), x->name);
+    } else if (k == 6 && rank == 2) {
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.tril()" : "{}.triu(1)"), x->name);
+    } else {
+      return std::nullopt;
+    }
+    return v;
+  }
+
+  std::optional<Var> value() {
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      int k = r_.below(16);
+      std::optional<Var> v = k < 3 ? unary() : k < 7 ? binary() : k < 9 ? with_number() : k < 11 ? reduction()
+                             : k < 14                                 ? view()
+                                                                      : copy();
+      if (v) return v;
+    }
+    return std::nullopt;
+  }
+
+  // ---- in-place statements ----
+
+  // A target written in place: a writable variable, or a view of one written
+  // on the spot (`x[0]`, `x[:, 1]`, `x.t()`).
+  std::optional<Var> target() {
+    const Var* x = pick([&](const Var& v) { return v.writable && (v.input || r_.chance(0.6)); });
+    if (!x) x = pick([](const Var& v) { return v.writable; });
+    if (!x) return std::nullopt;
+    Var t = *x;
+    int rank = int(x->shape.size());
+    int k = r_.below(8);
+    if (k == 0 && rank >= 1) {
+      t.name = fmt::format("{}[0]", x->name);
+      t.shape.erase(t.shape.begin());
+    } else if (k == 1 && rank >= 2) {
+      t.name = fmt::format("{}[:, 1:]", x->name);
+      t.shape[1] = new_size();
+    } else if (k == 2 && rank == 2) {
+      t.name = fmt::format("{}.t()", x->name);
+      std::swap(t.shape[0], t.shape[1]);
+    }
+    return t;
+  }
+
+  // Something to write into `t`: a variable that broadcasts to it and casts
+  // to its dtype, or (when numbers are allowed) a number.
+  std::optional<std::string> source(const Var& t, bool allow_number = true) {
+    const Var* s = !allow_number || r_.chance(0.6)
+                       ? pick([&](const Var& v) { return fits(v.shape, t.shape) && can_cast(v.dt, t.dt) && v.name != t.name; })
+                       : nullptr;
+    if (s) return s->name;
+    if (!allow_number) return std::nullopt;
+    if (t.dt == DT::Bool) return "True";
+    return number(is_float(t.dt)).first;
+  }
+
+  std::optional<std::string> in_place() {
+    std::optional<Var> t = target();
+    if (!t) return std::nullopt;
+    int k = r_.below(9);
+    bool numeric = t->dt != DT::Bool;
+    std::string stmt;
+    if (k <= 1 && numeric) {
+      std::string op = r_.pick(std::vector<std::string>{"add_", "sub_", "mul_"});
+      stmt = fmt::format("{}.{}({})", t->name, op, *source(*t));
+      if (r_.chance(0.25)) stmt += is_float(t->dt) ? ".sin_()" : ".mul_(2)";
+    } else if (k == 2 && numeric) {
+      stmt = fmt::format("{} {}= {}", t->name, r_.pick(std::vector<std::string>{"+", "-", "*"}), *source(*t));
+    } else if (k == 3) {
+      std::optional<std::string> src = source(*t, false);
+      if (!src) return std::nullopt;
+      stmt = fmt::format("{}.copy_({})", t->name, *src);
+    } else if (k == 4) {
+      std::string index = t->shape.empty() ? "..." : r_.pick(std::vector<std::string>{"0", "-1", "1:", ":"});
+      Var view = *t;
+      if (index == "0" || index == "-1") view.shape.erase(view.shape.begin());
+      else if (index == "1:") view.shape[0] = new_size();
+      if (t->shape.size() >= 1 && r_.chance(0.2)) {
+        stmt = fmt::format("{}.reshape(-1)[-1] = {}", t->name, t->dt == DT::Bool ? "False" : "0");
+      } else {
+        stmt = fmt::format("{}[{}] = {}", t->name, index, *source(view));
+      }
+    } else if (k == 5) {
+      stmt = r_.chance(0.5) ? fmt::format("{}.zero_()", t->name)
+                            : fmt::format("{}.fill_({})", t->name, t->dt == DT::Bool ? "True" : is_float(t->dt) ? "1.5" : "4");
+    } else if (k == 6 && is_float(t->dt)) {
+      std::vector<std::string> ops{"sin_()", "relu_()", "tanh_()", "abs_()", "neg_()", "sigmoid_()", "clamp_(min=-1.0, max=1.0)",
+                                   "add_(1)", "mul_(5)"};
+      stmt = t->name;
+      for (int i = r_.between(1, 3); i > 0; --i) stmt += "." + r_.pick(ops);
+    } else if (k == 7 && numeric) {
+      const Var* c = pick([&](const Var& c) { return c.dt == DT::Bool && fits(c.shape, t->shape); });
+      std::string cond = c ? c->name : fmt::format("{} > 0", t->name);
+      stmt = fmt::format("{}.masked_fill_({}, {})", t->name, cond, is_float(t->dt) ? "-0.5" : "3");
+    } else if (k == 8 && is_float(t->dt)) {
+      const Var* a = pick([&](const Var& v) { return fits(v.shape, t->shape) && can_cast(v.dt, t->dt); });
+      if (!a) return std::nullopt;
+      stmt = r_.chance(0.5) ? fmt::format("{}.addcmul_({}, {}, value=0.5)", t->name, a->name, a->name)
+                            : fmt::format("{}.lerp_({}, 0.25)", t->name, a->name);
+    } else {
+      return std::nullopt;
+    }
+    return stmt;
+  }
+
+  // ---- statements ----
+
+  std::vector<std::string> body(int count, int depth) {
+    std::vector<std::string> lines;
+    std::string pad(size_t(depth) * 4, ' ');
+    for (int i = 0; i < count; ++i) {
+      int k = r_.below(20);
+      if (k < 10) {
+        if (std::optional<Var> v = value()) {
+          v->name = fmt::format("{} = {}", new_name(), v->name);
+          lines.push_back(pad + v->name);
+          v->name = v->name.substr(0, v->name.find(' '));
+          vars_.push_back(*v);
+        }
+      } else if (k < 17) {
+        if (auto s = in_place()) lines.push_back(pad + *s);
+      } else if (depth < 3) {
+        std::vector<std::string> block = control(depth);
+        lines.insert(lines.end(), block.begin(), block.end());
+      }
+    }
+    return lines;
+  }
+
+  // One statement for a branch or loop body: written in place, or a
+  // variable rebound to a value of the same type (so both arms agree).
+  std::vector<std::string> arm(int depth, const std::string& loop_var = "") {
+    std::string pad(size_t(depth) * 4, ' ');
+    if (r_.chance(0.35)) {
+      const Var* x = pick([](const Var& v) { return v.dt != DT::Bool; });
+      if (x) {
+        std::string by = loop_var.empty() ? number(is_float(x->dt)).first : loop_var;
+        if (is_int(x->dt) && (by.find('.') != std::string::npos || by == "s")) by = "2";  // keep the dtype
+        return {pad + fmt::format("{} = {} {} {}", x->name, x->name, r_.chance(0.5) ? "*" : "+", by)};
+      }
+    }
+    if (auto s = in_place()) return {pad + *s};
+    return {pad + "pass"};
+  }
+
+  std::vector<std::string> control(int depth) {
+    std::string pad(size_t(depth) * 4, ' ');
+    std::vector<std::string> lines;
+    int k = r_.below(4);
+    if (k <= 1) {
+      std::string cond;
+      const Var* sized = pick([](const Var& v) { return !v.shape.empty(); });
+      if (k == 0 && has_n_) cond = fmt::format("n > {}", r_.between(0, 3));
+      else if (has_s_ && r_.chance(0.5)) cond = "s > 0.5";
+      else if (sized) cond = fmt::format("{}.shape[{}] > {}", sized->name, dim(*sized), r_.between(1, 3));
+      else return lines;
+      lines.push_back(pad + "if " + cond + ":");
+      for (auto& l : arm(depth + 1)) lines.push_back(l);
+      if (r_.chance(0.6)) {
+        lines.push_back(pad + "else:");
+        for (auto& l : arm(depth + 1)) lines.push_back(l);
+      }
+    } else {
+      std::string bound = has_n_ && r_.chance(0.6) ? "n % 3 + 1" : std::to_string(r_.between(1, 3));
+      std::string i = fmt::format("i{}", depth);
+      lines.push_back(pad + fmt::format("for {} in range({}):", i, bound));
+      for (auto& l : arm(depth + 1, r_.chance(0.5) ? i : "")) lines.push_back(l);
+    }
+    return lines;
+  }
+
+  std::string returns() {
+    int count = r_.between(1, 3);
+    std::vector<std::string> parts;
+    std::set<std::string> seen;
+    for (int i = 0; i < count; ++i) {
+      const Var* v = r_.chance(0.3) ? pick([](const Var& v) { return v.input; }) : nullptr;
+      if (!v) v = pick([](const Var&) { return true; });
+      if (!seen.insert(v->name).second) continue;
+      parts.push_back(v->name);
+      returned_.push_back(*v);
+    }
+    if (has_n_ && r_.chance(0.15)) {
+      parts.push_back("n + 1");
+      returned_.push_back(Var{"n + 1", DT::I64, {}, false, false});
+      returned_.back().name = "";  // a number
+    }
+    return join(parts);
+  }
+
+  // ---- the calls ----
+
+  struct Call {
+    std::vector<int64_t> sizes;  // per size name 1..rank_
+    int64_t n = 0;
+    double s = 0;
+    std::vector<ArgKind> kinds;
+  };
+
+  int64_t size_of(const Call& c, int name) const { return name == kOne ? 1 : c.sizes[size_t(name - 1)]; }
+  std::vector<int64_t> concrete(const Call& c, const Shape& s) const {
+    std::vector<int64_t> out;
+    for (int d : s) out.push_back(size_of(c, d));
+    return out;
+  }
+
+  std::string make(DT dt, const std::vector<int64_t>& sizes) {
+    std::string shape = shape_tuple(sizes);
+    switch (dt) {
+      case DT::F32: return fmt::format("randn({})", shape);
+      case DT::F64: return fmt::format("randn({}, dtype=float64)", shape);
+      case DT::I64: return fmt::format("randint(-4, 5, {})", shape);
+      case DT::I32: return fmt::format("randint(-4, 5, {}, dtype=int32)", shape);
+      case DT::Bool: return fmt::format("randn({}) > 0", shape);
+    }
+    return "";
+  }
+
+  Call random_call() {
+    Call c;
+    for (int d = 0; d < rank_; ++d) c.sizes.push_back(zero_sizes_ && r_.chance(0.3) ? 0 : r_.between(1, 5));
+    c.n = r_.between(0, 5);
+    c.s = r_.pick(std::vector<double>{0.25, 0.75, 1.5, -1.0});
+    for (size_t p = 0; p < params_.size(); ++p) {
+      ArgKind a;
+      std::vector<int64_t> sizes = concrete(c, params_[p].shape);
+      int k = r_.below(14);
+      for (size_t q = 0; q < p; ++q) {
+        const Var &P = params_[p], &Q = params_[q];
+        if (P.dt != Q.dt || !r_.chance(0.6)) continue;
+        if (P.shape == Q.shape && k < 3) a = {ArgKind::Same, int(q)};
+        else if (P.shape == Q.shape && k < 5 && !P.shape.empty() && c.kinds[q].kind == ArgKind::Fresh)
+          a = {ArgKind::Overlap, int(q)};
+        else if (!Q.shape.empty() && Shape(Q.shape.begin() + 1, Q.shape.end()) == P.shape && k < 7 &&
+                 size_of(c, Q.shape[0]) >= 1)
+          a = {ArgKind::Row, int(q)};
+        else if (Q.shape.size() == 2 && P.shape == Shape{Q.shape[1], Q.shape[0]} && k < 8)
+          a = {ArgKind::Transposed, int(q)};
+        if (a.kind != ArgKind::Fresh) break;
+      }
+      if (a.kind == ArgKind::Fresh) {
+        if (k == 8 && sizes.size() >= 2) a.kind = ArgKind::Permuted;
+        else if (k == 9 && !sizes.empty()) a.kind = ArgKind::Strided;
+        else if (k == 10 && !sizes.empty() && sizes[0] != 1) a.kind = ArgKind::Expanded;
+      }
+      c.kinds.push_back(a);
+    }
+    return c;
+  }
+
+  std::string calls(uint64_t seed) {
+    std::vector<Call> done;
+    std::string out;
+    int count = r_.between(1, 4);
+    int base = 0;
+    for (int i = 0; i < count; ++i) {
+      Call c;
+      if (!done.empty() && r_.chance(0.35)) {
+        c = r_.pick(done);  // the same call again: a hit (unless cache="none")
+      } else if (!done.empty() && r_.chance(0.4)) {
+        c = done.back();  // same inputs, other numbers
+        c.n = r_.between(0, 5);
+        c.s = r_.pick(std::vector<double>{0.25, 0.75, 1.5, -1.0});
+      } else {
+        c = random_call();
+      }
+      done.push_back(c);
+      out += fmt::format("manual_seed({})\n", seed % 100000 + uint64_t(i));
+      std::vector<std::string> bases, args(params_.size());
+      for (size_t p = 0; p < params_.size(); ++p) {
+        std::vector<int64_t> sizes = concrete(c, params_[p].shape);
+        const ArgKind& a = c.kinds[p];
+        DT dt = params_[p].dt;
+        std::string b = fmt::format("b{}", base);
+        auto new_base = [&](const std::vector<int64_t>& s) {
+          out += fmt::format("{} = {}\n", b, make(dt, s));
+          bases.push_back(b);
+          ++base;
+        };
+        bool overlapped = false;
+        for (size_t later = p + 1; later < params_.size(); ++later)
+          overlapped |= c.kinds[later].kind == ArgKind::Overlap && c.kinds[later].other == int(p);
+        switch (a.kind) {
+          case ArgKind::Fresh:
+            if (overlapped) {
+              std::vector<int64_t> s = sizes;
+              s[0] += 1;
+              new_base(s);
+              args[p] = b + "[:-1]";
+            } else {
+              new_base(sizes);
+              args[p] = b;
+            }
+            break;
+          case ArgKind::Permuted: {
+            std::vector<int64_t> s(sizes.rbegin(), sizes.rend());
+            new_base(s);
+            std::vector<int> perm;
+            for (int d = int(sizes.size()) - 1; d >= 0; --d) perm.push_back(d);
+            args[p] = fmt::format("{}.permute({})", b, fmt::join(perm, ", "));
+            break;
+          }
+          case ArgKind::Strided: {
+            std::vector<int64_t> s = sizes;
+            s.back() *= 2;
+            new_base(s);
+            args[p] = b + "[..., ::2]";
+            break;
+          }
+          case ArgKind::Expanded: {
+            std::vector<int64_t> s = sizes;
+            s[0] = 1;
+            new_base(s);
+            args[p] = fmt::format("{}.expand{}", b, shape_tuple(sizes));
+            break;
+          }
+          case ArgKind::Same: args[p] = args[size_t(a.other)]; break;
+          case ArgKind::Overlap: {
+            std::string q = args[size_t(a.other)];
+            args[p] = q.substr(0, q.size() - std::string("[:-1]").size()) + "[1:]";
+            break;
+          }
+          case ArgKind::Row: args[p] = args[size_t(a.other)] + "[0]"; break;
+          case ArgKind::Transposed: args[p] = args[size_t(a.other)] + ".t()"; break;
+        }
+      }
+      std::vector<std::string> call_args = args;
+      std::string shapes_key, numbers_key, kinds_key;
+      for (size_t p = 0; p < params_.size(); ++p) {
+        shapes_key += fmt::format("{}/", fmt::join(concrete(c, params_[p].shape), "x"));
+        kinds_key += fmt::format("{}{}/", int(c.kinds[p].kind), c.kinds[p].other);
+      }
+      if (has_n_) {
+        call_args.push_back(std::to_string(c.n));
+        numbers_key += fmt::format("n{}", c.n);
+      }
+      if (has_s_) {
+        call_args.push_back(fmt::format("{:.2f}", c.s));
+        numbers_key += fmt::format("s{:.2f}", c.s);
+      }
+      std::string must = (shapes_ == "static" ? shapes_key : "") + (cache_ == "constant" ? numbers_key : "");
+      std::string full = shapes_key + numbers_key + kinds_key;
+      if (cache_ == "none") must = full = fmt::format("call{}", i);
+      if (must.empty()) must = "-";
+      out += fmt::format("r = g({})  # fuzz-key: {} {}\n", join(call_args), must, full);
+      bool tuple = returned_.size() > 1;
+      std::vector<std::string> results;
+      for (size_t k = 0; k < returned_.size(); ++k) {
+        std::string rk = tuple ? fmt::format("r[{}]", k) : "r";
+        if (returned_[k].name.empty()) out += fmt::format("print({})\n", rk);
+        else {
+          out += fmt::format("show({})\n", rk);
+          results.push_back(rk);
+        }
+      }
+      // A returned view of an input must still be one: write through it.
+      if (!results.empty() && r_.chance(0.5)) out += fmt::format("{}.fill_(7)\n", r_.pick(results));
+      for (const std::string& b : bases) out += fmt::format("show({})\n", b);
+    }
+    return out;
+  }
+};
+
+}  // namespace
+
+std::string fuzz_program(uint64_t seed, uint64_t index) { return Generator(seed, index).program(seed, index); }
+
+}  // namespace thn
