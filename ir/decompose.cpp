@@ -544,6 +544,11 @@ class Decomposer {
         for (const Value& t : ts) parts.push_back(convert(id == OpId::stack ? unsqueeze(t, d) : t, out.dtype));
         return prim(OpId::cat, {Value::list(std::move(parts)), Value(d)}, out);
       }
+      case OpId::contiguous:
+        // A tensor that is contiguous already is returned itself (an alias),
+        // as eager decided.
+        if (tensor_proxy(b_.out).shadow.storage() == tensor_proxy(self()).shadow.storage()) return self();
+        break;
       default: break;
     }
     if (b_.sym.inplace) {

@@ -41,6 +41,11 @@ class Functionalizer {
     for (const Value& v : in_.inputs)
       if (is_tensor_proxy(v)) add_input(v);
     for (const auto& [proxy, tensor] : in_.captured) add_input(proxy);
+    std::vector<Value> used;
+    for (const BoundSymbol& b : in_.body)
+      for (const Value& a : b.args) collect_proxies(a, used);
+    collect_proxies(in_.output, used);
+    for (const Value& u : used) uses_[&u.symbolic()]++;
     for (const BoundSymbol& b : in_.body) {
       if (b.sym.mutates()) {
         if (!(b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::copy_)) return std::nullopt;
@@ -145,6 +150,14 @@ class Functionalizer {
       // `x[0] += 1` stores x[0]'s own current value back into x[0]: no write.
     } else if (dst.chain.empty()) {
       cur = read(b.args[1]);
+      // The base now holds a value something else may hold too (an input,
+      // a view, a tensor the program still uses), unless the source is a
+      // temporary only this write reads (`x.add_(1)` is add, then copy_).
+      const Alias& src = alias_.at(&b.args[1].symbolic());
+      bool temporary = uses_[&b.args[1].symbolic()] == 1 && src.chain.empty() &&
+                       &src.base.symbolic() == &b.args[1].symbolic() && !is_input(src.base);
+      if (temporary) borrowed_.erase(&base.symbolic());
+      else borrowed_.insert(&base.symbolic());
     } else {
       Value src = read(b.args[1]);
       std::vector<Value> steps;
@@ -154,6 +167,7 @@ class Functionalizer {
         steps.push_back(Value::tuple(std::move(step)));
       }
       cur = emit(Symbol::of(PrimId::copy_into_view), {cur, src, Value::list(std::move(steps))}, fresh_like(base), b.loc);
+      borrowed_.erase(&base.symbolic());
     }
     if (b.out.is_proxy()) alias_[&b.out.symbolic()] = Alias{base, dst.chain, nullptr, Value()};
   }
@@ -165,8 +179,21 @@ class Functionalizer {
   }
 
   // Outputs that are (views of) inputs are produced from the inputs after
-  // their write-backs, so they alias them; the rest read current values.
+  // their write-backs, so they alias them; the rest read current values,
+  // but (views of) a base that holds a borrowed value are made from one
+  // copy of it: `t.copy_(x); return t` must not return x itself.
   void finish() {
+    std::unordered_map<const Symbolic*, Value> copies;  // per borrowed base
+    auto own = [&](const Value& v, const Value& r) {
+      const Alias& a = alias_.at(&v.symbolic());
+      if (!borrowed_.count(&a.base.symbolic())) return r;
+      auto [it, fresh] = copies.try_emplace(&a.base.symbolic());
+      if (fresh) {
+        const Value& cur = current_.at(&a.base.symbolic());
+        it->second = emit(Symbol::prim_op(op_def(OpId::clone)), {cur}, fresh_like(cur), loc_);
+      }
+      return a.chain.empty() ? it->second : replay(it->second, a.chain);
+    };
     std::vector<Value> deferred;  // input-rooted output proxies
     std::unordered_map<const Symbolic*, Value> computed;
     auto plan = [&](const Value& v, auto& self) -> Value {
@@ -177,7 +204,7 @@ class Functionalizer {
           deferred.push_back(v);
           return v;
         }
-        Value r = read(v);
+        Value r = it != alias_.end() ? own(v, read(v)) : read(v);
         computed[&v.symbolic()] = r;
         return r;
       }
@@ -212,6 +239,8 @@ class Functionalizer {
   std::unordered_map<const Symbolic*, Alias> alias_;
   std::unordered_map<const Symbolic*, Value> current_;  // a base's value now
   std::vector<Value> inputs_;                           // tensor arguments and captured tensors
+  std::unordered_map<const Symbolic*, int> uses_;       // of each original value, the output included
+  std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
   Loc loc_;
 };
 
