@@ -106,7 +106,9 @@ Trace alias_analysis(const Trace& t) {
       layouts[&b.out.symbolic()] = Layout{in.base, view_strides_of(b, in.strides), in.may_copy};
       continue;
     }
-    if (returns_operand_when_possible(b.sym)) {  // the operand itself when nothing changes
+    // The operand itself when nothing changes; never across a dtype change.
+    if (returns_operand_when_possible(b.sym) &&
+        tensor_proxy(b.out).dtype() == tensor_proxy(b.args[0]).dtype()) {
       const Layout& in = layouts.at(&b.args[0].symbolic());
       layouts[&b.out.symbolic()] = Layout{in.base, {}, true};
       continue;
