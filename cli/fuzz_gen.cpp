@@ -54,6 +54,7 @@ struct Var {
   Shape shape;
   bool writable = true;  // no expanded (stride-0) dims
   bool input = false;    // an input, or (perhaps) a view of one
+  int root = -1;         // the storage it (perhaps) views: a parameter's index, another number per new value
 };
 
 // An operand of a promoting op: a tensor (0-dim or not) or a Python number.
@@ -141,7 +142,12 @@ class Generator {
   std::string cache_, shapes_;
   std::vector<Var> vars_;  // in scope in f's body
   std::vector<Var> returned_;
-  int next_size_ = 100, next_var_ = 0;
+  int next_size_ = 100, next_var_ = 0, next_root_ = 1000;
+  // Pairs of parameters one of which is written with the other as an
+  // operand: a call never passes them overlapping storage. Where storage
+  // overlaps only partly and PyTorch cannot tell (a strided or transposed
+  // view), the result of such a write depends on PyTorch's loop order.
+  std::set<std::pair<int, int>> written_from_;
 
   DT random_dtype() {
     int x = r_.below(20);
@@ -162,6 +168,7 @@ class Generator {
       Var p;
       p.name = fmt::format("p{}", i);
       p.input = true;
+      p.root = i;
       p.dt = random_dtype();
       p.shape = template_suffix(i == 0 ? rank_ : r_.between(0, rank_));
       if (i > 0) {
@@ -223,6 +230,7 @@ class Generator {
     Var v = *x;
     v.writable = true;
     v.input = false;
+    v.root = -1;
     if (is_float(x->dt)) {
       std::string op = r_.pick(std::vector<std::string>{"sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "atan",
                                                         "exp", "square"});
@@ -295,6 +303,7 @@ class Generator {
     Var v = *x;
     v.writable = true;
     v.input = false;
+    v.root = -1;
     int k = r_.below(6);
     if (k <= 2) {
       auto [num, flt] = number();
@@ -327,6 +336,7 @@ class Generator {
     Var v = *x;
     v.writable = true;
     v.input = false;
+    v.root = -1;
     int d = dim(*x);
     bool keep = r_.chance(0.3);
     std::string op;
@@ -436,6 +446,7 @@ class Generator {
     Var v = *x;
     v.writable = true;
     v.input = false;
+    v.root = -1;
     int rank = int(x->shape.size());
     int k = r_.below(7);
     if (k == 0) {
@@ -505,13 +516,22 @@ class Generator {
   // Something to write into `t`: a variable that broadcasts to it and casts
   // to its dtype, or (when numbers are allowed) a number.
   std::optional<std::string> source(const Var& t, bool allow_number = true) {
-    const Var* s = !allow_number || r_.chance(0.6)
-                       ? pick([&](const Var& v) { return fits(v.shape, t.shape) && can_cast(v.dt, t.dt) && v.name != t.name; })
-                       : nullptr;
-    if (s) return s->name;
+    const Var* s = !allow_number || r_.chance(0.6) ? pick([&](const Var& v) {
+      return fits(v.shape, t.shape) && can_cast(v.dt, t.dt) && v.root != t.root;
+    })
+                                                   : nullptr;
+    if (s) {
+      operand_of(t, *s);
+      return s->name;
+    }
     if (!allow_number) return std::nullopt;
     if (t.dt == DT::Bool) return "True";
     return number(is_float(t.dt)).first;
+  }
+
+  void operand_of(const Var& target, const Var& operand) {
+    if (target.root < int(params_.size()) && operand.root < int(params_.size()))
+      written_from_.insert(std::minmax(target.root, operand.root));
   }
 
   std::optional<std::string> in_place() {
@@ -550,11 +570,13 @@ class Generator {
       for (int i = r_.between(1, 3); i > 0; --i) stmt += "." + r_.pick(ops);
     } else if (k == 7 && numeric) {
       const Var* c = pick([&](const Var& c) { return c.dt == DT::Bool && fits(c.shape, t->shape); });
+      if (c) operand_of(*t, *c);
       std::string cond = c ? c->name : fmt::format("{} > 0", t->name);
       stmt = fmt::format("{}.masked_fill_({}, {})", t->name, cond, is_float(t->dt) ? "-0.5" : "3");
     } else if (k == 8 && is_float(t->dt)) {
-      const Var* a = pick([&](const Var& v) { return fits(v.shape, t->shape) && can_cast(v.dt, t->dt); });
+      const Var* a = pick([&](const Var& v) { return fits(v.shape, t->shape) && can_cast(v.dt, t->dt) && v.root != t->root; });
       if (!a) return std::nullopt;
+      operand_of(*t, *a);
       stmt = r_.chance(0.5) ? fmt::format("{}.addcmul_({}, {}, value=0.5)", t->name, a->name, a->name)
                             : fmt::format("{}.lerp_({}, 0.25)", t->name, a->name);
     } else {
@@ -575,6 +597,7 @@ class Generator {
           v->name = fmt::format("{} = {}", new_name(), v->name);
           lines.push_back(pad + v->name);
           v->name = v->name.substr(0, v->name.find(' '));
+          if (v->root < 0) v->root = next_root_++;
           vars_.push_back(*v);
         }
       } else if (k < 17) {
@@ -688,7 +711,11 @@ class Generator {
       for (size_t q = 0; q < p; ++q) {
         const Var &P = params_[p], &Q = params_[q];
         if (P.dt != Q.dt || !r_.chance(0.6)) continue;
-        if (P.shape == Q.shape && k < 3) a = {ArgKind::Same, int(q)};
+        // Written from each other: only the very same dense tensor (each
+        // element then reads itself), never a partial overlap.
+        bool written = written_from_.count({int(q), int(p)}) > 0;
+        if (P.shape == Q.shape && k < 3 && (!written || c.kinds[q].kind == ArgKind::Fresh)) a = {ArgKind::Same, int(q)};
+        else if (written) continue;
         else if (P.shape == Q.shape && k < 5 && !P.shape.empty() && c.kinds[q].kind == ArgKind::Fresh)
           a = {ArgKind::Overlap, int(q)};
         else if (!Q.shape.empty() && Shape(Q.shape.begin() + 1, Q.shape.end()) == P.shape && k < 7 &&
