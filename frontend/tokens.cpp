@@ -38,7 +38,9 @@ class LexErrors : public antlr4::BaseErrorListener {
   const Source& src_;
 };
 
-// ANTLR's input stream needs valid UTF-8; report the first bad byte as CPython does.
+// ANTLR's input stream needs valid UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF); report the first bad byte as CPython
+// does.
 void check_utf8(const Source& src) {
   const auto* p = reinterpret_cast<const unsigned char*>(src.text.data());
   size_t n = src.text.size(), i = 0;
@@ -46,13 +48,18 @@ void check_utf8(const Source& src) {
   size_t line_start = 0;
   while (i < n) {
     unsigned char c = p[i];
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= n;
-    for (size_t k = 1; ok && k < len; ++k) ok = (p[i + k] & 0xC0) == 0x80;
-    if (!ok)
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    // The second byte's range narrows after E0, ED, F0 and F4.
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    const char* why = len == 0 ? "start byte" : nullptr;
+    for (size_t k = 1; !why && k < len; ++k) {
+      if (i + k >= n) why = "end of data";
+      else if (p[i + k] < (k == 1 ? lo : 0x80) || p[i + k] > (k == 1 ? hi : 0xBF)) why = "continuation byte";
+    }
+    if (why)
       fail_at(Loc{&src, line, int(i - line_start)}, ErrorKind::SyntaxError,
-              "(unicode error) 'utf-8' codec can't decode byte 0x{:02x} in position {}: invalid {}", c, i,
-              len == 0 ? "start byte" : "continuation byte");
+              "(unicode error) 'utf-8' codec can't decode byte 0x{:02x} in position {}: {} {}", c, i,
+              why[0] == 'e' ? "unexpected" : "invalid", why);
     if (c == '\n') {
       ++line;
       line_start = i + 1;
