@@ -602,6 +602,25 @@ void Interpreter::bind_arguments(const FunctionObj& fn, CallArgs& args, Value* s
   }
 }
 
+namespace {
+
+// A nested function kept in a local of the frame it closes over is a cycle
+// (frame -> slot -> function -> env -> frame) that reference counting never
+// frees. When the call ends and nothing but those functions holds the frame,
+// and nothing but the frame holds them, the slots are cleared. (A closure
+// that escapes keeps its frame, and the cycle, alive: no cycle collector.)
+void release(std::shared_ptr<Frame>& frame) {
+  long held_by_own_functions = 0;
+  for (const Value& v : frame->slots)
+    if (v.is(Type::Function) && v.obj<FunctionObj>().env == frame) {
+      if (v.object().use_count() != 1) return;
+      ++held_by_own_functions;
+    }
+  if (held_by_own_functions > 0 && frame.use_count() == 1 + held_by_own_functions) frame->slots.clear();
+}
+
+}  // namespace
+
 Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
   const FunctionDef& def = *fn.def;
   auto frame = std::make_shared<Frame>();
@@ -623,10 +642,16 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
   } catch (...) {
     --depth_;
     current_ = caller;
-    rethrow_with_frame(f);
+    try {
+      rethrow_with_frame(f);
+    } catch (...) {
+      release(frame);
+      throw;
+    }
   }
   --depth_;
   current_ = caller;
+  release(frame);
   return ret;
 }
 
