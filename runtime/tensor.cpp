@@ -42,7 +42,7 @@ Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(devic
   // aligned_alloc asks for a little more than it returned and so grows the
   // heap (faulting fresh pages in) on the first calls of a loop.
   size_t n = size_t(nbytes) + 64;
-  base_ = std::malloc(n);
+  base_ = nbytes <= limit_ ? std::malloc(n) : nullptr;
   THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes);
   data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
 }

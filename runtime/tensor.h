@@ -37,6 +37,10 @@ class Storage {
   // counts a jit call's buffers with them.
   static int64_t allocations() { return allocations_; }
   static int64_t allocated_bytes() { return allocated_bytes_; }
+  // The largest host allocation allowed; a larger one raises the same
+  // out-of-memory error as a failed malloc. Unlimited unless lowered (the
+  // front-end fuzzer lowers it, so no input can exhaust the machine).
+  static void set_limit(int64_t bytes) { limit_ = bytes; }
 
  private:
   void* data_ = nullptr;  // 64-byte aligned, inside base_'s block
@@ -44,6 +48,7 @@ class Storage {
   int64_t nbytes_ = 0;
   Device device_;
   static thread_local int64_t allocations_, allocated_bytes_;
+  static inline int64_t limit_ = INT64_MAX;
 };
 
 class Tensor {
