@@ -1,0 +1,53 @@
+"""PyTorch eager CPU on the workloads of suite.thn (the same ops as thn's
+stdlib: nn.softmax, nn.layer_norm, scaled_dot_product_attention as matmul,
+scale, softmax, matmul; optim.adam_step's in-place ops). Prints
+`bench NAME torch MS` per workload: medians of 10 calls."""
+import math
+import sys
+import time
+
+import torch
+
+if len(sys.argv) > 1:
+    torch.set_num_threads(int(sys.argv[1]))
+torch.manual_seed(0)
+reps = 10
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, step=3, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
+    for p, g, m, v in zip(params, grads, exp_avgs, exp_avg_sqs):
+        m.mul_(beta1).add_(g, alpha=1 - beta1)
+        v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        denom = (v.sqrt() / math.sqrt(1 - beta2 ** step)).add_(eps)
+        p.addcdiv_(m, denom, value=-lr / (1 - beta1 ** step))
+
+
+def kv_decode(q, k, v, idx, k_new, v_new):
+    k.index_copy_(2, idx, k_new)
+    v.index_copy_(2, idx, v_new)
+    scores = torch.matmul(q, k.transpose(-2, -1)) * (1.0 / math.sqrt(q.size(-1)))
+    return torch.matmul(torch.softmax(scores, -1), v)
+
+
+n = 10
+workloads = [
+    ("adam", adam, ([torch.randn(1 << 20) for _ in range(n)], [torch.randn(1 << 20) for _ in range(n)],
+                    [torch.zeros(1 << 20) for _ in range(n)], [torch.zeros(1 << 20) for _ in range(n)])),
+    ("kv_decode", kv_decode, (torch.randn(1, 8, 1, 64), torch.randn(1, 8, 1024, 64), torch.randn(1, 8, 1024, 64),
+                              torch.tensor([700]), torch.randn(1, 8, 1, 64), torch.randn(1, 8, 1, 64))),
+    ("softmax", lambda x: torch.softmax(x, -1), (torch.randn(4096, 1024),)),
+    ("layer_norm", lambda x, w, b: torch.nn.functional.layer_norm(x, (x.size(-1),), w, b),
+     (torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024))),
+    ("sum_rows", lambda x: x.sum(-1), (torch.randn(4096, 4096),)),
+    ("amax_cols", lambda x: x.amax(0), (torch.randn(4096, 4096),)),
+    ("chain", lambda x, y, z: ((x * 2.0 + y).sin() * z).tanh() + 1.0,
+     (torch.randn(2048, 2048), torch.randn(2048, 2048), torch.randn(2048, 2048))),
+]
+for name, f, a in workloads:
+    f(*a)
+    ts = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        f(*a)
+        ts.append((time.perf_counter() - t0) * 1000)
+    print("bench", name, "torch", round(sorted(ts)[len(ts) // 2], 3))
