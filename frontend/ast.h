@@ -216,10 +216,12 @@ struct FunctionDef : Stmt {
   std::vector<Param> params;
   std::vector<ExprPtr> decorators;
   Body body;
-  // Filled by resolve: the frame layout (params first, then other locals) and
-  // whether an inner function reads this frame (then it is heap-allocated).
+  // Filled by resolve: the frame layout (params first, then other locals),
+  // whether an inner function reads this frame, and which locals it reads
+  // (one flag per local: the rest are dropped when a call's frame outlives it).
   std::vector<std::string> locals;
   bool captured = false;
+  std::vector<char> captured_slots;
   // The local the function's own name binds to in its defining scope.
   std::unique_ptr<Name> binding;
   explicit FunctionDef(Loc l) : Stmt(StmtKind::FunctionDef, l) {}

@@ -11,6 +11,7 @@ using namespace ast;
 // One function body (or the module body) being resolved.
 struct FunctionScope {
   FunctionScope* parent = nullptr;
+  FunctionDef* def = nullptr;  // none for the module
   bool is_module = false;
   std::vector<std::string>* locals = nullptr;            // the frame layout
   std::map<std::string, int> slots;                      // names bound in the body
@@ -90,6 +91,11 @@ class Resolver {
         n.scope = depth == 0 ? Scope::Local : Scope::Enclosing;
         n.slot = s->second;
         n.depth = depth;
+        if (depth > 0) {
+          f->def->captured = true;
+          if (f->def->captured_slots.size() <= size_t(n.slot)) f->def->captured_slots.resize(size_t(n.slot) + 1, 0);
+          f->def->captured_slots[size_t(n.slot)] = 1;
+        }
         return;
       }
     }
@@ -106,6 +112,7 @@ class Resolver {
 
     FunctionScope scope;
     scope.parent = cur_;
+    scope.def = &f;
     scope.locals = &f.locals;
     for (auto& p : f.params) scope.slots.emplace(p.name, add_slot(scope, p.name));
     std::vector<std::string> bound;

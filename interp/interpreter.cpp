@@ -606,17 +606,27 @@ namespace {
 
 // A nested function kept in a local of the frame it closes over is a cycle
 // (frame -> slot -> function -> env -> frame) that reference counting never
-// frees. When the call ends and nothing but those functions holds the frame,
-// and nothing but the frame holds them, the slots are cleared. (A closure
-// that escapes keeps its frame, and the cycle, alive: no cycle collector.)
-void release(std::shared_ptr<Frame>& frame) {
+// frees. When a call ends:
+// - if nothing but such functions holds the frame, and nothing but the frame
+//   holds them, the slots are cleared (a nested helper that did not escape);
+// - if something else still holds it (a closure that escaped), only the
+//   locals some inner function reads are kept. A closure that escapes and
+//   reads its own name (a recursive one) keeps its cycle: no cycle collector.
+void release(std::shared_ptr<Frame>& frame, const FunctionDef& def) {
+  if (frame.use_count() == 1) return;  // freed right after
   long held_by_own_functions = 0;
+  bool escaped = false;
   for (const Value& v : frame->slots)
     if (v.is(Type::Function) && v.obj<FunctionObj>().env == frame) {
-      if (v.object().use_count() != 1) return;
+      escaped |= v.object().use_count() != 1;
       ++held_by_own_functions;
     }
-  if (held_by_own_functions > 0 && frame.use_count() == 1 + held_by_own_functions) frame->slots.clear();
+  if (!escaped && held_by_own_functions > 0 && frame.use_count() == 1 + held_by_own_functions) {
+    frame->slots.clear();
+    return;
+  }
+  for (size_t i = 0; i < frame->slots.size(); ++i)
+    if (i >= def.captured_slots.size() || !def.captured_slots[i]) frame->slots[i] = Value::unbound();
 }
 
 }  // namespace
@@ -645,13 +655,13 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
     try {
       rethrow_with_frame(f);
     } catch (...) {
-      release(frame);
+      release(frame, def);
       throw;
     }
   }
   --depth_;
   current_ = caller;
-  release(frame);
+  release(frame, def);
   return ret;
 }
 
