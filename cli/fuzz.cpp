@@ -211,8 +211,9 @@ int fuzz_command(int argc, char** argv) {
       return 0;
     } else if (a == "--emit") {
       opt.emit = true;
-    } else if (a == "--seed" || a == "--count" || a == "--start" || a == "-j") {
-      const char* v = value();
+    } else if (a == "--seed" || a == "--count" || a == "--start" || a.starts_with("-j")) {
+      const char* v = a.size() > 2 && a[1] == 'j' ? argv[i] + 2 : value();  // -j N or -jN
+      if (a.starts_with("-j")) a = "-j";
       if (!v || !parse_number(v, n)) {
         std::fprintf(stderr, "thn fuzz: %s needs a non-negative integer\n%s", a.c_str(), kUsage);
         return 2;
@@ -241,6 +242,10 @@ int fuzz_command(int argc, char** argv) {
       std::fprintf(stderr, "thn fuzz: unknown option: %s\n%s", a.c_str(), kUsage);
       return 2;
     }
+  }
+  if (opt.count == 0) {
+    std::fprintf(stderr, "thn fuzz: --count must be at least 1\n%s", kUsage);
+    return 2;
   }
   if (opt.emit) {
     for (uint64_t i = opt.start; i < opt.start + opt.count; ++i) std::printf("%s\n", fuzz_program(opt.seed, i).c_str());
@@ -276,11 +281,10 @@ int fuzz_command(int argc, char** argv) {
         Outcome o = run_program(program, file);
         if (!o.kind.empty()) {
           std::string reduced = reduce(program, o.kind, min_file);
-          Outcome again = run_program(reduced, min_file);
           fs::create_directories(opt.out);
           fs::path stem = fs::path(opt.out) / fmt::format("fuzz-{}-{}", opt.seed, index);
           write_file(stem.string() + ".thn", program);
-          write_file(stem.string() + ".min.thn", reduced);
+          Outcome again = run_program(reduced, stem.string() + ".min.thn");  // the report names the kept file
           std::lock_guard lock(mu);
           ++failures;
           ++by_kind[o.kind];

@@ -8,7 +8,11 @@
 - `thn graph`: DOT on stdout, an SVG through Graphviz, the DOT text when dot
   is missing (THN_DOT pointing nowhere), clear errors for an unknown
   function and a bad output name;
-- `thn run --emit=ast`: the resolved AST before the run.
+- `thn run --emit=ast`: the resolved AST before the run;
+- `thn fuzz`: usage errors, `--emit` is deterministic per seed, and with a
+  kernel compiler that turns float additions into subtractions
+  (miscompiling_cxx) it reports the mismatch, reduces the program and writes
+  it out, exit 1.
 
 Runs with a plain python3: no dependencies.
 """
@@ -167,6 +171,34 @@ def check_emit_ast(thn):
     return []
 
 
+def check_fuzz(thn):
+    errors = []
+    for args, text in [(["--count", "0"], "--count must be at least 1"), (["--bogus"], "unknown option: --bogus"),
+                       (["--device", "cuda"], "no CUDA launch path"), (["--seed", "x"], "needs a non-negative integer")]:
+        r = run(thn, ["fuzz"] + args)
+        if r.returncode != 2 or text not in r.stderr:
+            errors.append(f"thn fuzz {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r}")
+    a, b, c = (run(thn, ["fuzz", "--seed", seed, "--count", "3", "--emit"]) for seed in ("7", "7", "8"))
+    if a.returncode != 0 or a.stdout != b.stdout or a.stdout == c.stdout or a.stdout.count("g = jit(f") != 3:
+        errors.append(f"thn fuzz --emit: not 3 programs, or not the same per seed:\n{a.stdout[:400]}{a.stderr}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "found")
+        env = {"XDG_CACHE_HOME": tmp, "THN_CXX": os.path.join(HERE, "miscompiling_cxx")}
+        # Program 4 of seed 1 adds float tensors inside its jit function.
+        r = run(thn, ["fuzz", "--seed", "1", "--start", "4", "--count", "1", "--out", out], env=env)
+        reduced = os.path.join(out, "fuzz-1-4.min.thn")
+        if r.returncode != 1 or "program 4: output" not in r.stdout or not os.path.exists(reduced):
+            errors.append(f"thn fuzz with a miscompiling compiler (exit {r.returncode}):\n{r.stdout}{r.stderr}")
+        else:
+            with open(os.path.join(out, "fuzz-1-4.thn")) as f:
+                original = f.read().count("\n")
+            with open(reduced) as f:
+                small = f.read().count("\n")
+            if not small < original:
+                errors.append(f"thn fuzz did not reduce program 4 ({original} -> {small} lines)")
+    return errors
+
+
 if __name__ == "__main__":
     run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
-                ("--emit=ast", check_emit_ast)])
+                ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz)])
