@@ -153,12 +153,14 @@ std::string join_lines(const std::vector<std::string>& lines) {
 }
 
 // Delta debugging (ddmin over lines): drops chunks of lines, then single
-// lines, while the program still fails the same way. Bounded by `budget`
-// runs.
-std::string reduce(const std::string& program, const std::string& kind, const fs::path& scratch, int budget = 300) {
+// lines, while the program still fails the same way. Bounded by 300 runs and
+// five minutes (a hang costs a whole timeout per run).
+std::string reduce(const std::string& program, const std::string& kind, const fs::path& scratch) {
   std::vector<std::string> lines = split_lines(program);
+  int budget = 300;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
   auto fails = [&](const std::vector<std::string>& candidate) {
-    if (budget-- <= 0) return false;
+    if (budget-- <= 0 || std::chrono::steady_clock::now() > deadline) return false;
     return run_program(join_lines(candidate), scratch).kind == kind;
   };
   size_t n = 2;

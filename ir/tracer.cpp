@@ -238,6 +238,11 @@ std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
       if (a0 < b1 && b0 < a1 && a1 > a0 && b1 > b0) pattern[j] = std::min(pattern[j], int(order[q]));
     }
   }
+  // An expanded tensor (a stride 0 over a size > 1) overlaps itself: one
+  // write lands in several of its elements.
+  for (size_t i = 0; i < n; ++i)
+    for (int64_t d = 0; d < tensors[i]->dim(); ++d)
+      if (tensors[i]->strides()[size_t(d)] == 0 && tensors[i]->sizes()[size_t(d)] > 1) pattern[i] = -1;
   return pattern;
 }
 

@@ -66,7 +66,8 @@ struct TraceResult {
 };
 
 // The overlap pattern of tensors: for each, the index of the first earlier
-// tensor whose memory range overlaps its own, or its own index. The tracer
+// tensor whose memory range overlaps its own, its own index, or -1 for an
+// expanded tensor (one that overlaps itself). The tracer
 // decides functionalization by it and the prologue guards it.
 std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors);
 

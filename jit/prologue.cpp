@@ -87,12 +87,17 @@ Prologue::Prologue(const TraceResult& r) {
     names.push_back(tensor_proxy(proxy).name);
   }
   for (const Tensor& t : captured_) ts.push_back(&t);
-  if (r.depends_on_overlap && ts.size() > 1) {
+  // A single input is checked too when it is not contiguous: it may be an
+  // expanded view (overlapping itself) on another call.
+  bool strided = false;
+  for (const Tensor* t : ts) strided |= !t->is_contiguous();
+  if (r.depends_on_overlap && (ts.size() > 1 || strided)) {
     overlap_ = overlap_pattern(ts);
     code_.push_back({Op::Overlap, 0, 0, 0, 0});
     std::vector<std::string> shared;
     for (size_t i = 0; i < overlap_.size(); ++i)
-      if (overlap_[i] != int(i)) shared.push_back(fmt::format("{} overlaps {}", names[i], names[size_t(overlap_[i])]));
+      if (overlap_[i] < 0) shared.push_back(fmt::format("{} overlaps itself", names[i]));
+      else if (overlap_[i] != int(i)) shared.push_back(fmt::format("{} overlaps {}", names[i], names[size_t(overlap_[i])]));
     line(fmt::format("check_overlap({})  # {}", fmt::join(names, ", "),
                      shared.empty() ? "no two overlap" : fmt::format("{}", fmt::join(shared, "; "))));
   }
