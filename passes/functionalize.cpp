@@ -178,6 +178,41 @@ class Functionalizer {
     return false;
   }
 
+  // The mutated input whose old memory a value still reads (it is that
+  // input, or a view taken before the input was written), or null.
+  const Symbolic* reads_old(const Value& c, const std::vector<Value>& mutated) const {
+    auto it = alias_.find(&c.symbolic());
+    if (it == alias_.end()) return nullptr;
+    for (const Value& y : mutated)
+      if (&y.symbolic() == &it->second.base.symbolic()) return &y.symbolic();
+    return nullptr;
+  }
+
+  // The write-backs in an order where one whose value reads another mutated
+  // input's old memory (`b.copy_(a); a.fill_(1)`) runs before that input is
+  // overwritten; a cycle (a swap) is broken by copying one value first.
+  std::vector<Value> ordered_write_backs(const std::vector<Value>& mutated) {
+    std::vector<Value> order, left = mutated;
+    while (!left.empty()) {
+      bool progressed = false;
+      for (size_t i = 0; i < left.size(); ++i) {
+        // Ready when no other pending write-back's value reads left[i]'s old memory.
+        bool read_by_pending = false;
+        for (size_t k = 0; k < left.size() && !read_by_pending; ++k)
+          read_by_pending = k != i && reads_old(current_.at(&left[k].symbolic()), mutated) == &left[i].symbolic();
+        if (read_by_pending) continue;
+        order.push_back(left[i]);
+        left.erase(left.begin() + long(i));
+        progressed = true;
+        break;
+      }
+      if (progressed) continue;
+      Value& c = current_.at(&left.front().symbolic());  // a cycle: copy one value out of the way
+      c = emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_);
+    }
+    return order;
+  }
+
   // Outputs that are (views of) inputs are produced from the inputs after
   // their write-backs, so they alias them; the rest read current values,
   // but (views of) a base that holds a borrowed value are made from one
@@ -221,7 +256,7 @@ class Functionalizer {
         mutated.push_back(x);
         uses[&current_.at(&x.symbolic()).symbolic()]++;
       }
-    for (const Value& x : mutated) {
+    for (const Value& x : ordered_write_backs(mutated)) {
       const Value& c = current_.at(&x.symbolic());
       if (uses[&c.symbolic()] == 1) emit(Symbol::of(PrimId::copy_to_out_), {c, x}, Value(), loc_);
       else emit(Symbol::prim_op(op_def(OpId::copy_)), {x, c}, Value(), loc_);
