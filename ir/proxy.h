@@ -32,7 +32,6 @@ struct NumberProxy : Symbolic {
   Constraint constraint = Constraint::Constrainable;
   NumberOp op{};               // Origin::Op
   std::vector<Value> operands;  // Origin::Op: numbers (proxies or constants)
-  Value tensor;                 // Origin::Size / Item: the TensorProxy value
   int64_t dim = 0;              // Origin::Size
   std::string name;             // inputs: the argument's name; else empty (the printer numbers them)
   int id = 0;                   // creation order within its trace
@@ -40,6 +39,21 @@ struct NumberProxy : Symbolic {
 
   void concrete_use() const override;
   bool depends_on_data() const;  // some operand is Dynamic
+
+  // Origin::Size / Item: the TensorProxy the number comes from. A size is
+  // held weakly (the tensor's sizes hold the size: a strong reference back
+  // would be a cycle that is never freed); the trace keeps its inputs alive.
+  void set_tensor(const Value& t) {
+    if (origin == Origin::Size) sized_ = std::static_pointer_cast<Symbolic>(t.object());
+    else item_of_ = t;
+  }
+  Value tensor() const {
+    return origin == Origin::Size ? Value::proxy(Value(Type::Tensor, nullptr), sized_.lock()) : item_of_;
+  }
+
+ private:
+  std::weak_ptr<Symbolic> sized_;
+  Value item_of_;
 };
 
 struct TensorProxy : Symbolic {

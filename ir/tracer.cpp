@@ -92,7 +92,7 @@ Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
     n->origin = NumberProxy::Origin::Size;
     n->type = Type::Int;
     n->value = Value(s);
-    n->tensor = v;
+    n->set_tensor(v);
     n->dim = int64_t(d);
     n->id = int(numbers_.size());
     n->tracer = this;
@@ -426,7 +426,7 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
     n->type = value.type();
     n->value = value;
     n->constraint = Constraint::Dynamic;
-    n->tensor = self;
+    n->set_tensor(self);
     n->id = int(numbers_.size());
     n->tracer = this;
     numbers_.push_back(n);

@@ -183,7 +183,7 @@ int Prologue::compile_expr(const Value& v) {
     case NumberProxy::Origin::Size: {
       reg = int(numbers_.size());
       numbers_.emplace_back();
-      code_.push_back({Op::Size, 0, reg, tensor_ref_.at(&n.tensor.symbolic()), int32_t(n.dim)});
+      code_.push_back({Op::Size, 0, reg, tensor_ref_.at(&n.tensor().symbolic()), int32_t(n.dim)});
       break;
     }
     case NumberProxy::Origin::Op: {
@@ -204,8 +204,8 @@ std::string Prologue::render(const Value& v) const {
   if (!v.is_proxy()) return to_repr(v);
   if (auto it = names_.find(&v.symbolic()); it != names_.end()) return it->second;
   auto& n = number_proxy(v);
-  if (n.origin == NumberProxy::Origin::Size) return fmt::format("{}.shape[{}]", render(n.tensor), n.dim);
-  if (n.origin == NumberProxy::Origin::Item) return fmt::format("{}.item()", render(n.tensor));
+  if (n.origin == NumberProxy::Origin::Size) return fmt::format("{}.shape[{}]", render(n.tensor()), n.dim);
+  if (n.origin == NumberProxy::Origin::Item) return fmt::format("{}.item()", render(n.tensor()));
   std::string a = render(n.operands[0]);
   if (n.operands.size() == 1) {
     if (n.op == NumberOp::neg || n.op == NumberOp::pos || n.op == NumberOp::invert)

@@ -100,7 +100,7 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
         map([alpha](C x, C y) { return thn_add(x, C(alpha && y)); });
       } else {
         if (op == OpId::sub) alpha = C(-alpha);
-        if (alpha == C(1)) map([](C x, C y) { return C(x + y); });
+        if (alpha == C(1)) map([](C x, C y) { return thn_add(x, y); });
         else map([alpha](C x, C y) { return thn_muladd(alpha, y, x); });
       }
       return;

@@ -18,6 +18,8 @@ template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;  // clang 14 has no aggregate deduction (the libFuzzer build)
 
 // ---- basic indexing ----
 

@@ -22,6 +22,13 @@ template <class T> inline constexpr bool thn_is_float = std::is_floating_point_v
 // the compiler would contract them in the eager kernels, and generated
 // kernels (compiled without contraction, so that no multiply of one op fuses
 // with an add of the next) must round the same way.
+//
+// Integer add, sub and mul wrap around in two's complement, as PyTorch's do;
+// signed overflow is undefined in C++, so they compute in the unsigned type.
+template <class T> THN_HD T thn_wrapping(T a, T b, char op) {
+  using U = std::make_unsigned_t<T>;
+  return T(op == '+' ? U(U(a) + U(b)) : op == '-' ? U(U(a) - U(b)) : U(U(a) * U(b)));
+}
 template <class T> THN_HD T thn_muladd(T a, T b, T c) {
   if constexpr (thn_is_float<T>) {
 #if defined(__FMA__) || defined(__CUDACC_RTC__)
@@ -29,8 +36,10 @@ template <class T> THN_HD T thn_muladd(T a, T b, T c) {
 #else
     return a * b + c;
 #endif
-  } else {
+  } else if constexpr (std::is_same_v<T, bool>) {
     return T(a * b + c);
+  } else {
+    return thn_wrapping(thn_wrapping(a, b, '*'), c, '+');
   }
 }
 
@@ -85,11 +94,17 @@ template <class T> THN_HD bool thn_isinf(T a) {
 
 // Two inputs
 template <class T> THN_HD T thn_add(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a || b; else return a + b;
+  if constexpr (std::is_same_v<T, bool>) return a || b;
+  else if constexpr (thn_is_float<T>) return a + b;
+  else return thn_wrapping(a, b, '+');
 }
-template <class T> THN_HD T thn_sub(T a, T b) { return a - b; }
+template <class T> THN_HD T thn_sub(T a, T b) {
+  if constexpr (thn_is_float<T> || std::is_same_v<T, bool>) return a - b; else return thn_wrapping(a, b, '-');
+}
 template <class T> THN_HD T thn_mul(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b;
+  if constexpr (std::is_same_v<T, bool>) return a && b;
+  else if constexpr (thn_is_float<T>) return a * b;
+  else return thn_wrapping(a, b, '*');
 }
 template <class T> THN_HD T thn_div(T a, T b) { return a / b; }
 template <class T> THN_HD T thn_div_trunc(T a, T b) {

