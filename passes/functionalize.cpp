@@ -88,12 +88,21 @@ class Functionalizer {
   }
 
   Value replay(Value x, const std::vector<Step>& chain) {
+    const Symbolic* root = &x.symbolic();
     for (const Step& s : chain) {
       std::vector<Value> args{x};
       args.insert(args.end(), s.rest.begin(), s.rest.end());
       x = emit(s.sym, std::move(args), fresh_like(s.out), loc_);
+      replayed_from_[&x.symbolic()] = root;
     }
     return x;
+  }
+
+  // The value whose memory v views, when v is a view (original or re-derived).
+  const Symbolic* viewed(const Value& v) const {
+    if (auto r = replayed_from_.find(&v.symbolic()); r != replayed_from_.end()) return r->second;
+    if (auto a = alias_.find(&v.symbolic()); a != alias_.end() && !a->second.chain.empty()) return &a->second.base.symbolic();
+    return nullptr;
   }
 
   // The value an original tensor value has now.
@@ -248,8 +257,13 @@ class Functionalizer {
     Value output = plan(in_.output, plan);
 
     // Write-backs: copy_to_out_ when nothing else uses the computed value.
+    // A returned view of the computed value uses it too: written straight
+    // into the input, the view would alias the input.
     std::unordered_map<const Symbolic*, int> uses;
-    for (const auto& [orig, r] : computed) uses[&r.symbolic()]++;
+    for (const auto& [orig, r] : computed) {
+      uses[&r.symbolic()]++;
+      if (const Symbolic* base = viewed(r)) uses[base]++;
+    }
     std::vector<Value> mutated;
     for (const Value& x : inputs_)
       if (&current_.at(&x.symbolic()).symbolic() != &x.symbolic()) {
@@ -276,6 +290,7 @@ class Functionalizer {
   std::vector<Value> inputs_;                           // tensor arguments and captured tensors
   std::unordered_map<const Symbolic*, int> uses_;       // of each original value, the output included
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
+  std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views
   Loc loc_;
 };
 
