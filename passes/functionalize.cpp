@@ -230,7 +230,9 @@ class Functionalizer {
     std::unordered_map<const Symbolic*, Value> copies;  // per borrowed base
     auto own = [&](const Value& v, const Value& r) {
       const Alias& a = alias_.at(&v.symbolic());
-      if (!borrowed_.count(&a.base.symbolic())) return r;
+      // An input holding its own old value again (`b.copy_(a); a.copy_(b)`)
+      // is returned as itself, as eager returns it.
+      if (!borrowed_.count(&a.base.symbolic()) || is_input(a.base)) return r;
       auto [it, fresh] = copies.try_emplace(&a.base.symbolic());
       if (fresh) {
         const Value& cur = current_.at(&a.base.symbolic());

@@ -127,6 +127,7 @@ Overlap overlap(const Tensor& a, const Tensor& b) {
 }
 
 bool has_internal_overlap(const Tensor& t) {
+  if (t.numel() == 0) return false;  // as PyTorch: an empty tensor is contiguous
   for (int64_t d = 0; d < t.dim(); d++)
     if (t.strides()[d] == 0 && t.sizes()[d] > 1) return true;
   return false;
