@@ -207,6 +207,17 @@ class Generator {
     return c[c.size() - 1 - size_t(r_.below(std::min<int>(3, int(c.size()))))];
   }
 
+  const Var* any() { return pick([](const Var&) { return true; }); }
+
+  // A new value of x's dtype and shape, in memory of its own.
+  static Var new_value_like(const Var& x) {
+    Var v = x;
+    v.writable = true;
+    v.input = false;
+    v.root = -1;
+    return v;
+  }
+
   int dim(const Var& v) { return r_.below(int(v.shape.size())); }
   // `d` as the program writes it: sometimes negative.
   std::string dim_text(const Var& v, int d) {
@@ -225,12 +236,9 @@ class Generator {
   // ---- expressions: each returns the value's type with its text as name ----
 
   std::optional<Var> unary() {
-    const Var* x = pick([](const Var&) { return true; });
+    const Var* x = any();
     if (!x) return std::nullopt;
-    Var v = *x;
-    v.writable = true;
-    v.input = false;
-    v.root = -1;
+    Var v = new_value_like(*x);
     if (is_float(x->dt)) {
       std::string op = r_.pick(std::vector<std::string>{"sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "atan",
                                                         "exp", "square"});
@@ -250,7 +258,7 @@ class Generator {
   }
 
   std::optional<Var> binary() {
-    const Var* x = pick([](const Var&) { return true; });
+    const Var* x = any();
     if (!x) return std::nullopt;
     const Var* y = pick([&](const Var& v) { return broadcast(x->shape, v.shape).has_value(); });
     Var v;
@@ -298,12 +306,9 @@ class Generator {
   }
 
   std::optional<Var> with_number() {
-    const Var* x = pick([](const Var&) { return true; });
+    const Var* x = any();
     if (!x) return std::nullopt;
-    Var v = *x;
-    v.writable = true;
-    v.input = false;
-    v.root = -1;
+    Var v = new_value_like(*x);
     int k = r_.below(6);
     if (k <= 2) {
       auto [num, flt] = number();
@@ -333,10 +338,7 @@ class Generator {
   std::optional<Var> reduction() {
     const Var* x = pick([](const Var& v) { return !v.shape.empty(); });
     if (!x) return std::nullopt;
-    Var v = *x;
-    v.writable = true;
-    v.input = false;
-    v.root = -1;
+    Var v = new_value_like(*x);
     int d = dim(*x);
     bool keep = r_.chance(0.3);
     std::string op;
@@ -360,7 +362,7 @@ class Generator {
   }
 
   std::optional<Var> view() {
-    const Var* x = pick([](const Var&) { return true; });
+    const Var* x = any();
     if (!x) return std::nullopt;
     Var v = *x;
     int rank = int(x->shape.size());
@@ -441,12 +443,9 @@ class Generator {
   }
 
   std::optional<Var> copy() {
-    const Var* x = pick([](const Var&) { return true; });
+    const Var* x = any();
     if (!x) return std::nullopt;
-    Var v = *x;
-    v.writable = true;
-    v.input = false;
-    v.root = -1;
+    Var v = new_value_like(*x);
     int rank = int(x->shape.size());
     int k = r_.below(7);
     if (k == 0) {
@@ -658,15 +657,16 @@ class Generator {
     std::set<std::string> seen;
     for (int i = 0; i < count; ++i) {
       const Var* v = r_.chance(0.3) ? pick([](const Var& v) { return v.input; }) : nullptr;
-      if (!v) v = pick([](const Var&) { return true; });
+      if (!v) v = any();
       if (!seen.insert(v->name).second) continue;
       parts.push_back(v->name);
       returned_.push_back(*v);
     }
     if (has_n_ && r_.chance(0.15)) {
       parts.push_back("n + 1");
-      returned_.push_back(Var{"n + 1", DT::I64, {}, false, false});
-      returned_.back().name = "";  // a number
+      Var number;  // no name: a number, printed as it is
+      number.dt = DT::I64;
+      returned_.push_back(number);
     }
     return join(parts);
   }

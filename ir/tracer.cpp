@@ -240,9 +240,12 @@ std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
   }
   // An expanded tensor (a stride 0 over a size > 1) overlaps itself: one
   // write lands in several of its elements.
-  for (size_t i = 0; i < n; ++i)
-    for (int64_t d = 0; d < tensors[i]->dim() && tensors[i]->numel() > 0; ++d)
-      if (tensors[i]->strides()[size_t(d)] == 0 && tensors[i]->sizes()[size_t(d)] > 1) pattern[i] = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& t = *tensors[i];
+    if (t.numel() == 0) continue;  // empty: overlaps nothing
+    for (int64_t d = 0; d < t.dim(); ++d)
+      if (t.strides()[size_t(d)] == 0 && t.sizes()[size_t(d)] > 1) pattern[i] = -1;
+  }
   return pattern;
 }
 
