@@ -190,6 +190,13 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       }
       return Value::tensor(t.as_strided(sizes, strides, offset));
     }
+    case PrimId::as_strided: {
+      const Tensor& t = args[0].as_tensor();
+      Dims sizes, strides;
+      for (const Value& v : args[1].items()) sizes.push_back(v.as_int());
+      for (const Value& v : args[2].items()) strides.push_back(v.as_int());
+      return Value::tensor(t.as_strided(sizes, strides, t.offset() + args[3].as_int()));
+    }
     case PrimId::getitem: return eager_.getitem(args[0], std::span<const Value>(args).subspan(1));
     case PrimId::setitem_:
       eager_.setitem(args[0], std::span<const Value>(args).subspan(1, args.size() - 2), args.back());

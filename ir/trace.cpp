@@ -24,7 +24,7 @@ Symbol Symbol::prim_op(const OpDef& op) {
 }
 
 bool Symbol::is_view() const {
-  if (!op) return prim == PrimId::slice;
+  if (!op) return prim == PrimId::slice || prim == PrimId::as_strided;
   if (!is_prim) return false;
   switch (op->id) {
     case OpId::reshape: case OpId::permute: case OpId::squeeze: case OpId::unsqueeze: case OpId::expand:

@@ -21,6 +21,9 @@ namespace thn {
 //   wrap_number  a Python number as a 0-dim wrapped tensor (`2 - t`)
 //   convert_element_type(t, dtype): t in another dtype
 //   slice        slice(t, starts, ends, steps): a strided view, one range per dim
+//   as_strided   as_strided(t, sizes, strides, offset): the view of t's storage
+//                with these sizes and strides, `offset` elements past t's
+//                start (inputs that share memory are views of one range)
 //   copy_into_view(base, src, steps): a copy of base with src written into
 //                the view that `steps` (view prims, replayed) select
 //   copy_to_out_ copy_to_out_(computed, out): the write-back of a mutated
@@ -34,7 +37,7 @@ namespace thn {
 //                into one kernel
 #define THN_TENSOR_PRIMS(X)                                                                      \
   X(shape, prims) X(item, prims) X(wrap_number, prims) X(convert_element_type, prims) X(slice, prims) \
-  X(copy_into_view, prims) X(copy_to_out_, prims)                                               \
+  X(as_strided, prims) X(copy_into_view, prims) X(copy_to_out_, prims)                                               \
   X(getitem, ltorch) X(setitem_, ltorch) X(print, ltorch) X(fusion, prims)
 
 // Rows of the op table that are also prims: their eager kernel is the prim's
@@ -114,6 +117,15 @@ struct Layout {
   bool may_copy = false;         // an alias of base, or a copy of it (contiguous, to: decided at run time)
 };
 
+// Tensor inputs that share one range of memory: `members` (input or
+// captured proxies, whose strides are exact), each `offsets[k]` elements
+// past the range's start, the range `extent` elements long.
+struct StorageGroup {
+  std::vector<Value> members;
+  std::vector<int64_t> offsets;
+  int64_t extent = 0;
+};
+
 struct Trace {
   std::string name = "computation";
   std::vector<Value> inputs;  // proxies, named after the arguments they flatten
@@ -126,6 +138,11 @@ struct Trace {
   // Two tensor inputs (arguments or captured) share memory on this call;
   // the prologue guards the pattern when the trace mutates an input.
   bool inputs_overlap = false;
+  // When the trace writes into inputs that share memory (and their sizes
+  // are static): each set of inputs whose memory ranges connect, or an
+  // input that overlaps itself, with the layout the prologue guarantees.
+  // Functionalize makes each member a view of one base, the group's range.
+  std::vector<StorageGroup> storage_groups;
   // Set by functionalize: the only writes are the write-backs into inputs
   // at the end (copy_to_out_, copy_); false while in-place ops remain (a
   // trace whose inputs share memory is run in program order).

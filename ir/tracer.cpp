@@ -173,21 +173,26 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   Value out = in_.call(fn, args);
   trace_.output = traced(out);
 
+  bool writes_input = false;
   for (const BoundSymbol& b : trace_.body) {
     if (b.sym.mutates() && aliases_input(tensor_proxy(b.args[b.sym.op ? size_t(b.sym.op->schema.self_index) : 0]).shadow))
-      r.depends_on_overlap = true;
+      writes_input = true;
   }
+  r.depends_on_overlap = writes_input;
   std::vector<Value> outs;
   collect_proxies(trace_.output, outs);
   for (const Value& o : outs)
     if (o.is(Type::Tensor) && aliases_input(tensor_proxy(o).shadow)) r.depends_on_overlap = true;
 
-  std::vector<const Tensor*> tensors;
+  std::vector<Value> proxies;
   for (const Value& v : trace_.inputs)
-    if (is_tensor_proxy(v)) tensors.push_back(&tensor_proxy(v).shadow);
-  for (const auto& [proxy, tensor] : trace_.captured) tensors.push_back(&tensor_proxy(proxy).shadow);
+    if (is_tensor_proxy(v)) proxies.push_back(v);
+  for (const auto& [proxy, tensor] : trace_.captured) proxies.push_back(proxy);
+  std::vector<const Tensor*> tensors;
+  for (const Value& v : proxies) tensors.push_back(&tensor_proxy(v).shadow);
   std::vector<int> pattern = overlap_pattern(tensors);
   for (size_t i = 0; i < pattern.size(); ++i) trace_.inputs_overlap |= pattern[i] != int(i);
+  if (trace_.inputs_overlap && writes_input) record_storage_groups(proxies, pattern);
 
   // The layouts the prologue guarantees (jit/prologue.cpp): contiguity, and
   // exact strides when some decision depended on them; captured tensors are
@@ -202,6 +207,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   };
   for (const Value& v : trace_.inputs) layout(v, false);
   for (const auto& [proxy, tensor] : trace_.captured) layout(proxy, true);
+  for (const StorageGroup& g : trace_.storage_groups)
+    for (const Value& m : g.members) layout(m, true);
 
   trace_.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.trace = std::move(trace_);
@@ -212,24 +219,66 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   return r;
 }
 
+namespace {
+
+// The elements a tensor's memory spans: [first, end) in its storage.
+std::pair<int64_t, int64_t> memory_range(const Tensor& t) {
+  int64_t extent = t.numel() == 0 ? 0 : 1;
+  for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
+  return {t.offset(), t.offset() + extent};
+}
+
+// The tensors' indices ordered by storage, then by index.
+std::vector<size_t> by_storage(std::span<const Tensor* const> tensors, bool then_by_start) {
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
+    if (pa != pb) return std::less<>()(pa, pb);
+    if (then_by_start && tensors[a]->offset() != tensors[b]->offset()) return tensors[a]->offset() < tensors[b]->offset();
+    return a < b;
+  });
+  return order;
+}
+
+}  // namespace
+
+OverlapGroups overlap_groups(std::span<const Tensor* const> tensors) {
+  size_t n = tensors.size();
+  OverlapGroups g{std::vector<int>(n), std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
+  std::vector<size_t> order = by_storage(tensors, true), members;
+  int64_t start = 0, end = 0;
+  auto close = [&] {
+    int leader = int(*std::min_element(members.begin(), members.end()));
+    for (size_t m : members) {
+      g.group[m] = leader;
+      g.offset[m] = tensors[m]->offset() - start;
+      g.extent[m] = end - start;
+    }
+    members.clear();
+  };
+  for (size_t j : order) {
+    auto [first, last] = memory_range(*tensors[j]);
+    if (first == last) {  // empty: shares nothing
+      g.group[j] = int(j);
+      continue;
+    }
+    bool joins = !members.empty() && tensors[members.back()]->storage() == tensors[j]->storage() && first < end;
+    if (!members.empty() && !joins) close();
+    if (members.empty()) start = first, end = last;
+    end = std::max(end, last);
+    members.push_back(j);
+  }
+  if (!members.empty()) close();
+  return g;
+}
+
 std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
   size_t n = tensors.size();
   std::vector<int> pattern(n);
-  std::vector<size_t> order(n);
-  for (size_t i = 0; i < n; ++i) {
-    pattern[i] = int(i);
-    order[i] = i;
-  }
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
-    return pa != pb ? std::less<>()(pa, pb) : a < b;
-  });
-  auto range = [&](size_t i) {
-    const Tensor& t = *tensors[i];
-    int64_t extent = t.numel() == 0 ? 0 : 1;
-    for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
-    return std::pair<int64_t, int64_t>{t.offset(), t.offset() + extent};
-  };
+  for (size_t i = 0; i < n; ++i) pattern[i] = int(i);
+  std::vector<size_t> order = by_storage(tensors, false);
+  auto range = [&](size_t i) { return memory_range(*tensors[i]); };
   for (size_t k = 1; k < n; ++k) {
     size_t j = order[k];
     for (size_t q = k; q-- > 0 && tensors[order[q]]->storage() == tensors[j]->storage();) {
@@ -247,6 +296,30 @@ std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
       if (t.strides()[size_t(d)] == 0 && t.sizes()[size_t(d)] > 1) pattern[i] = -1;
   }
   return pattern;
+}
+
+void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std::vector<int>& pattern) {
+  std::vector<const Tensor*> tensors;
+  for (const Value& v : proxies) tensors.push_back(&tensor_proxy(v).shadow);
+  OverlapGroups g = overlap_groups(tensors);
+  std::vector<StorageGroup> groups;
+  for (size_t leader = 0; leader < proxies.size(); ++leader) {
+    if (g.group[leader] != int(leader)) continue;
+    StorageGroup s;
+    s.extent = g.extent[leader];
+    for (size_t j = leader; j < proxies.size(); ++j) {
+      if (g.group[j] != int(leader)) continue;
+      const auto& p = tensor_proxy(proxies[j]);
+      // Symbolic sizes leave the layouts unknown: program order then.
+      for (const Value& d : p.sizes)
+        if (d.is_proxy()) return;
+      if (p.dtype() != tensor_proxy(proxies[leader]).dtype()) return;
+      s.members.push_back(proxies[j]);
+      s.offsets.push_back(g.offset[j]);
+    }
+    if (s.members.size() > 1 || pattern[leader] < 0) groups.push_back(std::move(s));
+  }
+  trace_.storage_groups = std::move(groups);
 }
 
 bool Tracer::aliases_input(const Tensor& shadow) const {

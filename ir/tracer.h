@@ -71,6 +71,17 @@ struct TraceResult {
 // decides functionalization by it and the prologue guards it.
 std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors);
 
+// Tensors grouped by shared memory: the connected sets of overlapping
+// memory ranges in one storage. Per tensor: its group's smallest index, its
+// storage offset past the group's range start, and the range's length (an
+// empty tensor is alone, with a range of 0). The prologue guards `group` and
+// `offset` of a trace that functionalizes writes across inputs.
+struct OverlapGroups {
+  std::vector<int> group;
+  std::vector<int64_t> offset, extent;
+};
+OverlapGroups overlap_groups(std::span<const Tensor* const> tensors);
+
 class Tracer : public OpDispatch {
  public:
   Tracer(Interpreter& in, TraceOptions opts);
@@ -114,6 +125,9 @@ class Tracer : public OpDispatch {
   void make_static_all(const Value& v);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
   bool aliases_input(const Tensor& shadow) const;
+  // Trace::storage_groups from the tensor inputs (then captured tensors)
+  // and their overlap pattern.
+  void record_storage_groups(const std::vector<Value>& proxies, const std::vector<int>& pattern);
 
   Interpreter& in_;
   TraceOptions opts_;

@@ -52,6 +52,13 @@ std::string type_label(Type t) {
   }
 }
 
+bool in_storage_group(const Trace& t, const Value& proxy) {
+  for (const StorageGroup& g : t.storage_groups)
+    for (const Value& m : g.members)
+      if (&m.symbolic() == &proxy.symbolic()) return true;
+  return false;
+}
+
 }  // namespace
 
 Prologue::Prologue(const TraceResult& r) {
@@ -100,6 +107,19 @@ Prologue::Prologue(const TraceResult& r) {
       else if (overlap_[i] != int(i)) shared.push_back(fmt::format("{} overlaps {}", names[i], names[size_t(overlap_[i])]));
     line(fmt::format("check_overlap({})  # {}", fmt::join(names, ", "),
                      shared.empty() ? "no two overlap" : fmt::format("{}", fmt::join(shared, "; "))));
+    // Writes across inputs that share memory were functionalized for these
+    // places of each in the memory range they share.
+    if (!r.trace.storage_groups.empty()) {
+      groups_ = overlap_groups(ts);
+      std::vector<std::string> ranges;
+      for (const StorageGroup& g : r.trace.storage_groups) {
+        std::vector<std::string> at;
+        for (size_t k = 0; k < g.members.size(); ++k)
+          at.push_back(fmt::format("{} at +{}", tensor_proxy(g.members[k]).name, g.offsets[k]));
+        ranges.push_back(fmt::format("{} in {} elements", fmt::join(at, ", "), g.extent));
+      }
+      line(fmt::format("check_shared_memory({})  # {}", fmt::join(names, ", "), fmt::join(ranges, "; ")));
+    }
   }
   std::vector<std::string> params;
   for (const InputLeaf& l : r.leaves)
@@ -132,7 +152,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
           sizes.push_back(s.is_proxy() ? fmt::format("{}.shape[{}]", name, m.sizes.size() - 1) : std::to_string(s.raw_int()));
         }
         std::string layout = t.is_contiguous() ? ", contiguous" : ", non-contiguous";
-        if (r.depends_on_strides && !t.is_contiguous()) {
+        if ((r.depends_on_strides || in_storage_group(r.trace, l.proxy)) && !t.is_contiguous()) {
           m.strides = t.strides();
           layout += fmt::format(", strides=({})", fmt::join(t.strides(), ", "));
         }
@@ -281,6 +301,10 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
             if (v.is(Type::Tensor)) ts.push_back(&v.as_tensor());
           for (const Tensor& t : captured_) ts.push_back(&t);
           if (overlap_pattern(ts) != overlap_) return false;
+          if (!groups_.group.empty()) {
+            OverlapGroups g = overlap_groups(ts);
+            if (g.group != groups_.group || g.offset != groups_.offset) return false;
+          }
           break;
         }
       }

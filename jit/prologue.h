@@ -49,6 +49,7 @@ class Prologue {
   std::vector<Value> constants_;
   std::vector<ExternalGuard> externals_;
   std::vector<int> overlap_;  // the tensor inputs' (then captured tensors') overlap_pattern() when traced
+  OverlapGroups groups_;      // and their overlap_groups() when the trace has storage groups
   std::vector<Tensor> captured_;
   std::unordered_map<const Symbolic*, int> number_reg_;  // a proxy's number register
   std::unordered_map<const Symbolic*, int> tensor_ref_;  // an input tensor proxy's ref register

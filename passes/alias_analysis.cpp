@@ -27,6 +27,7 @@ int64_t wrap_dim(int64_t d, size_t n) { return d < 0 ? d + int64_t(n) : d; }
 // The strides of a view prim's result from its operand's strides (PyTorch's
 // view arithmetic); empty when some size or argument is symbolic.
 std::vector<int64_t> view_strides_of(const BoundSymbol& b, const std::vector<int64_t>& in) {
+  if (!b.sym.op && b.sym.prim == PrimId::as_strided) return ints(b.args[2].items()).value_or(std::vector<int64_t>());
   if (in.empty()) return {};
   auto in_sizes = static_sizes(b.args[0]);
   auto out_sizes = static_sizes(b.out);

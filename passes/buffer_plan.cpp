@@ -54,26 +54,25 @@ class Planner {
       std::vector<Value> reads = is_write_back(b) ? tensors_in({write_back_source(b)}) : tensors_in(b.args);
       for (const Value& p : reads) last_read_[owner(p)] = i;
     }
+    // An updated input is an input, or the range of memory that inputs
+    // share (functionalize: a view of the member at its start).
+    std::unordered_set<const Symbolic*> written;
     for (size_t i = 0; i < n; ++i) {
       const BoundSymbol& b = t_.body[i];
       if (!is_write_back(b)) continue;
       const Value& x = write_back_target(b);
       writeback_at_[&x.symbolic()] = i;
+      written.insert(owner(x));
       if (!b.sym.op) final_of_[&write_back_source(b).symbolic()] = x;
+      buffer_of_[&x.symbolic()] = int(buffers_.size());
+      buffers_.push_back({x, {x}});
     }
     // Returned views of an updated input are taken after its write-back
     // (functionalize): they read its new contents, not the old value.
     std::vector<Value> outs;
     collect_proxies(t_.output, outs);
     for (const Value& o : outs)
-      if (o.is(Type::Tensor) && !writeback_at_.count(owner(o))) last_read_[owner(o)] = n;
-    auto add_input = [&](const Value& v) {
-      if (!is_tensor_proxy(v) || !writeback_at_.count(&v.symbolic())) return;
-      buffer_of_[&v.symbolic()] = int(buffers_.size());
-      buffers_.push_back({v, {v}});
-    };
-    for (const Value& v : t_.inputs) add_input(v);
-    for (const auto& [proxy, tensor] : t_.captured) add_input(proxy);
+      if (o.is(Type::Tensor) && !written.count(owner(o))) last_read_[owner(o)] = n;
 
     for (size_t i = 0; i < n; ++i) {
       const BoundSymbol& b = t_.body[i];
@@ -91,7 +90,7 @@ class Planner {
         if (auto f = final_of_.find(&r.symbolic()); f != final_of_.end())
           candidates.push_back(buffer_of_.at(&f->second.symbolic()));
         for (const Value& a : b.args)
-          if (is_tensor_proxy(a) && owner(a) == &a.symbolic())
+          if (is_tensor_proxy(a))
             if (auto it = buffer_of_.find(&a.symbolic()); it != buffer_of_.end()) candidates.push_back(it->second);
         for (int c : candidates) {
           Value x = fits(i, r, c);
@@ -145,12 +144,14 @@ class Planner {
     std::vector<Value> reads = tensors_in(b.args);
     Value live;
     for (const Value& occ : buf.occupants) {
-      int64_t lr = last_read(&occ.symbolic());
+      // Its memory (an updated range of shared memory is a view of an input).
+      const Symbolic* memory = owner(occ);
+      int64_t lr = last_read(memory);
       if (lr < int64_t(i)) continue;
       if (lr > int64_t(i)) return Value();
       int count = 0;
       for (const Value& p : reads) {
-        if (owner(p) != &occ.symbolic()) continue;
+        if (owner(p) != memory) continue;
         if (&p.symbolic() != &occ.symbolic()) return Value();  // a view of it: other elements
         if (is_fusion(b) && !fusion_reads_elementwise(b, p)) return Value();  // viewed inside the fusion
         ++count;

@@ -6,7 +6,8 @@ namespace thn {
 // The buffer plan. Requires: a functional trace with layouts (alias
 // analysis), write-backs at the end. Guarantees: the same program, where
 // each computed tensor is written into a buffer decided from the dataflow:
-//  - the producer of `computed` in `copy_to_out_(computed, x)` writes into x
+//  - the producer of `computed` in `copy_to_out_(computed, x)` (x an input,
+//    or the range of memory inputs share: a view of one) writes into x
 //    itself when no later op reads x's old value (or a view of it) and the
 //    producer reads x, if at all, as the operand it updates in place
 //    (elementwise, or operand 0 of an op with an in-place form); the

@@ -41,6 +41,7 @@ class Functionalizer {
     for (const Value& v : in_.inputs)
       if (is_tensor_proxy(v)) add_input(v);
     for (const auto& [proxy, tensor] : in_.captured) add_input(proxy);
+    for (const StorageGroup& g : in_.storage_groups) share_memory(g);
     std::vector<Value> used;
     for (const BoundSymbol& b : in_.body)
       for (const Value& a : b.args) collect_proxies(a, used);
@@ -49,6 +50,9 @@ class Functionalizer {
     for (const BoundSymbol& b : in_.body) {
       if (b.sym.mutates()) {
         if (!(b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::copy_)) return std::nullopt;
+        // Inputs that overlap without static layouts (symbolic sizes).
+        if (in_.inputs_overlap && in_.storage_groups.empty() && is_input(alias_.at(&b.args[0].symbolic()).base))
+          return std::nullopt;
         write(b);
       } else if (b.sym.is_view()) {
         view(b);
@@ -75,6 +79,34 @@ class Functionalizer {
   void add_input(const Value& v) {
     add_base(v);
     inputs_.push_back(v);
+  }
+
+  // Inputs sharing memory become views of one base, the range they share
+  // (as_strided of the member at its start): a write through one member is
+  // a write into the base, which the others' reads then see, and the base
+  // is written back once.
+  void share_memory(const StorageGroup& g) {
+    size_t first = size_t(std::find(g.offsets.begin(), g.offsets.end(), 0) - g.offsets.begin());
+    const auto& p = tensor_proxy(g.members[first]);
+    auto ints = [](const std::vector<int64_t>& xs) {
+      std::vector<Value> vs;
+      for (int64_t x : xs) vs.push_back(Value(x));
+      return Value::tuple(std::move(vs));
+    };
+    Value base = emit(Symbol::of(PrimId::as_strided), {g.members[first], ints({g.extent}), ints({1}), Value(int64_t(0))},
+                      metadata_tensor(p.dtype(), p.device(), {Value(g.extent)}), loc_);
+    add_input(base);
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      const Value& m = g.members[k];
+      const auto& q = tensor_proxy(m);
+      Step step{Symbol::of(PrimId::as_strided), {Value::tuple(q.sizes), ints(q.strides), Value(g.offsets[k])}, m};
+      Alias a{base, {step}, &base.symbolic(), Value()};
+      a.value = replay(base, a.chain);
+      alias_[&m.symbolic()] = std::move(a);
+      current_.erase(&m.symbolic());
+      std::erase_if(inputs_, [&](const Value& v) { return &v.symbolic() == &m.symbolic(); });
+      member_of_[&m.symbolic()] = base;
+    }
   }
 
   Value emit(Symbol sym, std::vector<Value> args, Value out, const Loc& loc) {
@@ -181,6 +213,12 @@ class Functionalizer {
     if (b.out.is_proxy()) alias_[&b.out.symbolic()] = Alias{base, dst.chain, nullptr, Value()};
   }
 
+  bool is_shared_memory(const Value& base) const {
+    for (const auto& [member, b] : member_of_)
+      if (&b.symbolic() == &base.symbolic()) return true;
+    return false;
+  }
+
   bool is_input(const Value& base) const {
     for (const Value& v : inputs_)
       if (&v.symbolic() == &base.symbolic()) return true;
@@ -246,7 +284,8 @@ class Functionalizer {
       if (is_tensor_proxy(v)) {
         auto it = alias_.find(&v.symbolic());
         if (it != alias_.end() && is_input(it->second.base) &&
-            &current_.at(&it->second.base.symbolic()).symbolic() != &it->second.base.symbolic()) {
+            (&current_.at(&it->second.base.symbolic()).symbolic() != &it->second.base.symbolic() ||
+             is_shared_memory(it->second.base))) {
           deferred.push_back(v);
           return v;
         }
@@ -280,7 +319,12 @@ class Functionalizer {
     std::unordered_map<const Symbolic*, Value> views;
     for (const Value& v : deferred) {
       const Alias& a = alias_.at(&v.symbolic());
-      if (!views.count(&v.symbolic())) views[&v.symbolic()] = a.chain.empty() ? a.base : replay(a.base, a.chain);
+      if (views.count(&v.symbolic())) continue;
+      // A (view of a) member of shared memory comes from the member itself.
+      if (is_shared_memory(a.base))
+        views[&v.symbolic()] = replay(a.chain[0].out, std::vector<Step>(a.chain.begin() + 1, a.chain.end()));
+      else
+        views[&v.symbolic()] = a.chain.empty() ? a.base : replay(a.base, a.chain);
     }
     out_.output = substitute(output, views);
   }
@@ -293,18 +337,17 @@ class Functionalizer {
   std::unordered_map<const Symbolic*, int> uses_;       // of each original value, the output included
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
   std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views
+  std::unordered_map<const Symbolic*, Value> member_of_;  // an input sharing memory -> the base of its group
   Loc loc_;
 };
 
 }  // namespace
 
 Trace functionalize(const Trace& t) {
-  // Overlapping inputs that something writes run in program order (the
-  // writes are not yet followed across the overlap); read only, they are
-  // plain values.
-  bool writes = false;
-  for (const BoundSymbol& b : t.body) writes |= b.sym.mutates();
-  if (t.inputs_overlap && writes) return t;
+  // Overlapping inputs that something writes are one base (storage_groups);
+  // where their layouts are not static the trace runs in program order.
+  // Read only, they are plain values.
+  // A trace with ops it cannot functionalize runs in program order too.
   std::optional<Trace> r = Functionalizer(t).run();
   return r ? std::move(*r) : t;
 }

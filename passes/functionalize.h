@@ -13,10 +13,13 @@ namespace thn {
 // gets one write-back at the end: `prims.copy_to_out_(computed, out)` when
 // nothing else uses computed, else `prims.copy_(input, computed)`; returned
 // views of inputs are views of the input itself, so they alias it as in
-// eager. A trace that writes into tensor inputs that overlap, or that still
-// holds an in-place language op without a decomposition, is returned
-// unchanged (it runs in order, writes and all); overlapping inputs that are
-// only read are plain values.
+// eager. Inputs that share memory (Trace::storage_groups) are views
+// (`prims.as_strided`) of one base, the range they span, which is the
+// input written back. A trace that writes into overlapping inputs whose
+// layouts are not static (symbolic sizes), or that still holds an in-place
+// language op without a decomposition, is returned unchanged (it runs in
+// order, writes and all); overlapping inputs that are only read are plain
+// values.
 Trace functionalize(const Trace& t);
 
 }  // namespace thn

@@ -52,14 +52,18 @@ class Verifier {
   // The only writes are write-backs into inputs, after every other op but
   // the views of returned inputs.
   void check_functional() const {
+    std::unordered_map<const Symbolic*, const Symbolic*> viewed;  // a view -> its operand
     bool tail = false;
     for (const BoundSymbol& b : t_.body) {
+      if (b.sym.is_view() && b.out.is_proxy()) viewed[&b.out.symbolic()] = &b.args[0].symbolic();
       if (is_write_back(b)) {
         tail = true;
-        const Value& x = write_back_target(b);
+        // Into an input, or a view of one (memory that inputs share).
+        const Symbolic* x = &write_back_target(b).symbolic();
+        for (auto it = viewed.find(x); it != viewed.end(); it = viewed.find(x)) x = it->second;
         bool input = false;
-        for (const Value& v : t_.inputs) input |= v.is_proxy() && &v.symbolic() == &x.symbolic();
-        for (const auto& [proxy, tensor] : t_.captured) input |= &proxy.symbolic() == &x.symbolic();
+        for (const Value& v : t_.inputs) input |= v.is_proxy() && &v.symbolic() == x;
+        for (const auto& [proxy, tensor] : t_.captured) input |= &proxy.symbolic() == x;
         if (!input) fail(fmt::format("{} writes into a value that is not an input", b.sym.name()));
       } else if (b.sym.mutates()) {
         fail(fmt::format("{} writes in place in a functional trace", b.sym.name()));
@@ -124,7 +128,10 @@ class Verifier {
         int in_target = 0;
         for (const Value& p : reads) {
           if (!p.is(Type::Tensor) || buffer_of(owner(p)) != target) continue;
-          if (owner(p) != &p.symbolic() || (is_fusion(b) && !fusion_reads_elementwise(b, p)))
+          // The target itself (a range of shared memory updated in place),
+          // or what owns its memory, read element for element.
+          bool whole = owner(p) == &p.symbolic() || &p.symbolic() == &into[k].symbolic();
+          if (!whole || (is_fusion(b) && !fusion_reads_elementwise(b, p)))
             fail(fmt::format("{} writes into memory it reads through a view", who));
           ++in_target;
         }
