@@ -118,10 +118,11 @@ struct Layout {
 };
 
 // Tensor inputs that share one range of memory: `members` (input or
-// captured proxies, whose strides are exact), each `offsets[k]` elements
-// past the range's start, the range `extent` elements long.
+// captured proxies) with static `sizes` and `strides`, each `offsets[k]`
+// elements past the range's start, the range `extent` elements long.
 struct StorageGroup {
   std::vector<Value> members;
+  std::vector<std::vector<int64_t>> sizes, strides;
   std::vector<int64_t> offsets;
   int64_t extent = 0;
 };
@@ -138,9 +139,9 @@ struct Trace {
   // Two tensor inputs (arguments or captured) share memory on this call;
   // the prologue guards the pattern when the trace mutates an input.
   bool inputs_overlap = false;
-  // When the trace writes into inputs that share memory (and their sizes
-  // are static): each set of inputs whose memory ranges connect, or an
-  // input that overlaps itself, with the layout the prologue guarantees.
+  // When the trace writes into inputs that share memory: each set of inputs
+  // whose memory ranges connect, or an input that overlaps itself, with the
+  // layout the prologue guarantees (the members' sizes are made static).
   // Functionalize makes each member a view of one base, the group's range.
   std::vector<StorageGroup> storage_groups;
   // Set by functionalize: the only writes are the write-backs into inputs

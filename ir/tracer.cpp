@@ -207,8 +207,6 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   };
   for (const Value& v : trace_.inputs) layout(v, false);
   for (const auto& [proxy, tensor] : trace_.captured) layout(proxy, true);
-  for (const StorageGroup& g : trace_.storage_groups)
-    for (const Value& m : g.members) layout(m, true);
 
   trace_.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   r.trace = std::move(trace_);
@@ -304,20 +302,22 @@ void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std:
   OverlapGroups g = overlap_groups(tensors);
   std::vector<StorageGroup> groups;
   for (size_t leader = 0; leader < proxies.size(); ++leader) {
-    if (g.group[leader] != int(leader)) continue;
+    std::vector<size_t> members;
+    for (size_t j = leader; j < proxies.size(); ++j)
+      if (g.group[j] == int(leader)) members.push_back(j);
+    if (members.empty() || (members.size() == 1 && pattern[leader] >= 0)) continue;
     StorageGroup s;
     s.extent = g.extent[leader];
-    for (size_t j = leader; j < proxies.size(); ++j) {
-      if (g.group[j] != int(leader)) continue;
+    for (size_t j : members) {
       const auto& p = tensor_proxy(proxies[j]);
-      // Symbolic sizes leave the layouts unknown: program order then.
-      for (const Value& d : p.sizes)
-        if (d.is_proxy()) return;
-      if (p.dtype() != tensor_proxy(proxies[leader]).dtype()) return;
+      if (p.dtype() != tensor_proxy(proxies[leader]).dtype()) return;  // program order then
       s.members.push_back(proxies[j]);
       s.offsets.push_back(g.offset[j]);
+      s.strides.push_back(p.shadow.strides());
+      s.sizes.emplace_back();
+      for (const Value& d : p.sizes) s.sizes.back().push_back(d.as_int());  // a symbolic size is guarded static
     }
-    if (s.members.size() > 1 || pattern[leader] < 0) groups.push_back(std::move(s));
+    groups.push_back(std::move(s));
   }
   trace_.storage_groups = std::move(groups);
 }

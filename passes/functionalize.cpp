@@ -50,7 +50,7 @@ class Functionalizer {
     for (const BoundSymbol& b : in_.body) {
       if (b.sym.mutates()) {
         if (!(b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::copy_)) return std::nullopt;
-        // Inputs that overlap without static layouts (symbolic sizes).
+        // Inputs that overlap without storage groups (of several dtypes).
         if (in_.inputs_overlap && in_.storage_groups.empty() && is_input(alias_.at(&b.args[0].symbolic()).base))
           return std::nullopt;
         write(b);
@@ -98,8 +98,7 @@ class Functionalizer {
     add_input(base);
     for (size_t k = 0; k < g.members.size(); ++k) {
       const Value& m = g.members[k];
-      const auto& q = tensor_proxy(m);
-      Step step{Symbol::of(PrimId::as_strided), {Value::tuple(q.sizes), ints(q.strides), Value(g.offsets[k])}, m};
+      Step step{Symbol::of(PrimId::as_strided), {ints(g.sizes[k]), ints(g.strides[k]), Value(g.offsets[k])}, m};
       Alias a{base, {step}, &base.symbolic(), Value()};
       a.value = replay(base, a.chain);
       alias_[&m.symbolic()] = std::move(a);
@@ -344,10 +343,7 @@ class Functionalizer {
 }  // namespace
 
 Trace functionalize(const Trace& t) {
-  // Overlapping inputs that something writes are one base (storage_groups);
-  // where their layouts are not static the trace runs in program order.
-  // Read only, they are plain values.
-  // A trace with ops it cannot functionalize runs in program order too.
+  // A trace with ops it cannot functionalize runs in program order.
   std::optional<Trace> r = Functionalizer(t).run();
   return r ? std::move(*r) : t;
 }

@@ -15,11 +15,9 @@ namespace thn {
 // views of inputs are views of the input itself, so they alias it as in
 // eager. Inputs that share memory (Trace::storage_groups) are views
 // (`prims.as_strided`) of one base, the range they span, which is the
-// input written back. A trace that writes into overlapping inputs whose
-// layouts are not static (symbolic sizes), or that still holds an in-place
-// language op without a decomposition, is returned unchanged (it runs in
-// order, writes and all); overlapping inputs that are only read are plain
-// values.
+// input written back. A trace that still holds an in-place language op
+// without a decomposition is returned unchanged (it runs in order, writes
+// and all); overlapping inputs that are only read are plain values.
 Trace functionalize(const Trace& t);
 
 }  // namespace thn
