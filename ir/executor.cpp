@@ -158,11 +158,18 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     case PrimId::wrap_number: return eager_.wrap_number(args[0]);
     case PrimId::convert_element_type: return Value::tensor(to_dtype(args[0].as_tensor(), args[1].as_dtype()));
     case PrimId::copy_into_view: {
-      // In place (the plan's `into` is the base) or into a copy of the base.
+      // In place (the plan's `into` is the base) or into a copy of the base
+      // with its strides: the steps were traced over the base's layout (a
+      // reshape is a view or a copy by the strides), so they must select the
+      // same elements of the copy.
       const Tensor& base = args[0].as_tensor();
       Tensor out = base;
       if (s.mode == Mode::Fresh) {
-        out = empty(base.sizes(), base.dtype(), base.device());
+        int64_t lo = 0, hi = 0;
+        for (int64_t d = 0; d < base.dim() && base.numel() > 0; d++)
+          (base.stride(d) < 0 ? lo : hi) += (base.size(d) - 1) * base.stride(d);
+        Tensor span = empty({base.numel() > 0 ? hi - lo + 1 : 0}, base.dtype(), base.device());
+        out = span.as_strided(base.sizes(), base.strides(), -lo);
         copy_into(out, base);
       }
       Value view = Value::tensor(out);
