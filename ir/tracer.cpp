@@ -28,6 +28,42 @@ void TensorProxy::concrete_use() const {
 
 // ---- tracer ----
 
+namespace {
+
+// The elements a tensor's memory spans: [first, end) in its storage.
+std::pair<int64_t, int64_t> memory_range(const Tensor& t) {
+  int64_t extent = t.numel() == 0 ? 0 : 1;
+  for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
+  return {t.offset(), t.offset() + extent};
+}
+
+// The tensors' indices ordered by storage, then by index.
+std::vector<size_t> by_storage(std::span<const Tensor* const> tensors, bool then_by_start) {
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
+    if (pa != pb) return std::less<>()(pa, pb);
+    if (then_by_start && tensors[a]->offset() != tensors[b]->offset()) return tensors[a]->offset() < tensors[b]->offset();
+    return a < b;
+  });
+  return order;
+}
+
+// Whether an in-place write into dst that reads src gives a result that
+// depends on the order the elements are written (eager's loop order):
+// they share memory, but not element for element.
+bool order_dependent(const Tensor& dst, const Tensor& src) {
+  if (dst.storage() != src.storage() || dst.numel() == 0 || src.numel() == 0) return false;
+  if (dst.offset() == src.offset() && dst.sizes() == src.sizes() && dst.strides() == src.strides()) return false;
+  auto [a0, a1] = memory_range(dst);
+  auto [b0, b1] = memory_range(src);
+  return a0 < b1 && b0 < a1;
+}
+
+}  // namespace
+
+
 Tracer::Tracer(Interpreter& in, TraceOptions opts) : in_(in), opts_(opts) {}
 
 Tracer::~Tracer() {
@@ -217,30 +253,6 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   return r;
 }
 
-namespace {
-
-// The elements a tensor's memory spans: [first, end) in its storage.
-std::pair<int64_t, int64_t> memory_range(const Tensor& t) {
-  int64_t extent = t.numel() == 0 ? 0 : 1;
-  for (int64_t d = 0; d < t.dim(); ++d) extent += (t.sizes()[size_t(d)] - 1) * t.strides()[size_t(d)];
-  return {t.offset(), t.offset() + extent};
-}
-
-// The tensors' indices ordered by storage, then by index.
-std::vector<size_t> by_storage(std::span<const Tensor* const> tensors, bool then_by_start) {
-  std::vector<size_t> order(tensors.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    auto pa = tensors[a]->storage().get(), pb = tensors[b]->storage().get();
-    if (pa != pb) return std::less<>()(pa, pb);
-    if (then_by_start && tensors[a]->offset() != tensors[b]->offset()) return tensors[a]->offset() < tensors[b]->offset();
-    return a < b;
-  });
-  return order;
-}
-
-}  // namespace
-
 OverlapGroups overlap_groups(std::span<const Tensor* const> tensors) {
   size_t n = tensors.size();
   OverlapGroups g{std::vector<int>(n), std::vector<int64_t>(n, 0), std::vector<int64_t>(n, 0)};
@@ -294,6 +306,14 @@ std::vector<int> overlap_pattern(std::span<const Tensor* const> tensors) {
       if (t.strides()[size_t(d)] == 0 && t.sizes()[size_t(d)] > 1) pattern[i] = -1;
   }
   return pattern;
+}
+
+bool Tracer::loop_order_write(const Tensor& dst, std::span<const Value> operands) const {
+  std::vector<Value> ps;
+  for (const Value& a : operands) collect_proxies(a, ps);
+  for (const Value& p : ps)
+    if (is_tensor_proxy(p) && order_dependent(dst, tensor_proxy(p).shadow)) return true;
+  return false;
 }
 
 void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std::vector<int>& pattern) {
@@ -580,11 +600,15 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
       for (const Value& t : ps)
         if (t.is(Type::Tensor)) make_static_all(Value::tuple(tensor_proxy(t).sizes));
     }
+  // A write whose result depends on eager's loop order runs as eager's op.
+  bool ordered = (inplace || op.name.ends_with('_')) && loop_order_write(tensor_proxy(targs[size_t(schema.self_index)]).shadow, targs);
   if (inplace) {
-    record(Symbol::of(op, true), std::move(targs), Value());
+    BoundSymbol& b = record(Symbol::of(op, true), std::move(targs), Value());
+    if (ordered) b.subsymbols.clear();
     return self ? *self : args[0];
   }
-  record(Symbol::of(op, false), std::move(targs), out);
+  BoundSymbol& b = record(Symbol::of(op, false), std::move(targs), out);
+  if (ordered) b.subsymbols.clear();
   return present_result(op.name, out);
 }
 
@@ -624,11 +648,13 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
   if (opts_.symbolic_shapes) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+  bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
   eager_.setitem(shadow(t), sidx, shadow(val));
   std::vector<Value> args{t};
   args.insert(args.end(), idx.begin(), idx.end());
   args.push_back(val);
-  record(Symbol::of(PrimId::setitem_), std::move(args), Value());
+  BoundSymbol& b = record(Symbol::of(PrimId::setitem_), std::move(args), Value());
+  if (ordered) b.subsymbols.clear();
 }
 
 }  // namespace thn

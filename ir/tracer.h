@@ -125,6 +125,12 @@ class Tracer : public OpDispatch {
   void make_static_all(const Value& v);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
   bool aliases_input(const Tensor& shadow) const;
+  // Whether an in-place write into dst reads one of `operands` through
+  // memory it shares with dst but not element for element (eager allows
+  // it where PyTorch cannot tell, x.addcmul_(x[0], x[0]) on a strided x):
+  // the result is eager's loop order's, so the op is recorded without its
+  // decomposition and the trace runs in program order.
+  bool loop_order_write(const Tensor& dst, std::span<const Value> operands) const;
   // Trace::storage_groups from the tensor inputs (then captured tensors)
   // and their overlap pattern.
   void record_storage_groups(const std::vector<Value>& proxies, const std::vector<int>& pattern);

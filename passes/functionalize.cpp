@@ -343,7 +343,8 @@ class Functionalizer {
 }  // namespace
 
 Trace functionalize(const Trace& t) {
-  // A trace with ops it cannot functionalize runs in program order.
+  // A trace with ops it cannot functionalize (in-place ops kept whole:
+  // their result is eager's loop order's) runs in program order.
   std::optional<Trace> r = Functionalizer(t).run();
   return r ? std::move(*r) : t;
 }
