@@ -215,33 +215,48 @@ class Emitter {
     }
     return out;
   }
-  // The inner phase at offsets o<t> of the inner tensors: its values and
-  // stores, each reduction's operand folded into its accumulator a<k><lane>.
-  std::string accumulate(const std::string& lane = "") const {
-    std::string out = statements(true);
+  // Whether reduction k is folded in sweep `stage`.
+  bool in_sweep(size_t k, int stage) const { return k_.exprs[reduces_[k]].stage - 1 == stage; }
+  // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
+  // its values and stores, each of its reductions' operands folded into its
+  // accumulator a<k><lane>.
+  std::string accumulate(int stage, const std::string& lane = "") const {
+    std::string out = statements(true, stage);
     for (size_t k = 0; k < reduces_.size(); ++k) {
+      if (!in_sweep(k, stage)) continue;
       const KExpr& e = k_.exprs[reduces_[k]];
       std::string acc = fmt::format("a{}{}", k, lane);
       out += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("{}({})", ctype(accumulator(e)), v(e.operands[0]))));
     }
     return out;
   }
-  // The outer phase at o<t> = b<t> (+ lane * the innermost outer stride).
-  std::string finish(const std::string& lane = "") const {
+  // The outer tensors' offsets o<t> = b<t> (+ lane * the innermost outer stride).
+  std::string outer_at(const std::string& lane = "") const {
     std::string out;
     for (size_t t = 0; t < tensors(); ++t) {
       if (inner(t)) continue;
       if (lane.empty()) out += fmt::format("const idx_t o{0} = b{0};\n", t);
       else out += fmt::format("const idx_t o{0} = b{0} + {1} * {2};\n", t, lane, stride(t, "nd - 1"));
     }
+    return out;
+  }
+  // The outer values that need the first `level` sweeps (with the outer
+  // stores when `stores`).
+  std::string outer(int level, bool stores, bool lanes = false) const {
+    return statements(false, level, lanes, stores);
+  }
+  // A single-sweep kernel's outer phase at o<t> = b<t> (+ lane * the
+  // innermost outer stride).
+  std::string finish(const std::string& lane = "") const {
+    std::string out = outer_at(lane);
     for (size_t k = 0; k < reduces_.size() && !lane.empty(); ++k)
       out += fmt::format("const {0} r{1} = a{1}[{2}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, lane);
-    return out + statements(false, !lane.empty());
+    return out + outer(0, false, !lane.empty()) + outer(1, true, !lane.empty());
   }
-  std::string clauses() const {
+  std::string clauses(int stage) const {
     std::string out;
     for (size_t k = 0; k < reduces_.size(); ++k)
-      out += fmt::format(" reduction({}:a{})", omp_reduction(k_.exprs[reduces_[k]]), k);
+      if (in_sweep(k, stage)) out += fmt::format(" reduction({}:a{})", omp_reduction(k_.exprs[reduces_[k]]), k);
     return out;
   }
   // Offsets e<t> of the inner tensors: b<t> plus reduced row rq's (every
@@ -276,39 +291,48 @@ class Emitter {
     constexpr int kLanes = 64;
     std::string out = "  const idx_t rin = idx_t(sz[nd + rnd - 1]), rout = rin > 0 ? rn / rin : 0;\n";
     out += fmt::format("  const bool rows = {};\n", unit_inner("nd + rnd - 1"));
-    out += fmt::format("  const bool columns = !rows && nd > 0 && {};\n", unit_inner("nd - 1"));
-    // rows and strided
-    std::string unit_loop;
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) unit_loop += fmt::format("  const idx_t o{0} = e{0} + j;\n", t);
-    unit_loop += indent(accumulate(), 2) + "}\n";
-    std::string strided_loop;
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) strided_loop += fmt::format("  const idx_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
-    strided_loop += indent(accumulate(), 2) + "}\n";
+    // Tiles of outputs keep one accumulator per lane: single-sweep kernels only.
+    if (k_.stages == 1) out += fmt::format("  const bool columns = !rows && nd > 0 && {};\n", unit_inner("nd - 1"));
+    else out += "  const bool columns = false;\n";
     std::string one_row;
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) one_row += fmt::format("const idx_t e{0} = b{0};\n", t);
-    // The reduced rows of one output element; `parallel`: split among threads.
-    auto reduce = [&](bool parallel) {
-      std::string omp = parallel ? fmt::format("#pragma omp parallel for{} schedule(static)\n", clauses()) : "";
-      std::string simd = parallel ? fmt::format("#pragma omp parallel for simd{} schedule(static)\n", clauses())
-                                  : fmt::format("#pragma omp simd{}\n", clauses());
+    // Sweep `stage` over the reduced rows of one output element; `parallel`:
+    // split among threads.
+    auto reduce = [&](int stage, bool parallel) {
+      std::string unit_loop, strided_loop;
+      for (size_t t = 0; t < tensors(); ++t)
+        if (inner(t)) unit_loop += fmt::format("  const idx_t o{0} = e{0} + j;\n", t);
+      unit_loop += indent(accumulate(stage), 2) + "}\n";
+      for (size_t t = 0; t < tensors(); ++t)
+        if (inner(t)) strided_loop += fmt::format("  const idx_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
+      strided_loop += indent(accumulate(stage), 2) + "}\n";
+      std::string omp = parallel ? fmt::format("#pragma omp parallel for{} schedule(static)\n", clauses(stage)) : "";
+      std::string simd = parallel ? fmt::format("#pragma omp parallel for simd{} schedule(static)\n", clauses(stage))
+                                  : fmt::format("#pragma omp simd{}\n", clauses(stage));
       std::string r = "if (rows && rout == 1) {\n" +
                       indent(one_row + simd + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) + "} else {\n";
       std::string row = row_offsets() + "if (rows) {\n" +
-                        indent(fmt::format("#pragma omp simd{}\n", clauses()) + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
+                        indent(fmt::format("#pragma omp simd{}\n", clauses(stage)) + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
                         "} else {\n" + indent("for (idx_t j = 0; j < rin; ++j) {\n" + strided_loop, 2) + "}\n";
       r += indent(omp + "for (idx_t rq = 0; rq < rout; ++rq) {\n" + indent(row, 2) + "}\n", 2) + "}\n";
-      return r;
+      return "{\n" + indent(r, 2) + "}\n";
     };
-    out += "  if (!columns && n == 1 && rn >= 32768) {\n" +
-           indent("const idx_t q = 0;\n" + outer_offsets("q") + accumulators() + reduce(true) + finish(), 4) +
+    // Per output element: the outer values, then each sweep and the outer
+    // values its reductions give.
+    auto element = [&](bool parallel) {
+      std::string e = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
+      for (int stage = 0; stage < k_.stages; ++stage)
+        e += reduce(stage, parallel) + outer(stage + 1, stage + 1 == k_.stages);
+      return e;
+    };
+    out += "  if (!columns && n == 1 && rn >= 32768) {\n" + indent("const idx_t q = 0;\n" + element(true), 4) +
            "    return;\n  }\n";
     out += "  if (!columns) {\n"
            "#pragma omp parallel for if (n * rn >= 32768) schedule(static)\n"
            "    for (idx_t q = 0; q < n; ++q) {\n";
-    out += indent(outer_offsets("q") + accumulators() + reduce(false) + finish(), 6) + "    }\n    return;\n  }\n";
+    out += indent(element(false), 6) + "    }\n    return;\n  }\n";
+    if (k_.stages > 1) return out;
     // columns
     out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", kLanes);
     out += "#pragma omp parallel for if (count > 1 && n * rn >= 32768) schedule(static)\n"
@@ -322,7 +346,7 @@ class Emitter {
     std::string lane_loop = "#pragma omp simd\nfor (idx_t l = 0; l < lanes; ++l) {\n";
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) lane_loop += fmt::format("  const idx_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
-    lane_loop += indent(accumulate("[l]"), 2) + "}\n";
+    lane_loop += indent(accumulate(0, "[l]"), 2) + "}\n";
     sweep += indent(lane_loop, 2) + "}\n";
     col += indent(sweep, 2) + "}\n";
     col += "for (idx_t l = 0; l < lanes; ++l) {\n" + indent(finish("l"), 2) + "}\n";
@@ -332,8 +356,9 @@ class Emitter {
 
   // CUDA, mode 0: a block per output element, its threads striding over the
   // reduced elements, then warp shuffles and a block reduction through
-  // shared memory; mode 1 (few reduced elements, many outputs): a thread
-  // per output element.
+  // shared memory, whose result every thread reads for the next sweep;
+  // mode 1 (few reduced elements, many outputs): a thread per output
+  // element.
   std::string cuda_reduction() const {
     std::string out;
     for (size_t k = 0; k < reduces_.size(); ++k)
@@ -351,35 +376,53 @@ class Emitter {
     // mode 1
     out += "  if (a.mode == 1) {\n"
            "    for (idx_t q = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); q < n; q += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
-    out += indent(outer_offsets("q") + accumulators(), 6);
-    out += "      for (idx_t j = 0; j < rn; ++j) {\n" + indent(inner_offsets("j") + accumulate(), 8) + "      }\n";
-    out += indent("{\n" + indent(finish(), 2) + "}\n", 6) + "    }\n    return;\n  }\n";
+    std::string element = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
+    for (int stage = 0; stage < k_.stages; ++stage)
+      element += "for (idx_t j = 0; j < rn; ++j) {\n" + indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) +
+                 "}\n" + outer(stage + 1, stage + 1 == k_.stages);
+    out += indent(element, 6) + "    }\n    return;\n  }\n";
     // mode 0
     out += "  for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n";
-    out += indent(outer_offsets("q") + accumulators(), 4);
-    out += "    for (idx_t j = idx_t(threadIdx.x); j < rn; j += idx_t(blockDim.x)) {\n" +
-           indent("{\n" + indent(inner_offsets("j") + accumulate(), 2) + "}\n", 6) + "    }\n";
-    std::string tree;
-    auto shuffle = [&]() {
-      std::string s = "for (int off = 16; off > 0; off >>= 1) {\n";
-      for (size_t k = 0; k < reduces_.size(); ++k) {
-        const KExpr& e = k_.exprs[reduces_[k]];
-        DType a = accumulator(e);
-        std::string x = a == DType::Bool ? fmt::format("bool(__shfl_down_sync(0xffffffffu, int(a{}), off))", k)
-                                         : fmt::format("__shfl_down_sync(0xffffffffu, a{}, off)", k);
-        s += fmt::format("  a{0} = {1};\n", k, combine(e, fmt::format("a{}", k), x));
+    std::string block = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
+    for (int stage = 0; stage < k_.stages; ++stage) {
+      block += "for (idx_t j = idx_t(threadIdx.x); j < rn; j += idx_t(blockDim.x)) {\n" +
+               indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) + "}\n";
+      std::vector<size_t> folded;
+      for (size_t k = 0; k < reduces_.size(); ++k)
+        if (in_sweep(k, stage)) folded.push_back(k);
+      if (!folded.empty()) {
+        auto shuffle = [&]() {
+          std::string s = "for (int off = 16; off > 0; off >>= 1) {\n";
+          for (size_t k : folded) {
+            const KExpr& e = k_.exprs[reduces_[k]];
+            DType a = accumulator(e);
+            std::string x = a == DType::Bool ? fmt::format("bool(__shfl_down_sync(0xffffffffu, int(a{}), off))", k)
+                                             : fmt::format("__shfl_down_sync(0xffffffffu, a{}, off)", k);
+            s += fmt::format("  a{0} = {1};\n", k, combine(e, fmt::format("a{}", k), x));
+          }
+          return s + "}\n";
+        };
+        block += shuffle() + "if ((threadIdx.x & 31) == 0) {\n";
+        for (size_t k : folded) block += fmt::format("  w{0}[threadIdx.x >> 5] = a{0};\n", k);
+        block += "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
+        for (size_t k : folded)
+          block += fmt::format("  a{0} = threadIdx.x < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x] : {1};\n", k,
+                               identity(k_.exprs[reduces_[k]]));
+        block += indent(shuffle(), 2) + "}\n";
       }
-      return s + "}\n";
-    };
-    tree += shuffle();
-    tree += "if ((threadIdx.x & 31) == 0) {\n";
-    for (size_t k = 0; k < reduces_.size(); ++k) tree += fmt::format("  w{0}[threadIdx.x >> 5] = a{0};\n", k);
-    tree += "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
-    for (size_t k = 0; k < reduces_.size(); ++k)
-      tree += fmt::format("  a{0} = threadIdx.x < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x] : {1};\n", k,
-                          identity(k_.exprs[reduces_[k]]));
-    tree += indent(shuffle(), 2) + "}\nif (threadIdx.x == 0) {\n" + indent(finish(), 2) + "}\n__syncthreads();\n";
-    return out + indent(tree, 4) + "  }\n";
+      if (stage + 1 == k_.stages) break;
+      // Thread 0 holds the results; every thread reads them for the next sweep.
+      if (!folded.empty()) {
+        block += "if (threadIdx.x == 0) {\n";
+        for (size_t k : folded) block += fmt::format("  w{0}[0] = a{0};\n", k);
+        block += "}\n__syncthreads();\n";
+        for (size_t k : folded) block += fmt::format("a{0} = w{0}[0];\n", k);
+        block += "__syncthreads();\n";
+      }
+      block += outer(stage + 1, false);
+    }
+    block += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n__syncthreads();\n";
+    return out + indent(block, 4) + "  }\n";
   }
 
   static std::string indent(const std::string& s, int n) {
@@ -400,17 +443,23 @@ class Emitter {
     return fmt::format("{}({})", ctype(e.compute), v(e.operands.at(i)));
   }
 
-  // The expressions and stores of one phase, in dependency order.
-  // With `lanes`, reduced values are read from r<k> (set per lane).
-  std::string statements(bool inner, bool lanes = false) const {
+  // The expressions of one phase and sweep (inner) or level (outer), in
+  // dependency order, with its stores when `with_stores`. With `lanes`,
+  // reduced values are read from r<k> (set per lane).
+  std::string statements(bool inner, int stage = 0, bool lanes = false, bool with_stores = true) const {
     std::string s;
     for (size_t i = 0; i < k_.exprs.size(); ++i) {
       const KExpr& e = k_.exprs[i];
-      if (e.inner == inner) s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes));
+      if (e.inner == inner && e.stage == stage) s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes));
     }
+    return with_stores ? s + stores(inner, stage) : s;
+  }
+  // The stores of one phase: an inner sweep's, or every outer one.
+  std::string stores(bool inner, int stage) const {
+    std::string s;
     for (size_t k = 0; k < k_.stores.size(); ++k) {
       const KStore& st = k_.stores[k];
-      if (st.inner != inner) continue;
+      if (st.inner != inner || (inner && st.stage != stage)) continue;
       s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, stype(st.dtype), convert(v(st.expr), st.dtype));
     }
     return s;

@@ -25,85 +25,110 @@ class Lowering {
       k_.reduced = reduced_dims(m);
       k_.keepdim = reduction_keepdim(m);
       output_ = m.out;
+      input_ = m.args[0];
     }
     after_ = reduced_values(prims);
+    // The sweeps a value needs done first: a reduction's is its operand's
+    // plus its own.
+    for (const BoundSymbol& m : f.subsymbols) {
+      std::vector<Value> ps;
+      for (const Value& a : m.args) collect_proxies(a, ps);
+      int l = 0;
+      for (const Value& p : ps)
+        if (auto it = level_.find(&p.symbolic()); it != level_.end()) l = std::max(l, it->second);
+      level_[&m.out.symbolic()] = l + int(is_fusible_reduction(m));
+    }
   }
 
   void run() {
     const std::vector<Value>& outs = f_.out.items();
     for (size_t k = 0; k < outs.size(); ++k) {
-      // Stored per reduced element: a value of the input's shape computed
-      // before the reductions.
-      bool inner = k_.reduction && !after_.count(&outs[k].symbolic()) &&
-                   !same_sizes(tensor_proxy(outs[k]), tensor_proxy(output_));
-      int e = expr(outs[k], {}, inner);
-      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner});
+      // Stored per reduced element: a value of the input's shape, in the
+      // sweep after the reductions it needs.
+      bool inner = k_.reduction && !same_sizes(tensor_proxy(outs[k]), tensor_proxy(output_));
+      int stage = inner ? level(outs[k]) : 0;
+      int e = expr(outs[k], {}, inner, stage);
+      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner, stage});
+      if (inner) k_.stages = std::max(k_.stages, stage + 1);
     }
   }
 
  private:
-  // v's value at the index (the reduction input's, when inner), reached
-  // through `chain` (indices of view prims of the region, applied to v in
-  // order).
-  int expr(const Value& v, const std::vector<size_t>& chain, bool inner) {
-    auto key = std::make_tuple(&v.symbolic(), chain, inner);
+  int level(const Value& v) const {
+    auto it = level_.find(&v.symbolic());
+    return it == level_.end() ? 0 : it->second;
+  }
+
+  // v's value at the index (the reduction input's in sweep `stage`, when
+  // inner), reached through `chain` (indices of view prims of the region,
+  // applied to v in order).
+  int expr(const Value& v, const std::vector<size_t>& chain, bool inner, int stage) {
+    if (!inner) stage = level(v);
+    auto key = std::make_tuple(&v.symbolic(), chain, inner, stage);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    int e = make(v, chain, inner);
+    int e = make(v, chain, inner, stage);
     memo_[key] = e;
     return e;
   }
 
-  int add(KExpr e, bool inner) {
+  int add(KExpr e, bool inner, int stage) {
     e.inner = inner;
+    e.stage = stage;
     k_.exprs.push_back(std::move(e));
     return int(k_.exprs.size()) - 1;
   }
 
-  int make(const Value& v, const std::vector<size_t>& chain, bool inner) {
+  int make(const Value& v, const std::vector<size_t>& chain, bool inner, int stage) {
+    // A value computed from a reduction and not of the input's shape is one
+    // per index, whatever view of it an inner value reads (passes/fusion
+    // admits broadcasts only).
+    if (after_.count(&v.symbolic()) && (inner || !chain.empty()) &&
+        !same_sizes(tensor_proxy(v), tensor_proxy(input_)))
+      return expr(v, {}, false, 0);
     auto m = member_.find(&v.symbolic());
-    if (m == member_.end()) return leaf(v, chain, inner);
+    if (m == member_.end()) return leaf(v, chain, inner, stage);
     const BoundSymbol& b = f_.subsymbols[m->second];
     if (b.sym.is_view()) {
       std::vector<size_t> viewed{m->second};
       viewed.insert(viewed.end(), chain.begin(), chain.end());
-      return expr(b.args[0], viewed, inner);
+      return expr(b.args[0], viewed, inner, stage);
     }
     KExpr e;
     e.dtype = tensor_proxy(b.out).dtype();
     if (!b.sym.op && b.sym.prim == PrimId::convert_element_type) {
       e.kind = KExpr::Kind::Cast;
-      e.operands.push_back(expr(b.args[0], chain, inner));
-      return add(std::move(e), inner);
+      e.operands.push_back(expr(b.args[0], chain, inner, stage));
+      return add(std::move(e), inner, stage);
     }
     if (!b.sym.op) throw std::logic_error("kernel IR: no kernel for " + b.sym.name());
     e.prim = b;
     e.compute = prim_compute_dtype(b);
     if (is_fusible_reduction(b)) {
-      // passes/fusion: a reduced value is read at its own index, after the loop.
-      if (inner || !chain.empty()) throw std::logic_error("kernel IR: a reduction read inside the reduction");
+      // Folded in the sweep before its level, read after it.
       e.kind = KExpr::Kind::Reduce;
-      e.operands.push_back(expr(b.args[0], {}, true));
-      return add(std::move(e), false);
+      e.operands.push_back(expr(b.args[0], {}, true, stage - 1));
+      k_.stages = std::max(k_.stages, stage);
+      return add(std::move(e), false, stage);
     }
     e.kind = KExpr::Kind::Op;
     for (size_t i = 0; i < b.args.size(); ++i) {
       const Value& a = b.args[i];
-      if (a.is_proxy()) e.operands.push_back(a.is(Type::Tensor) ? expr(a, chain, inner) : leaf(a, chain, inner));
-      else if (a.is_number() && b.sym.op->schema.params[i].type != ParamType::Str) e.operands.push_back(constant(a, inner));
+      if (a.is_proxy()) e.operands.push_back(a.is(Type::Tensor) ? expr(a, chain, inner, stage) : leaf(a, chain, inner, stage));
+      else if (a.is_number() && b.sym.op->schema.params[i].type != ParamType::Str) e.operands.push_back(constant(a, inner, stage));
       else e.operands.push_back(-1);
     }
-    return add(std::move(e), inner);
+    return add(std::move(e), inner, stage);
   }
 
-  int constant(const Value& v, bool inner) {
+  int constant(const Value& v, bool inner, int stage) {
     KExpr e;
     e.kind = KExpr::Kind::Const;
     e.constant = v;
     e.dtype = v.is(Type::Float) ? DType::Float64 : v.is(Type::Bool) ? DType::Bool : DType::Int64;
-    return add(std::move(e), inner);
+    return add(std::move(e), inner, stage);
   }
 
-  int leaf(const Value& v, const std::vector<size_t>& chain, bool inner) {
+  int leaf(const Value& v, const std::vector<size_t>& chain, bool inner, int stage) {
     size_t index = leaf_.at(&v.symbolic());
     KExpr e;
     if (!v.is(Type::Tensor)) {
@@ -113,33 +138,39 @@ class Lowering {
       auto [slot, fresh] = scalar_.try_emplace(index, int(k_.scalars.size()));
       if (fresh) k_.scalars.push_back({index, e.dtype});
       e.index = slot->second;
-      return add(std::move(e), inner);
+      return add(std::move(e), inner, stage);
     }
-    KLoad load;
-    load.leaf = index;
-    load.dtype = tensor_proxy(v).dtype();
-    load.inner = inner;
-    Value base = v;
-    for (size_t c : chain) {
-      BoundSymbol view = f_.subsymbols[c];
-      view.args[0] = base;
-      base = view.out;
-      load.chain.push_back(std::move(view));
+    // One tensor argument per view of a leaf, read in every sweep that needs it.
+    auto [slot, fresh] = load_.try_emplace(std::make_tuple(index, chain, inner), int(k_.loads.size()));
+    if (fresh) {
+      KLoad load;
+      load.leaf = index;
+      load.dtype = tensor_proxy(v).dtype();
+      load.inner = inner;
+      Value base = v;
+      for (size_t c : chain) {
+        BoundSymbol view = f_.subsymbols[c];
+        view.args[0] = base;
+        base = view.out;
+        load.chain.push_back(std::move(view));
+      }
+      k_.loads.push_back(std::move(load));
     }
     e.kind = KExpr::Kind::Load;
-    e.dtype = load.dtype;
-    e.index = int(k_.loads.size());
-    k_.loads.push_back(std::move(load));
-    return add(std::move(e), inner);
+    e.dtype = tensor_proxy(v).dtype();
+    e.index = slot->second;
+    return add(std::move(e), inner, stage);
   }
 
   const BoundSymbol& f_;
   Kernel& k_;
   std::unordered_map<const Symbolic*, size_t> member_, leaf_;
   std::unordered_set<const Symbolic*> after_;  // values computed from a reduction
-  std::unordered_map<size_t, int> scalar_;     // number leaf -> scalar slot
-  Value output_;                               // of the first reduction
-  std::map<std::tuple<const Symbolic*, std::vector<size_t>, bool>, int> memo_;
+  std::unordered_map<const Symbolic*, int> level_;
+  std::unordered_map<size_t, int> scalar_;  // number leaf -> scalar slot
+  Value output_, input_;                    // of the first reduction
+  std::map<std::tuple<const Symbolic*, std::vector<size_t>, bool, int>, int> memo_;
+  std::map<std::tuple<size_t, std::vector<size_t>, bool>, int> load_;  // (leaf, chain, inner) -> load
 };
 
 }  // namespace

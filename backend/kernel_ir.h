@@ -12,7 +12,11 @@
 // shape) and the outer phase computes the rest from the reduced values.
 // Loads, expressions and stores each belong to one phase; the host lays
 // every tensor over the input's shape (outer ones with stride 0 along the
-// reduced dims).
+// reduced dims). A reduction of values computed from another reduction
+// (softmax: amax, then the sum of exp(x - max)) makes the inner phase
+// several sweeps over the reduced elements, `stages` in all: sweep s folds
+// the reductions of stage s and stores what needs their results, and the
+// outer values computed from them come between the sweeps.
 #include <string>
 #include <vector>
 
@@ -25,6 +29,7 @@ struct KLoad {
   std::vector<BoundSymbol> chain;  // view prims to apply to the leaf, in order (args[0] rewired)
   DType dtype{};
   bool inner = false;  // indexed over the reduction's input (else over the index space)
+  int stage = 0;       // inner: the sweep that reads it
 };
 
 struct KExpr {
@@ -39,6 +44,9 @@ struct KExpr {
   // Op: one per prim arg (an expression, or -1 for an attribute); Cast, Reduce: the operand.
   std::vector<int> operands;
   bool inner = false;  // computed per reduced element (else per index)
+  // Inner: the sweep computing it. Outer: the sweeps whose reductions it
+  // needs (computed after them; a Reduce: after the sweep folding it).
+  int stage = 0;
 };
 
 struct KStore {
@@ -46,6 +54,7 @@ struct KStore {
   int expr = -1;
   DType dtype{};
   bool inner = false;
+  int stage = 0;  // inner: the sweep storing it (outer stores come last)
 };
 
 struct Kernel {
@@ -55,6 +64,7 @@ struct Kernel {
   std::vector<KExpr> exprs;                       // in dependency order
   std::vector<KStore> stores;
   bool reduction = false;        // has reductions (two phases)
+  int stages = 1;                // sweeps of the inner phase
   std::vector<int64_t> reduced;  // the dims of their input they reduce
   bool keepdim = false;
 };

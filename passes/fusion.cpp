@@ -1,5 +1,6 @@
 #include "passes/fusion.h"
 
+#include <algorithm>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -172,13 +173,14 @@ class Fuser {
   }
 
   // A region with reductions is one kernel that, per element of the
-  // reductions' output, runs over the reduced elements of their input
+  // reductions' output, sweeps over the reduced elements of their input
   // (inner phase: the reductions' operands, and stores of the input's
-  // shape) and then computes what follows the reductions (outer phase).
+  // shape) and computes what follows the reductions (outer phase); a
+  // reduction of values computed from another (softmax) is a later sweep.
   // Valid when every reduction has the same input shape, dims and keepdim,
-  // none depends on another (a second pass), no view is taken of a reduced
-  // value, and stored values have the output's shape, or the input's when
-  // they do not depend on a reduction.
+  // the only views of reduced values broadcast them back over the reduced
+  // dims (one value per output element), and stored values have the
+  // output's shape or the input's.
   bool reduction_valid(std::vector<size_t> members) const {
     std::sort(members.begin(), members.end());
     std::vector<const BoundSymbol*> prims;
@@ -186,9 +188,7 @@ class Fuser {
     std::unordered_set<const Symbolic*> after = reduced_values(prims);
     const BoundSymbol* first = nullptr;
     for (const BoundSymbol* b : prims) {
-      if (b->sym.is_view() && after.count(&b->out.symbolic())) return false;
       if (!fusible_reduction(*b)) continue;
-      if (after.count(&b->args[0].symbolic())) return false;
       if (!first) first = b;
       else if (!same_sizes(tensor_proxy(first->args[0]), tensor_proxy(b->args[0])) ||
                reduced_dims(*first) != reduced_dims(*b) || reduction_keepdim(*first) != reduction_keepdim(*b))
@@ -196,15 +196,44 @@ class Fuser {
     }
     if (!first) return true;
     const TensorProxy &in = tensor_proxy(first->args[0]), &out = tensor_proxy(first->out);
+    for (const BoundSymbol* b : prims)
+      if (b->sym.is_view() && after.count(&b->out.symbolic()) && !broadcasts_reduced(*b, *first)) return false;
     std::unordered_set<size_t> set(members.begin(), members.end());
     for (size_t m : members) {
       bool stored = false;
       for (size_t j : users_[m]) stored |= j == n_ || !set.count(j);
       if (!stored) continue;
       const TensorProxy& v = tensor_proxy(t_.body[m].out);
-      if (!same_sizes(v, out) && (after.count(&t_.body[m].out.symbolic()) || !same_sizes(v, in))) return false;
+      if (!same_sizes(v, out) && !same_sizes(v, in)) return false;
     }
     return true;
+  }
+
+  // Whether view b of a reduced value reads, at each element, the value of
+  // that element's output: an unsqueeze or reshape of the output to the
+  // kept-dims shape (reduction r without keepdim), or an expand of that
+  // shape to the input's.
+  static bool broadcasts_reduced(const BoundSymbol& b, const BoundSymbol& r) {
+    const TensorProxy &in = tensor_proxy(r.args[0]), &from = tensor_proxy(b.args[0]), &to = tensor_proxy(b.out);
+    std::vector<int64_t> dims = reduced_dims(r);
+    auto is_kept = [&](const TensorProxy& p) {
+      if (p.sizes.size() != in.sizes.size()) return false;
+      for (size_t d = 0; d < in.sizes.size(); ++d) {
+        const Value &x = p.sizes[d], &y = in.sizes[d];
+        bool reduced = std::find(dims.begin(), dims.end(), int64_t(d)) != dims.end();
+        if (reduced ? x.is_proxy() || x.raw_int() != 1
+                    : x.is_proxy() != y.is_proxy() || (x.is_proxy() ? &x.symbolic() != &y.symbolic() : x.raw_int() != y.raw_int()))
+          return false;
+      }
+      return true;
+    };
+    if (!b.sym.op) return false;
+    switch (b.sym.op->id) {
+      case OpId::expand: return is_kept(from) && same_sizes(to, in);
+      case OpId::unsqueeze: case OpId::reshape:
+        return !reduction_keepdim(r) && same_sizes(from, tensor_proxy(r.out)) && is_kept(to);
+      default: return false;
+    }
   }
 
   // Whether a path leads from op i's value to region r through ops outside
