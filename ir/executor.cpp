@@ -2,6 +2,7 @@
 
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
+#include "runtime/indexing.h"
 
 namespace thn {
 
@@ -159,29 +160,48 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     case PrimId::convert_element_type: return Value::tensor(to_dtype(args[0].as_tensor(), args[1].as_dtype()));
     case PrimId::copy_into_view: {
       // In place (the plan's `into` is the base) or into a copy of the base
-      // with its strides: the steps were traced over the base's layout (a
-      // reshape is a view or a copy by the strides), so they must select the
-      // same elements of the copy.
+      // with its strides where it is dense: the steps were traced over the
+      // base's layout (a reshape is a view or a copy by the strides), so
+      // they must select the same elements of the copy.
       const Tensor& base = args[0].as_tensor();
       Tensor out = base;
       if (s.mode == Mode::Fresh) {
-        int64_t lo = 0, hi = 0;
-        for (int64_t d = 0; d < base.dim() && base.numel() > 0; d++)
-          (base.stride(d) < 0 ? lo : hi) += (base.size(d) - 1) * base.stride(d);
-        Tensor span = empty({base.numel() > 0 ? hi - lo + 1 : 0}, base.dtype(), base.device());
-        out = span.as_strided(base.sizes(), base.strides(), -lo);
+        out = empty_like(base);
         copy_into(out, base);
       }
-      Value view = Value::tensor(out);
-      for (const Value& step : args[2].items()) {
-        const std::vector<Value>& items = step.items();
-        Step v;
-        v.sym = symbol_named(items[0].as_str());
-        std::vector<Value> a{view};
-        a.insert(a.end(), items.begin() + 1, items.end());
-        view = run_step(in, v, a, Value());
+      auto select = [&](const Tensor& t, bool& viewed) {
+        Value view = Value::tensor(t);
+        for (const Value& step : args[2].items()) {
+          const std::vector<Value>& items = step.items();
+          Step v;
+          v.sym = symbol_named(items[0].as_str());
+          std::vector<Value> a{view};
+          a.insert(a.end(), items.begin() + 1, items.end());
+          view = run_step(in, v, a, Value());
+          viewed = viewed && view.as_tensor().storage() == t.storage();
+        }
+        return view.as_tensor();
+      };
+      bool viewed = true;
+      Tensor view = select(out, viewed);
+      if (viewed) {
+        copy_into(view, args[1].as_tensor());
+        return Value::tensor(out);
       }
-      copy_into(view.as_tensor(), args[1].as_tensor());
+      // A step copied: the base's layout is not the one the program's view
+      // was traced over (its value came from a tensor of another layout).
+      // The steps then select logical positions, written one by one.
+      Tensor pos = empty(out.sizes(), DType::Int64, out.device());
+      auto* p = static_cast<int64_t*>(pos.raw_data());
+      for (int64_t i = 0; i < pos.numel(); ++i) p[i] = i;
+      bool unused = true;
+      Tensor sel = contiguous(select(pos, unused));
+      Tensor dense = contiguous(out);
+      Tensor value = contiguous(broadcast_to(to_dtype(args[1].as_tensor(), out.dtype()), sel.sizes()));
+      index_put(dense.as_strided({dense.numel()}, {1}, dense.offset()),
+                {TensorIndex(sel.as_strided({sel.numel()}, {1}, sel.offset()))},
+                value.as_strided({value.numel()}, {1}, value.offset()));
+      if (dense.storage() != out.storage()) copy_into(out, dense);
       return Value::tensor(out);
     }
     case PrimId::copy_to_out_: copy_into(args[1].as_tensor(), args[0].as_tensor()); return Value();
