@@ -169,7 +169,30 @@ class Fuser {
     if (!region.reduces() && !fusible_reduction(t_.body[i])) return true;
     std::vector<size_t> members = region.members;
     members.push_back(i);
-    return reduction_valid(members);
+    return reduction_valid(members) && !computed_twice(members, i);
+  }
+
+  // Whether op i, read by a reduction of the region and by a value computed
+  // from that reduction's result, would be computed in two sweeps (softmax's
+  // exp, read by the sum and by the division): worth it for cheap
+  // arithmetic, not for a transcendental (then it is stored once instead).
+  bool computed_twice(std::vector<size_t> members, size_t i) const {
+    const BoundSymbol& b = t_.body[i];
+    if (b.sym.is_view() || !b.sym.op || (b.sym.op->family == OpFamily::Binary &&
+                                         (b.sym.op->id == OpId::add || b.sym.op->id == OpId::sub || b.sym.op->id == OpId::mul)))
+      return false;
+    std::sort(members.begin(), members.end());
+    std::unordered_set<size_t> set(members.begin(), members.end());
+    std::vector<const BoundSymbol*> prims;
+    for (size_t m : members) prims.push_back(&t_.body[m]);
+    std::unordered_set<const Symbolic*> after = reduced_values(prims);
+    bool reduced = false, after_read = false;
+    for (size_t j : users_[i]) {
+      if (j == n_ || !set.count(j)) continue;
+      reduced |= fusible_reduction(t_.body[j]);
+      after_read |= !fusible_reduction(t_.body[j]) && after.count(&t_.body[j].out.symbolic());
+    }
+    return reduced && after_read;
   }
 
   // A region with reductions is one kernel that, per element of the
