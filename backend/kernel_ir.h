@@ -28,8 +28,7 @@ struct KLoad {
   size_t leaf = 0;                // index into the fusion's args
   std::vector<BoundSymbol> chain;  // view prims to apply to the leaf, in order (args[0] rewired)
   DType dtype{};
-  bool inner = false;  // indexed over the reduction's input (else over the index space)
-  int stage = 0;       // inner: the sweep that reads it
+  bool inner = false;  // indexed over the reduction's input (else over the index space), in every sweep reading it
 };
 
 struct KExpr {

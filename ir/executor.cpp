@@ -169,7 +169,7 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
         out = empty_like(base);
         copy_into(out, base);
       }
-      auto select = [&](const Tensor& t, bool& viewed) {
+      auto select = [&](const Tensor& t) {
         Value view = Value::tensor(t);
         for (const Value& step : args[2].items()) {
           const std::vector<Value>& items = step.items();
@@ -178,13 +178,12 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
           std::vector<Value> a{view};
           a.insert(a.end(), items.begin() + 1, items.end());
           view = run_step(in, v, a, Value());
-          viewed = viewed && view.as_tensor().storage() == t.storage();
         }
         return view.as_tensor();
       };
-      bool viewed = true;
-      Tensor view = select(out, viewed);
-      if (viewed) {
+      // Views of views share the base's storage; a step that copied does not.
+      Tensor view = select(out);
+      if (view.storage() == out.storage()) {
         copy_into(view, args[1].as_tensor());
         return Value::tensor(out);
       }
@@ -194,8 +193,7 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       Tensor pos = empty(out.sizes(), DType::Int64, out.device());
       auto* p = static_cast<int64_t*>(pos.raw_data());
       for (int64_t i = 0; i < pos.numel(); ++i) p[i] = i;
-      bool unused = true;
-      Tensor sel = contiguous(select(pos, unused));
+      Tensor sel = contiguous(select(pos));
       Tensor dense = contiguous(out);
       Tensor value = contiguous(broadcast_to(to_dtype(args[1].as_tensor(), out.dtype()), sel.sizes()));
       index_put(dense.as_strided({dense.numel()}, {1}, dense.offset()),

@@ -96,6 +96,7 @@ class Functionalizer {
     Value base = emit(Symbol::of(PrimId::as_strided), {g.members[first], ints({g.extent}), ints({1}), Value(int64_t(0))},
                       metadata_tensor(p.dtype(), p.device(), {Value(g.extent)}), loc_);
     add_input(base);
+    shared_bases_.insert(&base.symbolic());
     for (size_t k = 0; k < g.members.size(); ++k) {
       const Value& m = g.members[k];
       Step step{Symbol::of(PrimId::as_strided), {ints(g.sizes[k]), ints(g.strides[k]), Value(g.offsets[k])}, m};
@@ -104,7 +105,6 @@ class Functionalizer {
       alias_[&m.symbolic()] = std::move(a);
       current_.erase(&m.symbolic());
       std::erase_if(inputs_, [&](const Value& v) { return &v.symbolic() == &m.symbolic(); });
-      member_of_[&m.symbolic()] = base;
     }
   }
 
@@ -212,11 +212,7 @@ class Functionalizer {
     if (b.out.is_proxy()) alias_[&b.out.symbolic()] = Alias{base, dst.chain, nullptr, Value()};
   }
 
-  bool is_shared_memory(const Value& base) const {
-    for (const auto& [member, b] : member_of_)
-      if (&b.symbolic() == &base.symbolic()) return true;
-    return false;
-  }
+  bool is_shared_memory(const Value& base) const { return shared_bases_.count(&base.symbolic()) > 0; }
 
   bool is_input(const Value& base) const {
     for (const Value& v : inputs_)
@@ -336,7 +332,7 @@ class Functionalizer {
   std::unordered_map<const Symbolic*, int> uses_;       // of each original value, the output included
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
   std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views
-  std::unordered_map<const Symbolic*, Value> member_of_;  // an input sharing memory -> the base of its group
+  std::unordered_set<const Symbolic*> shared_bases_;     // the bases of inputs that share memory
   Loc loc_;
 };
 

@@ -167,30 +167,40 @@ class Fuser {
   bool admits(int r, size_t i) const {
     const Region& region = regions_[size_t(r)];
     if (!region.reduces() && !fusible_reduction(t_.body[i])) return true;
-    std::vector<size_t> members = region.members;
-    members.push_back(i);
-    return reduction_valid(members) && !computed_twice(members, i);
+    Candidate c(t_, region.members, i);
+    return reduction_valid(c) && !computed_twice(c, i);
   }
+
+  // A region with op i added: its members in program order, and the values
+  // computed from its reductions.
+  struct Candidate {
+    Candidate(const Trace& t, std::vector<size_t> ms, size_t i) : members(std::move(ms)) {
+      members.push_back(i);
+      std::sort(members.begin(), members.end());
+      set.insert(members.begin(), members.end());
+      for (size_t m : members) prims.push_back(&t.body[m]);
+      after = reduced_values(prims);
+    }
+    std::vector<size_t> members;
+    std::unordered_set<size_t> set;
+    std::vector<const BoundSymbol*> prims;
+    std::unordered_set<const Symbolic*> after;
+  };
 
   // Whether op i, read by a reduction of the region and by a value computed
   // from that reduction's result, would be computed in two sweeps (softmax's
-  // exp, read by the sum and by the division): worth it for cheap
-  // arithmetic, not for a transcendental (then it is stored once instead).
-  bool computed_twice(std::vector<size_t> members, size_t i) const {
+  // exp, read by the sum and by the division): worth it for a view, a
+  // conversion, add, sub or mul; any other op is stored once instead.
+  bool computed_twice(const Candidate& c, size_t i) const {
     const BoundSymbol& b = t_.body[i];
     if (b.sym.is_view() || !b.sym.op || (b.sym.op->family == OpFamily::Binary &&
                                          (b.sym.op->id == OpId::add || b.sym.op->id == OpId::sub || b.sym.op->id == OpId::mul)))
       return false;
-    std::sort(members.begin(), members.end());
-    std::unordered_set<size_t> set(members.begin(), members.end());
-    std::vector<const BoundSymbol*> prims;
-    for (size_t m : members) prims.push_back(&t_.body[m]);
-    std::unordered_set<const Symbolic*> after = reduced_values(prims);
     bool reduced = false, after_read = false;
     for (size_t j : users_[i]) {
-      if (j == n_ || !set.count(j)) continue;
+      if (j == n_ || !c.set.count(j)) continue;
       reduced |= fusible_reduction(t_.body[j]);
-      after_read |= !fusible_reduction(t_.body[j]) && after.count(&t_.body[j].out.symbolic());
+      after_read |= !fusible_reduction(t_.body[j]) && c.after.count(&t_.body[j].out.symbolic());
     }
     return reduced && after_read;
   }
@@ -204,13 +214,9 @@ class Fuser {
   // the only views of reduced values broadcast them back over the reduced
   // dims (one value per output element), and stored values have the
   // output's shape or the input's.
-  bool reduction_valid(std::vector<size_t> members) const {
-    std::sort(members.begin(), members.end());
-    std::vector<const BoundSymbol*> prims;
-    for (size_t m : members) prims.push_back(&t_.body[m]);
-    std::unordered_set<const Symbolic*> after = reduced_values(prims);
+  bool reduction_valid(const Candidate& c) const {
     const BoundSymbol* first = nullptr;
-    for (const BoundSymbol* b : prims) {
+    for (const BoundSymbol* b : c.prims) {
       if (!fusible_reduction(*b)) continue;
       if (!first) first = b;
       else if (!same_sizes(tensor_proxy(first->args[0]), tensor_proxy(b->args[0])) ||
@@ -219,12 +225,11 @@ class Fuser {
     }
     if (!first) return true;
     const TensorProxy &in = tensor_proxy(first->args[0]), &out = tensor_proxy(first->out);
-    for (const BoundSymbol* b : prims)
-      if (b->sym.is_view() && after.count(&b->out.symbolic()) && !broadcasts_reduced(*b, *first)) return false;
-    std::unordered_set<size_t> set(members.begin(), members.end());
-    for (size_t m : members) {
+    for (const BoundSymbol* b : c.prims)
+      if (b->sym.is_view() && c.after.count(&b->out.symbolic()) && !broadcasts_reduced(*b, *first)) return false;
+    for (size_t m : c.members) {
       bool stored = false;
-      for (size_t j : users_[m]) stored |= j == n_ || !set.count(j);
+      for (size_t j : users_[m]) stored |= j == n_ || !c.set.count(j);
       if (!stored) continue;
       const TensorProxy& v = tensor_proxy(t_.body[m].out);
       if (!same_sizes(v, out) && !same_sizes(v, in)) return false;
