@@ -1,24 +1,47 @@
 // A stand-in for libcuda.so.1 with the entry points thn resolves, for testing
-// the host side of the CUDA runtime (loading, device queries, the caching
-// allocator, host/device copies, CUDA tensors in the interpreter) on machines
-// without a GPU. Loaded with THN_LIBCUDA=<this library>.
+// the CUDA side of thn on machines without a GPU. Loaded with
+// THN_LIBCUDA=<this library>.
 //
 // "Device" memory is host memory behind an address with the high bit flipped,
 // so that host code reading a device pointer faults instead of passing.
-// Modules and launches are refused: kernels need a real GPU.
 // THN_FAKE_CUDA_MEMORY limits the device's bytes (default 64 MiB).
+//
+// Kernels run on the host by emulation when the library is also preloaded
+// (LD_PRELOAD=<this library>): it then sees the CUDA source thn gives NVRTC
+// (nvrtcCreateProgram, forwarded to the real NVRTC) and remembers which
+// image came from which source. cuModuleLoadData compiles that source as
+// host C++ (c++, -D__CUDACC_RTC__, the CUDA built-ins below), and
+// cuLaunchKernel runs each block with one host thread per CUDA thread:
+// __syncthreads is a barrier, __shfl_down_sync an exchange between the 32
+// threads of a warp, __shared__ arrays are shared by the block's threads.
+// Images the library did not see compiled (a warm kernel cache) cannot
+// load, so the sources are kept beside the kernel cache
+// ($XDG_CACHE_HOME/thn/fake-cuda), as are the emulating host modules.
+// Without the preload, modules and launches are refused.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <barrier>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 namespace {
 
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
-constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kNotSupported = 801;
+constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kInvalidImage = 200,
+                   kNotFound = 500, kLaunchFailed = 719, kNotSupported = 801;
 constexpr CUdeviceptr kTag = 1ull << 62;
 
 bool initialised = false;
@@ -38,7 +61,10 @@ CUresult GetErrorString(CUresult r, const char** s) {
   switch (r) {
     case kSuccess: *s = "no error"; return kSuccess;
     case kOutOfMemory: *s = "out of memory"; return kSuccess;
-    case kNotSupported: *s = "operation not supported (fake driver: no kernels)"; return kSuccess;
+    case kNotSupported: *s = "operation not supported (fake driver: no kernels without LD_PRELOAD)"; return kSuccess;
+    case kInvalidImage: *s = "fake driver: an image it did not see NVRTC make, or one the host compiler rejected"; return kSuccess;
+    case kNotFound: *s = "named symbol not found"; return kSuccess;
+    case kLaunchFailed: *s = "fake driver: unsupported launch configuration"; return kSuccess;
     default: *s = "fake driver error"; return kSuccess;
   }
 }
@@ -89,11 +115,207 @@ CUresult MemFree(CUdeviceptr p) {
 CUresult MemcpyHtoD(CUdeviceptr d, const void* s, size_t n) { std::memcpy(host(d), s, n); return kSuccess; }
 CUresult MemcpyDtoH(void* d, CUdeviceptr s, size_t n) { std::memcpy(d, host(s), n); return kSuccess; }
 CUresult MemcpyDtoD(CUdeviceptr d, CUdeviceptr s, size_t n) { std::memmove(host(d), host(s), n); return kSuccess; }
-CUresult ModuleLoadData(void**, const void*) { return kNotSupported; }
-CUresult ModuleGetFunction(void**, void*, const char*) { return kNotSupported; }
-CUresult LaunchKernel(void*, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void*, void**,
-                      void**) {
-  return kNotSupported;
+// ---- kernels by emulation ---------------------------------------------------
+
+std::string hex_hash(std::string_view s) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016zx", std::hash<std::string_view>{}(s));
+  return buf;
+}
+
+std::filesystem::path emu_dir() {
+  const char* x = std::getenv("XDG_CACHE_HOME");
+  const char* h = std::getenv("HOME");
+  std::filesystem::path base = x && *x ? std::filesystem::path(x) : std::filesystem::path(h ? h : "/tmp") / ".cache";
+  std::filesystem::path d = base / "thn" / "fake-cuda";
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+void write_atomically(const std::filesystem::path& p, const std::string& bytes) {
+  std::filesystem::path tmp = p;
+  tmp += ".tmp" + std::to_string(getpid());
+  std::ofstream(tmp, std::ios::binary) << bytes;
+  std::filesystem::rename(tmp, p);
+}
+
+std::mutex emu_mu;
+std::unordered_map<void*, std::string>& program_sources = *new std::unordered_map<void*, std::string>;
+
+// The image's source: its hash names a file written when NVRTC made it.
+void remember_image(void* prog, const char* image, size_t n) {
+  std::lock_guard<std::mutex> lock(emu_mu);
+  auto it = program_sources.find(prog);
+  if (it == program_sources.end()) return;
+  write_atomically(emu_dir() / (hex_hash(std::string_view(image, n)) + ".cu"), it->second);
+}
+
+// What the CUDA built-ins of generated kernels become on the host. No std
+// header: the kernels declare their own fixed-width types.
+const char* const kEmuHeader = R"emu(
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __shared__ static
+extern "C" {
+float fabsf(float); float expf(float); float exp2f(float); float logf(float); float log2f(float); float log10f(float);
+float log1pf(float); float expm1f(float); float sqrtf(float); float sinf(float); float cosf(float); float tanf(float);
+float sinhf(float); float coshf(float); float tanhf(float); float asinf(float); float acosf(float); float atanf(float);
+float asinhf(float); float acoshf(float); float atanhf(float); float erff(float); float floorf(float); float ceilf(float);
+float nearbyintf(float); float truncf(float); float fmodf(float, float); float copysignf(float, float);
+float powf(float, float); float atan2f(float, float); float fmaf(float, float, float);
+double fabs(double); double exp(double); double exp2(double); double log(double); double log2(double);
+double log10(double); double log1p(double); double expm1(double); double sqrt(double); double sin(double);
+double cos(double); double tan(double); double sinh(double); double cosh(double); double tanh(double);
+double asin(double); double acos(double); double atan(double); double asinh(double); double acosh(double);
+double atanh(double); double erf(double); double floor(double); double ceil(double); double nearbyint(double);
+double trunc(double); double fmod(double, double); double copysign(double, double); double pow(double, double);
+double atan2(double, double); double fma(double, double, double);
+}
+template <class To, class From> static inline To thn_emu_bits(From f) { To t; __builtin_memcpy(&t, &f, sizeof t); return t; }
+static inline float __int_as_float(int i) { return thn_emu_bits<float>(i); }
+static inline float __uint_as_float(unsigned u) { return thn_emu_bits<float>(u); }
+static inline unsigned __float_as_uint(float f) { return thn_emu_bits<unsigned>(f); }
+static inline double __longlong_as_double(long long i) { return thn_emu_bits<double>(i); }
+struct thn_emu_dim3 { unsigned x, y, z; };
+static thread_local thn_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
+struct thn_emu_ops { void (*sync)(); void (*shfl_down)(void* v, unsigned size, int off); };
+static thn_emu_ops thn_emu;
+extern "C" void thn_emu_bind(const thn_emu_ops* o) { thn_emu = *o; }
+extern "C" void thn_emu_at(unsigned t, unsigned b, unsigned bd, unsigned gd) {
+  threadIdx = {t, 0, 0}; blockIdx = {b, 0, 0}; blockDim = {bd, 1, 1}; gridDim = {gd, 1, 1};
+}
+static inline void __syncthreads() { thn_emu.sync(); }
+template <class T> static inline T __shfl_down_sync(unsigned, T v, int off) { thn_emu.shfl_down(&v, sizeof v, off); return v; }
+)emu";
+
+// One block's threads: a barrier for the block and one per warp, and the
+// warp's exchange slots.
+struct Block {
+  explicit Block(unsigned threads) : all(threads) {
+    for (unsigned w = 0; w < (threads + 31) / 32; ++w)
+      warps.push_back(std::make_unique<std::barrier<>>(std::ptrdiff_t(std::min(32u, threads - 32 * w))));
+    slots.resize(size_t(warps.size()) * 32 * 16);
+  }
+  std::barrier<> all;
+  std::vector<std::unique_ptr<std::barrier<>>> warps;
+  std::vector<unsigned char> slots;  // 16 bytes per thread
+};
+thread_local Block* this_block = nullptr;
+thread_local unsigned this_thread = 0;
+
+void emu_sync() { this_block->all.arrive_and_wait(); }
+void emu_shfl_down(void* v, unsigned size, int off) {
+  Block& b = *this_block;
+  const unsigned warp = this_thread / 32, lane = this_thread % 32;
+  std::barrier<>& w = *b.warps[warp];
+  const unsigned lanes = unsigned(b.slots.size() / 16) - warp * 32;  // threads of the block from this warp on
+  std::memcpy(&b.slots[size_t(this_thread) * 16], v, size);
+  w.arrive_and_wait();
+  if (off >= 0 && lane + unsigned(off) < 32 && lane + unsigned(off) < lanes)
+    std::memcpy(v, &b.slots[size_t(this_thread + unsigned(off)) * 16], size);
+  w.arrive_and_wait();
+}
+
+struct Module {
+  void* handle = nullptr;
+};
+struct Function {
+  void (*launch)(void**) = nullptr;
+  void (*at)(unsigned, unsigned, unsigned, unsigned) = nullptr;
+};
+
+// The host module emulating `source`'s kernels: each `extern "C" __global__
+// void NAME(const NAME_args a)` gets thn_emu_launch_NAME(void** params).
+void* emulation_module(const std::string& source) {
+  std::string text = std::string(kEmuHeader) + source + "\n";
+  const std::string mark = "extern \"C\" __global__ void ";
+  for (size_t at = source.find(mark); at != std::string::npos; at = source.find(mark, at + 1)) {
+    size_t name_end = source.find('(', at);
+    std::string name = source.substr(at + mark.size(), name_end - at - mark.size());
+    text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) { " + name + "(*(const " + name +
+            "_args*)params[0]); }\n";
+  }
+  const std::filesystem::path dir = emu_dir();
+  const std::string key = hex_hash(text);
+  const std::filesystem::path so = dir / ("emu-" + key + ".so");
+  if (!std::filesystem::exists(so)) {
+    const std::filesystem::path src = dir / ("emu-" + key + ".cpp");
+    write_atomically(src, text);
+    std::filesystem::path tmp = so;
+    tmp += ".tmp" + std::to_string(getpid());
+    std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -D__CUDACC_RTC__ -o '" + tmp.string() + "' '" +
+                      src.string() + "' -lm > '" + src.string() + ".log' 2>&1";
+    if (std::system(cmd.c_str()) != 0) return nullptr;
+    std::filesystem::rename(tmp, so);
+  }
+  return dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+CUresult ModuleLoadData(void** module, const void* image) {
+  // A cubin is an ELF file (its size from the section headers); PTX is text.
+  std::string_view bytes;
+  const unsigned char* b = static_cast<const unsigned char*>(image);
+  if (std::memcmp(b, "\x7f" "ELF", 4) == 0) {
+    uint64_t shoff;
+    uint16_t shentsize, shnum;
+    std::memcpy(&shoff, b + 0x28, 8);
+    std::memcpy(&shentsize, b + 0x3a, 2);
+    std::memcpy(&shnum, b + 0x3c, 2);
+    bytes = std::string_view(static_cast<const char*>(image), size_t(shoff + uint64_t(shentsize) * shnum));
+  } else {
+    bytes = std::string_view(static_cast<const char*>(image));
+    bytes = std::string_view(bytes.data(), bytes.size() + 1);  // nvrtcGetPTX's size counts the NUL
+  }
+  std::ifstream in(emu_dir() / (hex_hash(bytes) + ".cu"), std::ios::binary);
+  if (!in) return kInvalidImage;
+  std::stringstream source;
+  source << in.rdbuf();
+  void* h = emulation_module(source.str());
+  if (!h) return kInvalidImage;
+  using Bind = void (*)(const void*);
+  static const struct {
+    void (*sync)();
+    void (*shfl_down)(void*, unsigned, int);
+  } ops = {emu_sync, emu_shfl_down};
+  reinterpret_cast<Bind>(dlsym(h, "thn_emu_bind"))(&ops);
+  *module = new Module{h};
+  return kSuccess;
+}
+
+CUresult ModuleGetFunction(void** f, void* module, const char* name) {
+  void* h = static_cast<Module*>(module)->handle;
+  auto launch = reinterpret_cast<void (*)(void**)>(dlsym(h, ("thn_emu_launch_" + std::string(name)).c_str()));
+  if (!launch) return kNotFound;
+  *f = new Function{launch, reinterpret_cast<void (*)(unsigned, unsigned, unsigned, unsigned)>(dlsym(h, "thn_emu_at"))};
+  return kSuccess;
+}
+
+// Blocks one after another (their __shared__ arrays are the module's
+// statics), each with a host thread per CUDA thread.
+CUresult LaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                      unsigned, void*, void** params, void** extra) {
+  if (gy != 1 || gz != 1 || by != 1 || bz != 1 || bx == 0 || bx > 1024 || gx == 0 || extra) return kLaunchFailed;
+  const Function& fn = *static_cast<Function*>(f);
+  static std::mutex launch_mu;
+  std::lock_guard<std::mutex> lock(launch_mu);
+  for (unsigned blk = 0; blk < gx; ++blk) {
+    Block block(bx);
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < bx; ++t)
+      threads.emplace_back([&, t] {
+        this_block = &block;
+        this_thread = t;
+        fn.at(t, blk, bx, gx);
+        fn.launch(params);
+        // An exited thread no longer holds the others back.
+        block.warps[t / 32]->arrive_and_drop();
+        block.all.arrive_and_drop();
+      });
+    for (std::thread& th : threads) th.join();
+  }
+  return kSuccess;
 }
 
 const std::unordered_map<std::string, void*>& table() {
@@ -123,6 +345,41 @@ const std::unordered_map<std::string, void*>& table() {
 }  // namespace
 
 extern "C" {
+
+// NVRTC, seen on the way (preloaded): the source of each program, and the
+// image each program's source became.
+using NvrtcResult = int;
+NvrtcResult nvrtcCreateProgram(void** prog, const char* src, const char* name, int n, const char* const* headers,
+                               const char* const* names) {
+  using Fn = NvrtcResult (*)(void**, const char*, const char*, int, const char* const*, const char* const*);
+  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "nvrtcCreateProgram"));
+  NvrtcResult r = real(prog, src, name, n, headers, names);
+  if (r == 0) {
+    std::lock_guard<std::mutex> lock(emu_mu);
+    program_sources[*prog] = src;
+  }
+  return r;
+}
+NvrtcResult nvrtcGetCUBIN(void* prog, char* out) {
+  using Fn = NvrtcResult (*)(void*, char*);
+  using SizeFn = NvrtcResult (*)(void*, size_t*);
+  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "nvrtcGetCUBIN"));
+  static SizeFn size = reinterpret_cast<SizeFn>(dlsym(RTLD_NEXT, "nvrtcGetCUBINSize"));
+  NvrtcResult r = real(prog, out);
+  size_t n = 0;
+  if (r == 0 && size(prog, &n) == 0) remember_image(prog, out, n);
+  return r;
+}
+NvrtcResult nvrtcGetPTX(void* prog, char* out) {
+  using Fn = NvrtcResult (*)(void*, char*);
+  using SizeFn = NvrtcResult (*)(void*, size_t*);
+  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "nvrtcGetPTX"));
+  static SizeFn size = reinterpret_cast<SizeFn>(dlsym(RTLD_NEXT, "nvrtcGetPTXSize"));
+  NvrtcResult r = real(prog, out);
+  size_t n = 0;
+  if (r == 0 && size(prog, &n) == 0) remember_image(prog, out, n);
+  return r;
+}
 
 CUresult cuDriverGetVersion(int* v) {
   *v = 12040;

@@ -1,0 +1,182 @@
+#include "backend/launch.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "runtime/elementwise.h"
+
+namespace thn {
+
+namespace {
+
+// Sizes and per-tensor strides of some dims of an index space with size-1
+// dims dropped and dims merged where every tensor steps through them
+// contiguously.
+struct Merged {
+  Dims sizes;
+  std::vector<Dims> strides;  // per tensor, one per kept dim
+  bool flat = true;           // at most one dim, every tensor contiguous in it
+
+  Merged(const Dims& shape, const std::vector<Dims>& ts, const std::vector<size_t>& dims) : strides(ts.size()) {
+    for (size_t d : dims) {
+      if (shape[d] == 1) continue;
+      bool merge = !sizes.empty();
+      for (size_t t = 0; t < ts.size() && merge; ++t) merge = strides[t].back() == ts[t][d] * shape[d];
+      if (merge) {
+        sizes.back() *= shape[d];
+        for (size_t t = 0; t < ts.size(); ++t) strides[t].back() = ts[t][d];
+      } else {
+        sizes.push_back(shape[d]);
+        for (size_t t = 0; t < ts.size(); ++t) strides[t].push_back(ts[t][d]);
+      }
+    }
+    for (size_t t = 0; t < ts.size(); ++t)
+      for (int64_t s : strides[t]) flat = flat && s == 1;
+    flat = flat && sizes.size() <= 1;
+  }
+};
+
+Dims strides_of(const Tensor& t) { return Dims(t.strides().begin(), t.strides().end()); }
+
+// Where a kernel finds t's first element.
+void* address(const Tensor& t) {
+  return t.device().type == DeviceType::CPU ? t.raw_data() : reinterpret_cast<void*>(uintptr_t(t.device_address()));
+}
+
+}  // namespace
+
+std::vector<Kernel> lower_fusions(const Trace& t) {
+  std::vector<Kernel> ks;
+  for (const BoundSymbol& b : t.body)
+    if (is_fusion(b)) ks.push_back(lower_fusion(b, fmt::format("thn_fusion{}", ks.size())));
+  return ks;
+}
+
+CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
+    : k_(std::move(k)), device_(device), fallback_(eager_fusion(f)) {
+  for (const KLoad& l : k_.loads) {
+    if (l.chain.empty()) {
+      views_.push_back(nullptr);
+      continue;
+    }
+    Trace view;
+    view.inputs = f.args;
+    view.body = l.chain;
+    view.output = l.chain.back().out;
+    views_.push_back(std::make_unique<TraceExecutor>(view));
+  }
+  for (const Value& o : f.out.items()) out_sizes_.push_back(tensor_proxy(o).sizes);
+  for (const KExpr& e : k_.exprs)
+    extremes_ |= e.kind == KExpr::Kind::Reduce && (e.prim.sym.op->id == OpId::amax || e.prim.sym.op->id == OpId::amin);
+}
+
+std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const {
+  std::vector<Tensor> loads;
+  for (size_t i = 0; i < k_.loads.size(); ++i) {
+    const Value& leaf = leaves[k_.loads[i].leaf];
+    loads.push_back(views_[i] ? views_[i]->run(in, leaves).as_tensor() : leaf.as_tensor());
+  }
+  // Loads have their phase's shape, but for 0-dim operands (a wrapped
+  // number, masked_fill's value), which broadcast. The index space is the
+  // reduction's input; without one, the outputs' shape.
+  Dims shape, outer;
+  std::vector<char> reduced;  // per dim of shape
+  for (size_t i = 0; i < loads.size(); ++i)
+    if (k_.loads[i].inner == k_.reduction) shape = broadcast_shapes(shape, loads[i].sizes());
+  if (k_.reduction && std::none_of(k_.loads.begin(), k_.loads.end(), [](const KLoad& l) { return l.inner; }))
+    return fallback_->run(in, leaves, into);
+  if (!k_.reduction && loads.empty())
+    for (const Value& s : out_sizes_[0]) shape.push_back(s.raw_int());
+  reduced.assign(shape.size(), 0);
+  for (int64_t d : k_.reduced)
+    if (d < int64_t(shape.size())) reduced[size_t(d)] = 1;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (!reduced[d]) outer.push_back(shape[d]);
+    else if (k_.keepdim) outer.push_back(1);
+  }
+  // Every tensor's strides over `shape`: outer ones step 0 along reduced dims.
+  auto over_shape = [&](const Tensor& t, bool inner) {
+    if (inner || !k_.reduction) return strides_of(broadcast_to(t, shape));
+    Dims st = strides_of(broadcast_to(t, outer)), full;
+    size_t o = 0;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (!reduced[d]) full.push_back(st[o++]);
+      else {
+        full.push_back(0);
+        o += k_.keepdim;
+      }
+    }
+    return full;
+  };
+  for (const Tensor& t : loads)
+    if (t.device() != device_) return fallback_->run(in, leaves, into);
+  for (size_t s = 0; s < into.size(); ++s)
+    if (!into[s].is_none() && into[s].as_tensor().device() != device_) return fallback_->run(in, leaves, into);
+  std::vector<Tensor> all;
+  std::vector<Dims> strides;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    all.push_back(loads[i]);
+    strides.push_back(over_shape(loads[i], k_.loads[i].inner));
+  }
+  std::vector<Value> outs;
+  for (size_t s = 0; s < k_.stores.size(); ++s) {
+    const KStore& st = k_.stores[s];
+    const Dims& at = st.inner || !k_.reduction ? shape : outer;
+    Tensor o;
+    if (s < into.size() && !into[s].is_none()) {
+      o = into[s].as_tensor();
+    } else {
+      std::vector<Tensor> like;
+      for (size_t i = 0; i < loads.size(); ++i)
+        if (k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
+      o = empty_strided(at, output_strides(at, like), st.dtype, device_);
+    }
+    outs.push_back(Value::tensor(o));
+    all.push_back(o);
+    strides.push_back(over_shape(o, st.inner));
+  }
+  std::vector<size_t> kept, gone;
+  for (size_t d = 0; d < shape.size(); ++d) (reduced[d] ? gone : kept).push_back(d);
+  Merged o(shape, strides, kept), r(shape, strides, gone);
+  if (numel_of(o.sizes) == 0) return outs;
+  if (k_.reduction && numel_of(r.sizes) == 0 && extremes_) return fallback_->run(in, leaves, into);  // PyTorch's error
+  if (k_.reduction && r.sizes.empty()) {
+    r.sizes.push_back(1);
+    for (Dims& st : r.strides) st.push_back(0);
+  }
+  if (o.sizes.size() + r.sizes.size() > size_t(kMaxKernelDims)) return fallback_->run(in, leaves, into);
+  KernelCall c;
+  c.n = numel_of(o.sizes);
+  c.rn = numel_of(r.sizes);
+  c.nd = int32_t(o.sizes.size());
+  c.rnd = int32_t(r.sizes.size());
+  c.flat = o.flat && !k_.reduction;
+  c.sizes = o.sizes;
+  c.sizes.insert(c.sizes.end(), r.sizes.begin(), r.sizes.end());
+  c.strides.assign(all.size() * kMaxKernelDims, 0);
+  int64_t bytes = 0;
+  for (size_t t = 0; t < all.size(); ++t) {
+    c.data.push_back(address(all[t]));
+    int64_t touched = 1;
+    for (size_t d = 0; d < c.sizes.size(); ++d) {
+      int64_t s = d < o.sizes.size() ? o.strides[t][d] : r.strides[t][d - o.sizes.size()];
+      c.strides[t * kMaxKernelDims + d] = s;
+      if (s != 0) touched *= c.sizes[d];
+    }
+    bytes += touched * itemsize(all[t].dtype());
+  }
+  c.fs.assign(k_.scalars.size() + 1, 0);
+  c.is.assign(k_.scalars.size() + 1, 0);
+  for (size_t s = 0; s < k_.scalars.size(); ++s) {
+    const Value& v = leaves[k_.scalars[s].first];
+    if (v.is(Type::Float)) c.fs[s] = v.raw_float();
+    else c.is[s] = v.raw_int();
+  }
+  if (!launch(c)) return fallback_->run(in, leaves, into);
+  exec_counters().kernels++;
+  exec_counters().bytes += bytes;
+  return outs;
+}
+
+}  // namespace thn

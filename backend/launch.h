@@ -1,0 +1,53 @@
+#pragma once
+// A compiled fusion's call on concrete tensors, shared by the backends: the
+// region's loads taken through their views, the index space with size-1
+// dims dropped and contiguous dims merged, every tensor's strides over it,
+// the outputs allocated on the backend's device and the number leaves
+// gathered. The backend then only launches its kernel (host: a call into
+// the loaded module; CUDA: the driver's launch).
+#include <memory>
+
+#include "backend/kernel_ir.h"
+#include "ir/executor.h"
+
+namespace thn {
+
+// The kernels of t's fusions, in order: thn_fusion0, thn_fusion1, ...
+std::vector<Kernel> lower_fusions(const Trace& t);
+
+// The arguments of one kernel launch (backend/codegen.h gives the ABI).
+struct KernelCall {
+  int64_t n = 0, rn = 0;  // elements of the index space; reduced elements per output
+  int32_t nd = 0, rnd = 0;
+  bool flat = false;
+  Dims sizes;                    // nd + rnd dims
+  std::vector<int64_t> strides;  // kMaxKernelDims per tensor: the loads', then the stores'
+  std::vector<void*> data;       // per tensor: its first element (a device address on CUDA)
+  std::vector<double> fs;        // number leaves, by kind (one spare: never empty)
+  std::vector<int64_t> is;
+};
+
+class CompiledFusion : public FusionKernel {
+ public:
+  // The kernel of fusion f, run on `device`; a call it cannot index (more
+  // dims than kMaxKernelDims, an operand on another device, an empty
+  // amax/amin) runs the region's prims one by one instead.
+  CompiledFusion(const BoundSymbol& f, Kernel k, Device device);
+  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const final;
+
+ protected:
+  const Kernel& kernel() const { return k_; }
+  // Launches the kernel; false when this call cannot be launched (the
+  // region then runs eagerly).
+  virtual bool launch(const KernelCall& c) const = 0;
+
+ private:
+  Kernel k_;
+  Device device_;
+  std::vector<std::unique_ptr<TraceExecutor>> views_;  // per load: the views its leaf is seen through
+  std::vector<std::vector<Value>> out_sizes_;
+  bool extremes_ = false;                         // amax/amin: an empty reduction is an error
+  std::shared_ptr<const FusionKernel> fallback_;  // the region's prims one by one
+};
+
+}  // namespace thn
