@@ -3,10 +3,17 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
 #include <vector>
 
+#include "backend/codegen.h"
 #include "backend/kernel_cache.h"
+#include "backend/launch.h"
 #include "build_config.h"
+#include "runtime/cuda.h"
 #include "runtime/error.h"
 
 #if THN_HAVE_CUDA_TOOLKIT
@@ -98,5 +105,121 @@ CudaImage nvrtc_compile(const std::string&, const std::string&) {
 }
 
 #endif
+
+// ---- loading and launching ---------------------------------------------------
+
+namespace {
+
+// The module of an image, loaded once per process and kept (kernels of
+// cache entries may run until exit).
+cuda::CUmodule load_module(const CudaImage& image) {
+  static std::mutex mu;
+  static auto& loaded = *new std::unordered_map<std::string, cuda::CUmodule>;
+  std::lock_guard<std::mutex> lock(mu);
+  cuda::CUmodule& m = loaded[hash_hex(image.data)];
+  if (!m) cuda::check(cuda::driver().cuModuleLoadData(&m, image.data.data()), "cuModuleLoadData");
+  return m;
+}
+
+// The argument struct of every CUDA kernel (codegen.cpp):
+//   struct NAME_args { int64_t n, rn; int32_t nd, rnd, flat, wide, mode;
+//                      int64_t sz[D]; void* p[T]; int64_t st[D * T];
+//                      double fs[S]; int64_t is[S]; };
+// packed here with the same layout, D = kMaxKernelDims.
+class ArgBuffer {
+ public:
+  explicit ArgBuffer(size_t tensors, size_t scalars)
+      : words_(5 + kMaxKernelDims + tensors * (1 + kMaxKernelDims) + 2 * scalars, 0) {}
+  void header(int64_t n, int64_t rn, int32_t nd, int32_t rnd, int32_t flat, int32_t wide, int32_t mode) {
+    words_[0] = n;
+    words_[1] = rn;
+    const int32_t w[5] = {nd, rnd, flat, wide, mode};
+    std::memcpy(&words_[2], w, sizeof w);  // five int32 in words 2..4, padded to 8 bytes
+  }
+  int64_t* at(size_t word) { return &words_[word]; }
+  size_t bytes() const { return words_.size() * 8; }
+  void* data() { return words_.data(); }
+
+ private:
+  std::vector<int64_t> words_;
+};
+
+// The most bytes of kernel arguments the device takes: 4 KiB, or 32 KiB
+// minus 4 from CUDA 12.1 on Volta and newer.
+size_t max_argument_bytes() {
+  const cuda::DeviceInfo& d = cuda::device_info();
+  return d.driver_version >= 12010 && d.major >= 7 ? 32764 : 4096;
+}
+
+class CudaFusion : public CompiledFusion {
+ public:
+  CudaFusion(const BoundSymbol& f, Kernel k, cuda::CUfunction fn)
+      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), fn_(fn) {}
+
+ private:
+  bool launch(const KernelCall& c) const override {
+    const size_t tensors = c.data.size(), scalars = c.fs.size();
+    ArgBuffer args(tensors, scalars);
+    if (args.bytes() > max_argument_bytes()) return false;  // the region runs op by op
+    std::vector<std::vector<int64_t>> per_tensor(tensors);
+    for (size_t t = 0; t < tensors; ++t)
+      per_tensor[t].assign(c.strides.begin() + long(t * kMaxKernelDims),
+                           c.strides.begin() + long(t * kMaxKernelDims + c.sizes.size()));
+    const bool wide = needs_wide_index(c.sizes, per_tensor);
+    const int64_t sms = cuda::device_info().multiprocessors;
+    int64_t block = 256, grid = 0;
+    int32_t mode = 0;
+    if (!kernel().reduction) {
+      grid = std::min((c.n + block - 1) / block, sms * 8);
+    } else if (c.rn <= 16) {  // a thread per output
+      mode = 1;
+      grid = std::min((c.n + block - 1) / block, sms * 8);
+    } else {  // a block per output, as many threads as reduced elements (in warps) up to 256
+      block = std::min<int64_t>(256, (c.rn + 31) / 32 * 32);
+      grid = std::min(c.n, sms * 32);
+    }
+    args.header(c.n, c.rn, c.nd, c.rnd, c.flat, wide, mode);
+    size_t w = 5;
+    std::memcpy(args.at(w), c.sizes.data(), c.sizes.size() * 8);
+    w += kMaxKernelDims;
+    for (size_t t = 0; t < tensors; ++t) std::memcpy(args.at(w + t), &c.data[t], 8);
+    w += tensors;
+    std::memcpy(args.at(w), c.strides.data(), c.strides.size() * 8);
+    w += c.strides.size();
+    std::memcpy(args.at(w), c.fs.data(), scalars * 8);
+    std::memcpy(args.at(w + scalars), c.is.data(), scalars * 8);
+    void* params[] = {args.data()};
+    cuda::check(cuda::driver().cuLaunchKernel(fn_, unsigned(std::max<int64_t>(grid, 1)), 1, 1, unsigned(block), 1, 1, 0,
+                                              nullptr, params, nullptr),
+                "cuLaunchKernel");
+    return true;
+  }
+
+  cuda::CUfunction fn_;
+};
+
+}  // namespace
+
+FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
+  std::vector<Kernel> ks = lower_fusions(t);
+  FusionKernels out;
+  if (ks.empty()) return out;
+  const auto start = std::chrono::steady_clock::now();
+  CudaImage image = nvrtc_compile(render_kernels(ks, Target::Cuda), cuda::device_info().arch());
+  cuda::CUmodule m = load_module(image);
+  if (info) {
+    info->from_disk = image.from_disk;
+    info->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
+  size_t k = 0;
+  for (const BoundSymbol& b : t.body)
+    if (is_fusion(b)) {
+      cuda::CUfunction fn = nullptr;
+      cuda::check(cuda::driver().cuModuleGetFunction(&fn, m, ks[k].name.c_str()), "cuModuleGetFunction");
+      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), fn));
+      ++k;
+    }
+  return out;
+}
 
 }  // namespace thn

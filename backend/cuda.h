@@ -1,8 +1,11 @@
 #pragma once
-// The CUDA backend's compiler: generated CUDA C++ compiled by NVRTC, to a
-// cubin when NVRTC supports the arch, else to PTX, cached on disk like host
-// modules. (Launching through the driver API comes with a GPU to test on.)
+// The CUDA backend: generated CUDA C++ compiled by NVRTC, to a cubin when
+// NVRTC supports the arch, else to PTX, cached on disk like host modules;
+// loaded and launched through the driver API (runtime/cuda.h).
 #include <string>
+
+#include "backend/kernel_cache.h"
+#include "ir/executor.h"
 
 namespace thn {
 
@@ -19,5 +22,11 @@ struct CudaImage {
 // Compiles `source` for `arch` ("sm_90"; empty: the newest NVRTC supports);
 // an Error with NVRTC's log and the path of the source when it fails.
 CudaImage nvrtc_compile(const std::string& source, const std::string& arch);
+
+// One kernel per prims.fusion of t (for TraceExecutor), compiled for device
+// 0's arch and loaded: a grid-stride loop of 256-thread blocks for
+// pointwise kernels; for reductions a block per output (mode 0) or, when
+// each output reduces few elements, a thread per output (mode 1).
+FusionKernels compile_cuda(const Trace& t, CompileInfo* info = nullptr);
 
 }  // namespace thn

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 
 namespace thn {
@@ -109,8 +110,12 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     }
     return full;
   };
-  for (const Tensor& t : loads)
+  for (Tensor& t : loads) {
+    // A wrapped number beside CUDA tensors comes over; other operands on
+    // another device run the region eagerly (PyTorch's error, where it has one).
+    if (t.device() != device_ && t.dim() == 0 && t.device().type == DeviceType::CPU) t = cuda::to_device(t, device_);
     if (t.device() != device_) return fallback_->run(in, leaves, into);
+  }
   for (size_t s = 0; s < into.size(); ++s)
     if (!into[s].is_none() && into[s].as_tensor().device() != device_) return fallback_->run(in, leaves, into);
   std::vector<Tensor> all;

@@ -508,7 +508,7 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
     if (name == "is_floating_point") return make_builtin(name, [d](Interpreter&, CallArgs&) { return Value(is_floating(d)); });
     if (name == "itemsize") return Value(itemsize(d));
   }
-  if (obj.is(Type::Device) && name == "type") return Value::str(obj.as_device().str());
+  if (obj.is(Type::Device) && name == "type") return Value::str(obj.as_device().type == DeviceType::CPU ? "cpu" : "cuda");  // torch.device.type
   if (obj.is(Type::Tuple) && !obj.obj<ListObj>().return_type.empty() && (name == "values" || name == "indices"))
     return obj.items()[name == "values" ? 0 : 1];
   if (obj.is(Type::List) || obj.is(Type::Str) || obj.is(Type::Tuple)) return method(obj, name);

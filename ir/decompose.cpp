@@ -153,11 +153,12 @@ class Decomposer {
 
   Device device() const { return device_; }
 
-  // The device of the op's tensors (creation ops: of its output).
+  // The device of the op's tensors: its output's (a wrapped number operand
+  // beside CUDA tensors stays on the CPU), else its first tensor's.
   static Device device_of(const BoundSymbol& b) {
     std::vector<Value> ps;
-    for (const Value& a : b.args) collect_proxies(a, ps);
     collect_proxies(b.out, ps);
+    for (const Value& a : b.args) collect_proxies(a, ps);
     for (const Value& p : ps)
       if (p.is(Type::Tensor)) return tensor_proxy(p).device();
     return kCPU;

@@ -139,7 +139,7 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     for (const Value& a : args) values.push_back(to_ivalue(a));
     Args bound = bind_params(*s.sym.op, std::move(values), s.sym.inplace || s.mode == Mode::InPlace);
     if (s.mode == Mode::Out) bound.set_out(&into.as_tensor());
-    IValue r = s.sym.op->impl(bound);
+    IValue r = call_bound(*s.sym.op, bound);
     if (s.mode != Mode::Fresh) return into;
     if (s.sym.inplace) return Value();
     return present_result(s.sym.op->name, from_ivalue(r));

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "ir/decompose.h"
 #include "ir/shape_rules.h"
+#include "runtime/cuda.h"
 #include "runtime/error.h"
 #include "runtime/random.h"
 
@@ -91,14 +94,14 @@ void Tracer::make_static(NumberProxy& p) {
   guards_.push_back({Value::proxy(p.value, numbers_[size_t(p.id)]), p.value, false});
 }
 
-Value Tracer::new_tensor(Tensor shadow, const std::string& name) {
+Value Tracer::new_tensor(Tensor shadow, Device device, const std::string& name) {
   auto p = std::make_shared<TensorProxy>();
   p->id = next_id_++;
   p->tracer = this;
   p->name = name;
   for (int64_t s : shadow.sizes()) p->sizes.push_back(Value(s));
   p->dtype_ = shadow.dtype();
-  p->device_ = shadow.device();
+  p->device_ = device;
   p->shadow = std::move(shadow);
   tensors_.push_back(p);
   return Value::proxy(Value(Type::Tensor, nullptr), p);
@@ -107,15 +110,18 @@ Value Tracer::new_tensor(Tensor shadow, const std::string& name) {
 Tensor Tracer::shadow_copy(const Tensor& t) {
   auto& copy = shadow_storage_[t.storage().get()];
   if (!copy) {
-    THN_CHECK(t.device().type == DeviceType::CPU, "jit: CUDA tensor arguments are not supported yet (only the CPU path traces)");
-    copy = std::make_shared<Storage>(t.storage()->nbytes(), t.device());
-    std::memcpy(copy->data(), t.storage()->data(), size_t(t.storage()->nbytes()));
+    // A CUDA tensor's shadow is a host copy of its storage: the trace runs
+    // on the host, its proxies stay on the device.
+    copy = std::make_shared<Storage>(t.storage()->nbytes(), kCPU);
+    if (t.device().type == DeviceType::CUDA)
+      cuda::copy_to_host(copy->data(), cuda::CUdeviceptr(uintptr_t(t.storage()->data())), size_t(t.storage()->nbytes()));
+    else std::memcpy(copy->data(), t.storage()->data(), size_t(t.storage()->nbytes()));
   }
   return Tensor(copy, t.offset(), t.sizes(), t.strides(), t.dtype());
 }
 
 Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
-  Value v = new_tensor(shadow_copy(t), name);
+  Value v = new_tensor(shadow_copy(t), t.device(), name);
   if (!opts_.symbolic_shapes) return v;
   // Sizes 0 and 1 stay static (broadcasting and emptiness depend on them);
   // larger ones become symbolic, guarded to stay >= 2.
@@ -362,6 +368,7 @@ BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
 
 Value Tracer::shadow(const Value& v) {
   if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();
+  if (v.is(Type::Device)) return Value(kCPU);  // shadows live on the host
   if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).shadow);
   return map_items(v, [this](const Value& x) { return shadow(x); });
 }
@@ -375,7 +382,7 @@ Value Tracer::traced(const Value& v) {
     if (fresh) {
       auto name = external_names_.find(v.object().get());
       std::string n = name != external_names_.end() ? name->second : fmt::format("c{}", trace_.captured.size());
-      it->second = new_tensor(shadow_copy(v.as_tensor()), n);
+      it->second = new_tensor(shadow_copy(v.as_tensor()), v.as_tensor().device(), n);
       trace_.captured.emplace_back(it->second, v);
     }
     return it->second;
@@ -392,11 +399,11 @@ void Tracer::make_static_all(const Value& v) {
   }
 }
 
-Value Tracer::wrap_result(const IValue& r) {
-  if (r.is_tensor()) return new_tensor(r.to_tensor());
+Value Tracer::wrap_result(const IValue& r, Device device) {
+  if (r.is_tensor()) return new_tensor(r.to_tensor(), device);
   if (r.is_list()) {
     std::vector<Value> items;
-    for (const IValue& x : r.to_list().items) items.push_back(wrap_result(x));
+    for (const IValue& x : r.to_list().items) items.push_back(wrap_result(x, device));
     return r.to_list().is_tuple ? Value::tuple(std::move(items)) : Value::list(std::move(items));
   }
   return from_ivalue(r);
@@ -450,7 +457,7 @@ bool Tracer::truth(const Value& v) {
 }
 
 Value Tracer::wrap_number(const Value& n) {
-  Value out = new_tensor(wrap_scalar(to_ivalue(n.without_proxy()).to_scalar()));
+  Value out = new_tensor(wrap_scalar(to_ivalue(n.without_proxy()).to_scalar()), kCPU);
   tensor_proxy(out).shadow.set_wrapped_number(true);
   record(Symbol::of(PrimId::wrap_number), {n}, out);
   return out;
@@ -540,6 +547,25 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   return present_result(op.name, from_ivalue(call_op(op, IValue(p.shadow), pos, kws)));
 }
 
+namespace {
+
+// Where an op's tensor result lives: the device it names (creation, `to`),
+// else the device of its tensor operands (CUDA if any is: a CPU operand
+// beside one is a wrapped number).
+Device result_device(std::span<const Value> args) {
+  std::optional<Device> named;
+  bool cuda = false;
+  std::function<void(const Value&)> visit = [&](const Value& v) {
+    if (v.is(Type::Device)) named = v.as_device();
+    else if (v.is_proxy() && v.is(Type::Tensor)) cuda |= tensor_proxy(v).device().type == DeviceType::CUDA;
+    else if (v.is_sequence()) for (const Value& x : v.items()) visit(x);
+  };
+  for (const Value& a : args) visit(a);
+  return named ? *named : cuda ? Device{DeviceType::CUDA} : kCPU;
+}
+
+}  // namespace
+
 Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
   // Introspection (x.shape, x.item(), ...); T and mT are views, recorded below.
   if (op.family == OpFamily::Attribute && op.schema.returns != "Tensor") {
@@ -585,7 +611,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
       !tensor_proxy(targs[0]).shadow.is_contiguous())
     depends_on_strides_ = true;
   IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
-  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result);
+  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result, result_device(targs));
   // Under shapes="symbolic" a shape rule gives the outputs symbolic sizes;
   // an op without one (or whose rule disagrees with the eager result) makes
   // the sizes of its inputs static instead.
@@ -630,7 +656,7 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   for (const Value& v : idx) sidx.push_back(shadow(v));
   if (opts_.symbolic_shapes) make_static_all(Value::tuple(tensor_proxy(t).sizes));
   Value r = eager_.getitem(shadow(t), sidx);
-  Value out = new_tensor(r.as_tensor());
+  Value out = new_tensor(r.as_tensor(), tensor_proxy(t).device());
   std::vector<Value> args{t};
   args.insert(args.end(), idx.begin(), idx.end());
   record(Symbol::of(PrimId::getitem), std::move(args), out);

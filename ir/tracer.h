@@ -114,13 +114,14 @@ class Tracer : public OpDispatch {
 
  private:
   Value flatten(const Value& arg, int parent, int index, const std::string& name, std::vector<InputLeaf>& leaves);
-  Value new_tensor(Tensor shadow, const std::string& name = "");
+  // A proxy of `shadow` on `device` (shadows live on the host).
+  Value new_tensor(Tensor shadow, Device device, const std::string& name = "");
   Value input_tensor(const Tensor& t, const std::string& name);
   Tensor shadow_copy(const Tensor& t);
   Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
   Value traced(const Value& v);  // what the trace records for v (captured tensors registered)
   IValue shadow_ivalue(const Value& v) { return to_ivalue(shadow(v)); }
-  Value wrap_result(const IValue& r);
+  Value wrap_result(const IValue& r, Device device);
   Value attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw);
   void make_static_all(const Value& v);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);

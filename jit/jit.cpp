@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "backend/cpu.h"
+#include "backend/cuda.h"
 #include "ir/executor.h"
 #include "ir/tracer.h"
 #include "jit/prologue.h"
@@ -30,6 +31,15 @@ std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
   return out;
 }
 
+// The trace's fusions compiled for the device of its tensor inputs.
+FusionKernels compile(const Trace& t) {
+  for (const Value& in : t.inputs)
+    if (in.is_proxy() && in.is(Type::Tensor) && tensor_proxy(in).device().type == DeviceType::CUDA) return compile_cuda(t);
+  for (const auto& [proxy, tensor] : t.captured)
+    if (tensor_proxy(proxy).device().type == DeviceType::CUDA) return compile_cuda(t);
+  return compile_cpu(t);
+}
+
 struct CacheEntry {
   Prologue prologue;
   Trace computation;
@@ -37,7 +47,7 @@ struct CacheEntry {
   std::vector<PassRecord> passes;
   std::vector<size_t> mutated;
   CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
-      : prologue(r), computation(std::move(t)), executor(computation, compile_cpu(computation)), passes(std::move(p)),
+      : prologue(r), computation(std::move(t)), executor(computation, compile(computation)), passes(std::move(p)),
         mutated(mutated_inputs(passes)) {}
 };
 

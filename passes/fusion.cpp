@@ -14,11 +14,18 @@ namespace {
 // hundred takes the host compiler many seconds.
 constexpr size_t kMaxStoreJoin = 48;
 
+// Whether operand a can be read by a kernel writing `out`: on its device,
+// or a 0-dim CPU tensor (a wrapped number) beside a CUDA one, as PyTorch allows.
+bool same_device(const Value& a, const Value& out) {
+  const TensorProxy& p = tensor_proxy(a);
+  return p.device() == tensor_proxy(out).device() || (p.device().type == DeviceType::CPU && p.sizes.empty());
+}
+
 // A prim with a kernel in the code generators (backend/kernel_ir.h).
 bool fusible_compute(const BoundSymbol& b) {
-  if (!is_tensor_proxy(b.out) || tensor_proxy(b.out).device().type != DeviceType::CPU) return false;
+  if (!is_tensor_proxy(b.out)) return false;
   for (const Value& a : b.args)
-    if (is_tensor_proxy(a) && tensor_proxy(a).device() != tensor_proxy(b.out).device()) return false;
+    if (is_tensor_proxy(a) && !same_device(a, b.out)) return false;
   if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type;
   if (!b.sym.is_prim) return false;
   bool integral = is_integral(prim_compute_dtype(b), true);
@@ -45,8 +52,7 @@ bool fusible_compute(const BoundSymbol& b) {
 }
 
 bool fusible_reduction(const BoundSymbol& b) {
-  return is_fusible_reduction(b) && tensor_proxy(b.out).device().type == DeviceType::CPU &&
-         tensor_proxy(b.args[0]).device() == tensor_proxy(b.out).device();
+  return is_fusible_reduction(b) && tensor_proxy(b.args[0]).device() == tensor_proxy(b.out).device();
 }
 
 class Fuser {

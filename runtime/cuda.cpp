@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
@@ -287,6 +288,67 @@ Tensor to_device(const Tensor& x, Device device) {
   if (to_cuda) copy_to_device(device_ptr(out), src.raw_data(), n);
   else copy_to_host(out.raw_data(), device_ptr(src), n);
   return out;
+}
+
+// ---- ops on host copies -------------------------------------------------------
+
+Tensor HostMirror::host(const Tensor& t) {
+  if (t.device().type != DeviceType::CUDA) return t;
+  Mirror& m = mirrors_[t.storage().get()];
+  if (!m.host) {
+    m.device = t.storage();
+    m.host = std::make_shared<Storage>(t.storage()->nbytes(), kCPU);
+    copy_to_host(m.host->data(), CUdeviceptr(uintptr_t(t.storage()->data())), size_t(t.storage()->nbytes()));
+    m.before.assign(static_cast<const char*>(m.host->data()), size_t(t.storage()->nbytes()));
+  }
+  return Tensor(m.host, t.offset(), t.sizes(), t.strides(), t.dtype());
+}
+
+IValue HostMirror::host(const IValue& v) {
+  if (v.is_tensor()) return IValue(host(v.to_tensor()));
+  if (v.is_device() && v.to_device().type == DeviceType::CUDA) return IValue(kCPU);
+  if (v.is_list()) {
+    std::vector<IValue> items;
+    for (const IValue& e : v.to_list().items) items.push_back(host(e));
+    return IValue::list(std::move(items), v.to_list().is_tuple);
+  }
+  return v;
+}
+
+IValue HostMirror::device(const IValue& v) {
+  if (v.is_tensor()) {
+    const Tensor& t = v.to_tensor();
+    for (auto& [key, m] : mirrors_)
+      if (m.host == t.storage()) return IValue(Tensor(m.device, t.offset(), t.sizes(), t.strides(), t.dtype()));
+    return IValue(to_device(t, Device{DeviceType::CUDA}));
+  }
+  if (v.is_list()) {
+    std::vector<IValue> items;
+    for (const IValue& e : v.to_list().items) items.push_back(device(e));
+    return IValue::list(std::move(items), v.to_list().is_tuple);
+  }
+  return v;
+}
+
+void HostMirror::write_back() {
+  for (auto& [key, m] : mirrors_)
+    if (std::memcmp(m.host->data(), m.before.data(), m.before.size()) != 0)
+      copy_to_device(CUdeviceptr(uintptr_t(m.device->data())), m.host->data(), m.before.size());
+}
+
+IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f) {
+  HostMirror m;
+  std::vector<IValue> values;
+  for (size_t i = 0; i < a.size(); i++) values.push_back(m.host(a[i]));
+  Args h(a.schema(), std::move(values), a.inplace());
+  Tensor out;
+  if (a.out()) {
+    out = m.host(*a.out());
+    h.set_out(&out);
+  }
+  IValue r = f(h);
+  m.write_back();
+  return m.device(r);
 }
 
 }  // namespace thn::cuda

@@ -15,6 +15,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "runtime/ivalue.h"
+#include "runtime/op_registry.h"
 #include "runtime/tensor.h"
 
 namespace thn::cuda {
@@ -118,5 +120,29 @@ void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);
 // A dense tensor keeps its strides (PyTorch's preserve_format); any other
 // layout arrives contiguous.
 Tensor to_device(const Tensor& x, Device device);
+
+// Host copies of CUDA tensors, for work without a CUDA kernel: each CUDA
+// storage is copied to the host whole, once, so that views of one storage
+// still share it; write_back copies the storages that changed back.
+class HostMirror {
+ public:
+  Tensor host(const Tensor& t);  // t on the host (t itself when on the CPU)
+  IValue host(const IValue& v);  // tensors mirrored, CUDA devices made the CPU
+  // A result on the device: a view of a mirrored storage as the same view of
+  // the device one, a new tensor copied over.
+  IValue device(const IValue& v);
+  void write_back();
+
+ private:
+  struct Mirror {
+    std::shared_ptr<Storage> device, host;
+    std::string before;  // the bytes as copied
+  };
+  std::map<const Storage*, Mirror> mirrors_;
+};
+
+// Runs `f` on host mirrors of the CUDA tensors of `a` (its arguments and
+// `out`), writes back what it changed and brings its results to the device.
+IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 
 }  // namespace thn::cuda

@@ -174,13 +174,19 @@ Tensor finish_inplace(const Tensor& computed, const Tensor* out) {
 
 Tensor empty_like(const Tensor& t, std::optional<DType> dtype) {
   DType d = dtype.value_or(t.dtype());
-  if (t.is_non_overlapping_and_dense()) return empty_strided(t.sizes(), t.strides(), d);
-  return empty_strided(t.sizes(), output_strides(t.sizes(), {t}), d);
+  if (t.is_non_overlapping_and_dense()) return empty_strided(t.sizes(), t.strides(), d, t.device());
+  return empty_strided(t.sizes(), output_strides(t.sizes(), {t}), d, t.device());
 }
 
 namespace {
 // dst[i] = src[i] converted, over dst's shape (src already broadcast).
 void cast_kernel(const Tensor& dst, const Tensor& src) {
+  if (dst.device().type == DeviceType::CUDA || src.device().type == DeviceType::CUDA) {
+    cuda::HostMirror m;  // no CUDA copy kernel here: through the host
+    cast_kernel(m.host(dst), m.host(src));
+    m.write_back();
+    return;
+  }
   dispatch_dtype(dst.dtype(), [&]<class D>() {
     dispatch_dtype(src.dtype(), [&]<class S>() {
       map_kernel<D, S>(dst, [](auto v) { return compute_t<D>(v); }, src);
@@ -209,7 +215,7 @@ Tensor to_dtype(const Tensor& t, DType d) {
 
 Tensor contiguous(const Tensor& t) {
   if (t.is_contiguous()) return t;
-  Tensor out = empty(t.sizes(), t.dtype());
+  Tensor out = empty(t.sizes(), t.dtype(), t.device());
   cast_kernel(out, t);
   return out;
 }

@@ -329,8 +329,11 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
     if (op.family == OpFamily::Attribute) return r;
     return r.is_tensor() ? IValue(cuda::to_device(r.to_tensor(), Device{DeviceType::CUDA})) : r;
   }
+  // Views that never copy only read metadata.
+  if (op.family == OpFamily::View && op.id != OpId::reshape && op.id != OpId::flatten && op.id != OpId::unflatten)
+    return op.impl(a);
   if (cuda_handler) return cuda_handler(op, a);
-  fail("{}() has no CUDA implementation yet: move the tensors to the CPU with .to(\"cpu\")", op.name);
+  return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
 }
 
 }  // namespace
@@ -339,10 +342,13 @@ void set_cuda_op_handler(CudaOpHandler h) { cuda_handler = h; }
 
 IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
                bool inplace) {
-  Args a = bind_args(op, std::move(self), positional, kwargs, inplace);
-  for (size_t i = 0; i < a.size(); i++)
-    if (on_cuda(a[i])) return call_on_cuda(op, a);
-  return op.impl(a);
+  return call_bound(op, bind_args(op, std::move(self), positional, kwargs, inplace));
+}
+
+IValue call_bound(const OpDef& op, const Args& a) {
+  bool cuda = a.out() && a.out()->device().type == DeviceType::CUDA;
+  for (size_t i = 0; i < a.size() && !cuda; i++) cuda = on_cuda(a[i]);
+  return cuda ? call_on_cuda(op, a) : op.impl(a);
 }
 
 IValue call(std::string_view function, std::vector<IValue> positional, const Kwargs& kwargs) {

@@ -57,6 +57,7 @@ class Args {
   // in-place form, else null (a new tensor).
   const Tensor* target() const { return out_ ? out_ : inplace_ ? &tensor(0) : nullptr; }
   void set_out(const Tensor* out) { out_ = out; }
+  const Tensor* out() const { return out_; }
   const Schema& schema() const { return *schema_; }
 
   bool is_none(size_t i) const { return v_[i].is_none(); }
@@ -129,6 +130,9 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
 Args bind_params(const OpDef& op, std::vector<IValue> values, bool inplace);
 IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional,
                const Kwargs& kwargs = {}, bool inplace = false);
+// Runs op on bound arguments: its implementation, or the CUDA path when a
+// tensor (or the `out` given) is on CUDA.
+IValue call_bound(const OpDef& op, const Args& a);
 // Convenience for C++ callers and tests: a function by name.
 IValue call(std::string_view function, std::vector<IValue> positional, const Kwargs& kwargs = {});
 IValue call_method(const Tensor& self, std::string_view method, std::vector<IValue> positional,

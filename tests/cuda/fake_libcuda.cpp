@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <barrier>
 #include <cstdint>
 #include <cstdlib>
@@ -227,15 +228,18 @@ struct Function {
 };
 
 // The host module emulating `source`'s kernels: each `extern "C" __global__
-// void NAME(const NAME_args a)` gets thn_emu_launch_NAME(void** params).
+// void NAME(const NAME_args a)` gets thn_emu_launch_NAME(void** params),
+// which calls it with the device addresses in a.p made host ones.
 void* emulation_module(const std::string& source) {
   std::string text = std::string(kEmuHeader) + source + "\n";
   const std::string mark = "extern \"C\" __global__ void ";
   for (size_t at = source.find(mark); at != std::string::npos; at = source.find(mark, at + 1)) {
     size_t name_end = source.find('(', at);
     std::string name = source.substr(at + mark.size(), name_end - at - mark.size());
-    text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) { " + name + "(*(const " + name +
-            "_args*)params[0]); }\n";
+    // Device addresses are tagged host addresses (see MemAlloc).
+    text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + name + "_args a = *(const " + name +
+            "_args*)params[0];\n  for (void*& q : a.p) q = (void*)((unsigned long long)q ^ " + std::to_string(kTag) +
+            "ull);\n  " + name + "(a);\n}\n";
   }
   const std::filesystem::path dir = emu_dir();
   const std::string key = hex_hash(text);
@@ -254,19 +258,24 @@ void* emulation_module(const std::string& source) {
 }
 
 CUresult ModuleLoadData(void** module, const void* image) {
-  // A cubin is an ELF file (its size from the section headers); PTX is text.
+  // A cubin is an ELF file: its size is where its last header table or
+  // section ends. PTX is text.
   std::string_view bytes;
-  const unsigned char* b = static_cast<const unsigned char*>(image);
+  const char* b = static_cast<const char*>(image);
   if (std::memcmp(b, "\x7f" "ELF", 4) == 0) {
-    uint64_t shoff;
-    uint16_t shentsize, shnum;
-    std::memcpy(&shoff, b + 0x28, 8);
-    std::memcpy(&shentsize, b + 0x3a, 2);
-    std::memcpy(&shnum, b + 0x3c, 2);
-    bytes = std::string_view(static_cast<const char*>(image), size_t(shoff + uint64_t(shentsize) * shnum));
+    auto u64 = [&](size_t at) { uint64_t v; std::memcpy(&v, b + at, 8); return v; };
+    auto u16 = [&](size_t at) { uint16_t v; std::memcpy(&v, b + at, 2); return uint64_t(v); };
+    const uint64_t shoff = u64(0x28), phoff = u64(0x20), shentsize = u16(0x3a), shnum = u16(0x3c);
+    uint64_t end = std::max(shoff + shentsize * shnum, phoff + u16(0x36) * u16(0x38));
+    for (uint64_t i = 0; i < shnum; ++i) {
+      const size_t h = size_t(shoff + i * shentsize);
+      uint32_t type;
+      std::memcpy(&type, b + h + 4, 4);
+      if (type != 8) end = std::max(end, u64(h + 0x18) + u64(h + 0x20));  // not NOBITS: offset + size
+    }
+    bytes = std::string_view(b, size_t(end));
   } else {
-    bytes = std::string_view(static_cast<const char*>(image));
-    bytes = std::string_view(bytes.data(), bytes.size() + 1);  // nvrtcGetPTX's size counts the NUL
+    bytes = std::string_view(b, std::strlen(b) + 1);  // nvrtcGetPTX's size counts the NUL
   }
   std::ifstream in(emu_dir() / (hex_hash(bytes) + ".cu"), std::ios::binary);
   if (!in) return kInvalidImage;
