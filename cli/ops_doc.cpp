@@ -28,10 +28,10 @@ int print_ops_doc(std::ostream& out) {
          "fails when this file is out of date. Status per execution path: eager CPU is\n"
          "the runtime's kernel; trace: jit records it (as its decomposition into prims);\n"
          "codegen: `fused` ops become fusion kernels (host C++; CUDA C++ compiled by\n"
-         "NVRTC, launched once a GPU backend lands; reductions fuse with their pointwise\n"
-         "producers and consumers; `fused (values)`: max/min without indices), `view`\n"
-         "ops are index arithmetic, `library` ops run the runtime's kernel between\n"
-         "fusions.\n\n";
+         "NVRTC and launched through the driver API; reductions fuse with their\n"
+         "pointwise producers and consumers; `fused (values)`: max/min without\n"
+         "indices), `view` ops are index arithmetic, `library` ops run the runtime's\n"
+         "kernel between fusions (on CUDA tensors: on host copies of their memory).\n\n";
   std::string_view family;
   for (const OpDef& op : all_ops()) {
     std::string_view fam = family_name(op.family);
