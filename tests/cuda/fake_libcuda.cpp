@@ -151,6 +151,18 @@ void remember_image(void* prog, const char* image, size_t n) {
   write_atomically(emu_dir() / (hex_hash(std::string_view(image, n)) + ".cu"), it->second);
 }
 
+// NVRTC's `get` (nvrtcGetCUBIN, nvrtcGetPTX), then the image remembered
+// (its size from `get`Size).
+int get_image(const std::string& get, void* prog, char* out) {
+  using Fn = int (*)(void*, char*);
+  using SizeFn = int (*)(void*, size_t*);
+  int r = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, get.c_str()))(prog, out);
+  size_t n = 0;
+  if (r == 0 && reinterpret_cast<SizeFn>(dlsym(RTLD_NEXT, (get + "Size").c_str()))(prog, &n) == 0)
+    remember_image(prog, out, n);
+  return r;
+}
+
 // What the CUDA built-ins of generated kernels become on the host. No std
 // header: the kernels declare their own fixed-width types.
 const char* const kEmuHeader = R"emu(
@@ -194,11 +206,12 @@ template <class T> static inline T __shfl_down_sync(unsigned, T v, int off) { th
 // One block's threads: a barrier for the block and one per warp, and the
 // warp's exchange slots.
 struct Block {
-  explicit Block(unsigned threads) : all(threads) {
-    for (unsigned w = 0; w < (threads + 31) / 32; ++w)
-      warps.push_back(std::make_unique<std::barrier<>>(std::ptrdiff_t(std::min(32u, threads - 32 * w))));
-    slots.resize(size_t(warps.size()) * 32 * 16);
+  explicit Block(unsigned n) : threads(n), all(n) {
+    for (unsigned w = 0; w < (n + 31) / 32; ++w)
+      warps.push_back(std::make_unique<std::barrier<>>(std::ptrdiff_t(std::min(32u, n - 32 * w))));
+    slots.resize(size_t(n) * 16);
   }
+  unsigned threads;
   std::barrier<> all;
   std::vector<std::unique_ptr<std::barrier<>>> warps;
   std::vector<unsigned char> slots;  // 16 bytes per thread
@@ -211,10 +224,9 @@ void emu_shfl_down(void* v, unsigned size, int off) {
   Block& b = *this_block;
   const unsigned warp = this_thread / 32, lane = this_thread % 32;
   std::barrier<>& w = *b.warps[warp];
-  const unsigned lanes = unsigned(b.slots.size() / 16) - warp * 32;  // threads of the block from this warp on
   std::memcpy(&b.slots[size_t(this_thread) * 16], v, size);
   w.arrive_and_wait();
-  if (off >= 0 && lane + unsigned(off) < 32 && lane + unsigned(off) < lanes)
+  if (off >= 0 && lane + unsigned(off) < 32 && this_thread + unsigned(off) < b.threads)
     std::memcpy(v, &b.slots[size_t(this_thread + unsigned(off)) * 16], size);
   w.arrive_and_wait();
 }
@@ -369,26 +381,8 @@ NvrtcResult nvrtcCreateProgram(void** prog, const char* src, const char* name, i
   }
   return r;
 }
-NvrtcResult nvrtcGetCUBIN(void* prog, char* out) {
-  using Fn = NvrtcResult (*)(void*, char*);
-  using SizeFn = NvrtcResult (*)(void*, size_t*);
-  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "nvrtcGetCUBIN"));
-  static SizeFn size = reinterpret_cast<SizeFn>(dlsym(RTLD_NEXT, "nvrtcGetCUBINSize"));
-  NvrtcResult r = real(prog, out);
-  size_t n = 0;
-  if (r == 0 && size(prog, &n) == 0) remember_image(prog, out, n);
-  return r;
-}
-NvrtcResult nvrtcGetPTX(void* prog, char* out) {
-  using Fn = NvrtcResult (*)(void*, char*);
-  using SizeFn = NvrtcResult (*)(void*, size_t*);
-  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "nvrtcGetPTX"));
-  static SizeFn size = reinterpret_cast<SizeFn>(dlsym(RTLD_NEXT, "nvrtcGetPTXSize"));
-  NvrtcResult r = real(prog, out);
-  size_t n = 0;
-  if (r == 0 && size(prog, &n) == 0) remember_image(prog, out, n);
-  return r;
-}
+NvrtcResult nvrtcGetCUBIN(void* prog, char* out) { return get_image("nvrtcGetCUBIN", prog, out); }
+NvrtcResult nvrtcGetPTX(void* prog, char* out) { return get_image("nvrtcGetPTX", prog, out); }
 
 CUresult cuDriverGetVersion(int* v) {
   *v = 12040;
