@@ -93,6 +93,8 @@ class Lowering {
       viewed.insert(viewed.end(), chain.begin(), chain.end());
       return expr(b.args[0], viewed, inner, stage);
     }
+    // A copy (clone, contiguous) reads its operand where it is used.
+    if (b.sym.op && b.sym.op->family == OpFamily::Copy) return expr(b.args[0], chain, inner, stage);
     KExpr e;
     e.dtype = tensor_proxy(b.out).dtype();
     if (!b.sym.op && b.sym.prim == PrimId::convert_element_type) {

@@ -5,6 +5,7 @@
 // tracing follows the branches the call takes and records the predicates it
 // relied on as guards (ir/tracer.h).
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,5 +109,16 @@ inline bool same_sizes(const TensorProxy& a, const TensorProxy& b) {
 }
 inline bool is_tensor_proxy(const Value& v) { return v.is_proxy() && v.is(Type::Tensor); }
 inline bool is_number_proxy(const Value& v) { return v.is_proxy() && v.is_number(); }
+// The static ints of a list of values; nullopt when one is symbolic.
+inline std::optional<std::vector<int64_t>> static_ints(const std::vector<Value>& vs) {
+  std::vector<int64_t> r;
+  for (const Value& v : vs) {
+    if (v.is_proxy() || !v.is(Type::Int)) return std::nullopt;
+    r.push_back(v.raw_int());
+  }
+  return r;
+}
+// A tensor proxy's sizes when none is symbolic.
+inline std::optional<std::vector<int64_t>> static_sizes(const Value& t) { return static_ints(tensor_proxy(t).sizes); }
 
 }  // namespace thn

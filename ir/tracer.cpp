@@ -194,10 +194,12 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   auto start = std::chrono::steady_clock::now();
   TraceResult r;
   CallArgs args;
-  const auto& defs = fn.obj<FunctionObj>().def->params;
+  // A thn function's keyword-only parameters are passed by name; a builtin
+  // takes every parameter positionally.
+  const auto* f = fn.is(Type::Function) ? &fn.obj<FunctionObj>() : nullptr;
   for (size_t i = 0; i < params.size(); ++i) {
     Value v = flatten(params[i], -1, int(i), names[i], r.leaves);
-    if (defs[i].kwonly) args.kwargs.emplace_back(names[i], std::move(v));
+    if (f && f->def->params[i].kwonly) args.kwargs.emplace_back(names[i], std::move(v));
     else args.args.push_back(std::move(v));
   }
 

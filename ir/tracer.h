@@ -87,7 +87,8 @@ class Tracer : public OpDispatch {
   Tracer(Interpreter& in, TraceOptions opts);
   ~Tracer() override;
 
-  // Traces fn called with `params` (bound, defaults applied), named `names`.
+  // Traces fn (a thn function, or a builtin taking every parameter
+  // positionally) called with `params` (bound, defaults applied), named `names`.
   TraceResult trace(const Value& fn, const std::vector<Value>& params, const std::vector<std::string>& names);
 
   Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,

@@ -5,51 +5,14 @@
 #include <memory>
 
 #include "backend/cpu.h"
-#include "backend/cuda.h"
-#include "ir/executor.h"
-#include "ir/tracer.h"
-#include "jit/prologue.h"
+#include "jit/eager_cuda.h"
+#include "jit/trace_cache.h"
 #include "passes/buffer_plan.h"
 #include "runtime/error.h"
 
 namespace thn {
 
 namespace {
-
-// The inputs a trace writes into (targets of its write-backs), by position.
-std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
-  std::vector<size_t> out;
-  for (const PassRecord& p : passes) {
-    if (p.pass != "functionalize") continue;
-    for (const BoundSymbol& b : p.trace.body) {
-      if (!is_write_back(b)) continue;
-      const Value& x = write_back_target(b);
-      for (size_t i = 0; i < p.trace.inputs.size(); ++i)
-        if (p.trace.inputs[i].is_proxy() && &p.trace.inputs[i].symbolic() == &x.symbolic()) out.push_back(i);
-    }
-  }
-  return out;
-}
-
-// The trace's fusions compiled for the device of its tensor inputs.
-FusionKernels compile(const Trace& t) {
-  for (const Value& in : t.inputs)
-    if (in.is_proxy() && in.is(Type::Tensor) && tensor_proxy(in).device().type == DeviceType::CUDA) return compile_cuda(t);
-  for (const auto& [proxy, tensor] : t.captured)
-    if (tensor_proxy(proxy).device().type == DeviceType::CUDA) return compile_cuda(t);
-  return compile_cpu(t);
-}
-
-struct CacheEntry {
-  Prologue prologue;
-  Trace computation;
-  TraceExecutor executor;
-  std::vector<PassRecord> passes;
-  std::vector<size_t> mutated;
-  CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
-      : prologue(r), computation(std::move(t)), executor(computation, compile(computation)), passes(std::move(p)),
-        mutated(mutated_inputs(passes)) {}
-};
 
 int64_t nbytes(const Value& v) {
   return v.is(Type::Tensor) ? v.as_tensor().numel() * itemsize(v.as_tensor().dtype()) : 0;
@@ -62,7 +25,7 @@ struct JitObj : BuiltinObj {
   bool caching = true;
   JitOptions opts;
   std::shared_ptr<const bool> interpret;  // the registry's switch: run f as the interpreter would
-  std::vector<std::shared_ptr<CacheEntry>> entries;  // most recently hit first
+  TraceCache cache;
   std::shared_ptr<CacheEntry> last;
   int64_t calls = 0, hits = 0, misses = 0;
   int64_t last_allocations = 0, last_bytes = 0;  // storages allocated by the last call's computation
@@ -85,25 +48,14 @@ struct JitObj : BuiltinObj {
     in.bind_arguments(f, args, params.data());
     ++calls;
     std::vector<Value> inputs;
-    for (size_t i = 0; i < entries.size(); ++i) {
-      if (!entries[i]->prologue.check(in, params, inputs)) continue;
+    if ((last = cache.find(in, params, inputs))) {
       ++hits;
-      std::rotate(entries.begin(), entries.begin() + long(i), entries.begin() + long(i) + 1);
-      last = entries[0];
       return execute(in, inputs);
     }
     ++misses;
     Tracer tracer(in, trace_opts);
-    TraceResult r = tracer.trace(function, params, param_names());
-    std::vector<PassRecord> records;
-    Trace t = run_pipeline(r.trace, opts.pipeline, records);
-    auto entry = std::make_shared<CacheEntry>(r, std::move(t), std::move(records));
-    report(*entry);
-    if (caching) entries.insert(entries.begin(), entry);
-    last = entry;
-    inputs.clear();
-    for (const InputLeaf& l : r.leaves)
-      if (l.proxy.is_proxy()) inputs.push_back(l.value);
+    last = cache.add(tracer.trace(function, params, param_names()), opts.pipeline, caching, inputs);
+    report(*last);
     return execute(in, inputs);
   }
 
@@ -228,6 +180,7 @@ std::vector<JitView> jit_functions(const JitRegistry& r) {
 
 std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit) {
   auto registry = std::make_shared<JitRegistry>();
+  install_eager_cuda();
   opts.make_jit = [jit, registry](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
     if (!fn.is(Type::Function)) return fn;  // a builtin runs as it is
     auto j = std::make_shared<JitObj>(fn.obj<FunctionObj>().def->name);

@@ -29,8 +29,8 @@ struct JitOptions {
 // The jit functions made under one set of options, for --stats.
 struct JitRegistry;
 
-// Makes `jit` trace and compile (InterpOptions::make_jit) and installs the
-// introspection builtins into `in`.
+// Makes `jit` trace and compile (InterpOptions::make_jit), and eager ops on
+// CUDA tensors run as one-op fusions (jit/eager_cuda.h).
 std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit);
 void install_jit_builtins(Interpreter& in);
 // Per jit function: calls, traces, cache hits; of the last call, the

@@ -10,31 +10,19 @@ namespace thn {
 
 namespace {
 
-// The static ints of a list of values; nullopt when one is symbolic.
-std::optional<std::vector<int64_t>> ints(const std::vector<Value>& vs) {
-  std::vector<int64_t> r;
-  for (const Value& v : vs) {
-    if (v.is_proxy() || !v.is(Type::Int)) return std::nullopt;
-    r.push_back(v.raw_int());
-  }
-  return r;
-}
-
-std::optional<std::vector<int64_t>> static_sizes(const Value& t) { return ints(tensor_proxy(t).sizes); }
-
 int64_t wrap_dim(int64_t d, size_t n) { return d < 0 ? d + int64_t(n) : d; }
 
 // The strides of a view prim's result from its operand's strides (PyTorch's
 // view arithmetic); empty when some size or argument is symbolic.
 std::vector<int64_t> view_strides_of(const BoundSymbol& b, const std::vector<int64_t>& in) {
-  if (!b.sym.op && b.sym.prim == PrimId::as_strided) return ints(b.args[2].items()).value_or(std::vector<int64_t>());
-  if (in.empty()) return {};
+  if (!b.sym.op && b.sym.prim == PrimId::as_strided) return static_ints(b.args[2].items()).value_or(std::vector<int64_t>());
   auto in_sizes = static_sizes(b.args[0]);
   auto out_sizes = static_sizes(b.out);
   if (!in_sizes || !out_sizes) return {};
+  if (in.empty() && !in_sizes->empty()) return {};  // unknown (a 0-dim operand's are known: none)
   std::vector<int64_t> s = in;
   if (!b.sym.op) {  // prims.slice(t, starts, ends, steps)
-    auto steps = ints(b.args[3].items());
+    auto steps = static_ints(b.args[3].items());
     if (!steps) return {};
     for (size_t d = 0; d < s.size(); ++d) s[d] *= (*steps)[d];
     return s;

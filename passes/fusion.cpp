@@ -15,17 +15,23 @@ namespace {
 constexpr size_t kMaxStoreJoin = 48;
 
 // Whether operand a can be read by a kernel writing `out`: on its device,
-// or a 0-dim CPU tensor (a wrapped number) beside a CUDA one, as PyTorch allows.
-bool same_device(const Value& a, const Value& out) {
+// or a CPU tensor of one value (a 0-dim wrapped number, or its expansion:
+// every stride 0) beside a CUDA one, as PyTorch allows.
+bool same_device(const Trace& t, const Value& a, const Value& out) {
   const TensorProxy& p = tensor_proxy(a);
-  return p.device() == tensor_proxy(out).device() || (p.device().type == DeviceType::CPU && p.sizes.empty());
+  if (p.device() == tensor_proxy(out).device()) return true;
+  if (p.device().type != DeviceType::CPU) return false;
+  if (p.sizes.empty()) return true;
+  auto it = t.layouts.find(&a.symbolic());
+  return it != t.layouts.end() && it->second.strides.size() == p.sizes.size() &&
+         std::all_of(it->second.strides.begin(), it->second.strides.end(), [](int64_t s) { return s == 0; });
 }
 
 // A prim with a kernel in the code generators (backend/kernel_ir.h).
-bool fusible_compute(const BoundSymbol& b) {
+bool fusible_compute(const Trace& t, const BoundSymbol& b) {
   if (!is_tensor_proxy(b.out)) return false;
   for (const Value& a : b.args)
-    if (is_tensor_proxy(a) && !same_device(a, b.out)) return false;
+    if (is_tensor_proxy(a) && !same_device(t, a, b.out)) return false;
   if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type;
   if (!b.sym.is_prim) return false;
   bool integral = is_integral(prim_compute_dtype(b), true);
@@ -41,6 +47,17 @@ bool fusible_compute(const BoundSymbol& b) {
         case OpId::div: return !integral || b.args.size() < 3 || b.args[2].is_none();
         default: return true;
       }
+    case OpFamily::Copy: {
+      // A copy whose result has the contiguous strides eager gives it: a
+      // clone of a contiguous tensor, or contiguous() of a strided one
+      // (of a contiguous one it is the operand itself).
+      if (b.sym.op->id != OpId::clone && b.sym.op->id != OpId::contiguous) return false;
+      auto it = t.layouts.find(&b.args[0].symbolic());
+      auto sizes = static_sizes(b.args[0]);
+      if (it == t.layouts.end() || !sizes || it->second.strides.size() != sizes->size()) return false;
+      bool contiguous = it->second.strides == contiguous_strides(*sizes);
+      return b.sym.op->id == OpId::clone ? contiguous : !contiguous;
+    }
     case OpFamily::Pointwise:
       switch (b.sym.op->id) {
         case OpId::where: case OpId::clamp: case OpId::lerp: case OpId::addcmul: case OpId::addcdiv:
@@ -115,7 +132,7 @@ class Fuser {
     const BoundSymbol& b = t_.body[i];
     bool view = b.sym.is_view() && is_tensor_proxy(b.out);
     bool reduction = fusible_reduction(b);
-    if (!view && !reduction && !fusible_compute(b)) return;
+    if (!view && !reduction && !fusible_compute(t_, b)) return;
     if (int r = region_of_all_users(i); r >= 0 && admits(r, i)) {
       join(i, r);  // recomputed where it is used, never stored
       return;

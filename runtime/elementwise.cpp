@@ -12,7 +12,7 @@ namespace thn {
 Dims broadcast_shapes(const Dims& a, const Dims& b) {
   size_t n = std::max(a.size(), b.size());
   Dims out(n);
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = n; i-- > 0;) {  // from the last dim, as PyTorch reports the first mismatch
     int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
     int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
     if (da != db && da != 1 && db != 1)

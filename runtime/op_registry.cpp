@@ -329,8 +329,10 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
     if (op.family == OpFamily::Attribute) return r;
     return r.is_tensor() ? IValue(cuda::to_device(r.to_tensor(), Device{DeviceType::CUDA})) : r;
   }
-  // Views that never copy only read metadata.
-  if (op.family == OpFamily::View && op.id != OpId::reshape && op.id != OpId::flatten && op.id != OpId::unflatten)
+  // Views that never copy only read metadata; contiguous() of a contiguous
+  // tensor is the tensor itself.
+  if ((op.family == OpFamily::View && op.id != OpId::reshape && op.id != OpId::flatten && op.id != OpId::unflatten) ||
+      (op.id == OpId::contiguous && a.tensor(0).is_contiguous()))
     return op.impl(a);
   if (cuda_handler) return cuda_handler(op, a);
   return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });

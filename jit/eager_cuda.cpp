@@ -1,0 +1,115 @@
+#include "jit/eager_cuda.h"
+
+#include <unordered_map>
+
+#include "jit/trace_cache.h"
+#include "runtime/cuda.h"
+
+namespace thn {
+
+namespace {
+
+// The interpreter one-op traces run under (no script, no frames).
+Interpreter& interpreter() {
+  static Interpreter in{InterpOptions{}};
+  return in;
+}
+
+// The op called with every parameter positionally: what the tracer traces.
+Value op_function(const OpDef& op, bool inplace) {
+  return make_builtin(std::string(op.name), [&op, inplace](Interpreter& in, CallArgs& c) {
+    CallArgs kw;
+    std::vector<Value> positional;
+    for (size_t i = 0; i < c.args.size(); ++i) {
+      const Param& p = op.schema.params[i];
+      if (p.kwarg_only) kw.kwargs.emplace_back(p.name, c.args[i]);
+      else positional.push_back(c.args[i]);
+    }
+    return in.dispatch().call(op, nullptr, positional, kw, inplace);
+  });
+}
+
+struct OpCache {
+  Value fn;
+  std::vector<std::string> names;
+  TraceCache cache;
+};
+
+OpCache& op_cache(const OpDef& op, bool inplace) {
+  static std::unordered_map<int, OpCache> caches;
+  OpCache& c = caches[int(op.id) * 2 + inplace];
+  if (c.fn.is_none()) {
+    c.fn = op_function(op, inplace);
+    for (const Param& p : op.schema.params) c.names.push_back(p.name);
+  }
+  return c;
+}
+
+// Ops a one-op trace may express: no lists of tensors, no shape that
+// depends on data, and no planned `out` (the executor's library steps).
+bool traceable(const OpDef& op, const Args& a) {
+  switch (op.family) {
+    case OpFamily::Unary: case OpFamily::Binary: case OpFamily::Pointwise: case OpFamily::Reduction:
+    case OpFamily::View: case OpFamily::Copy: break;
+    default: return false;
+  }
+  if (op.id == OpId::nonzero || op.id == OpId::masked_select || a.out()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].is_list())
+      for (const IValue& e : a[i].to_list().items)
+        if (e.is_tensor()) return false;
+  return true;
+}
+
+// Whether running t only launches its fusions' kernels: no step is a
+// library op, which would run on host copies anyway.
+bool launches_only(const Trace& t) {
+  for (const BoundSymbol& b : t.body)
+    if (!is_fusion(b) && !b.sym.is_view() && !b.sym.is_number_op() && !(!b.sym.op && b.sym.prim == PrimId::shape))
+      return false;
+  return true;
+}
+
+int depth = 0;  // > 0 while a one-op trace runs: its own steps go to the host
+
+IValue on_host(const OpDef& op, const Args& a) {
+  return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
+}
+
+IValue run_cuda_op(const OpDef& op, const Args& a) {
+  if (depth > 0 || !traceable(op, a)) return on_host(op, a);
+  struct Depth {
+    Depth() { ++depth; }
+    ~Depth() { --depth; }
+  } guard;
+  OpCache& c = op_cache(op, a.inplace());
+  Interpreter& in = interpreter();
+  std::vector<Value> params;
+  for (size_t i = 0; i < a.size(); ++i) {
+    // A Python number bound to a tensor parameter is a number again: the
+    // trace wraps it with its promotion rank, the kernel takes it as a scalar.
+    bool number = a[i].is_tensor() && a[i].to_tensor().is_wrapped_number();
+    params.push_back(from_ivalue(number ? IValue(a[i].to_tensor().item()) : a[i]));
+  }
+  std::vector<Value> inputs;
+  std::shared_ptr<CacheEntry> e = c.cache.find(in, params, inputs);
+  if (!e) {
+    TraceResult r;
+    try {
+      Tracer tracer(in, TraceOptions{.symbolic_numbers = true});
+      r = tracer.trace(c.fn, params, c.names);
+    } catch (const Error&) {
+      // Eager's own error (a shape mismatch, a bad argument), raised as eager raises it.
+      return on_host(op, a);
+    }
+    e = c.cache.add(r, PipelineOptions{}, true, inputs);
+  }
+  if (!launches_only(e->computation)) return on_host(op, a);
+  return to_ivalue(e->executor.run(in, inputs));
+}
+
+}  // namespace
+
+void install_eager_cuda() { set_cuda_op_handler(run_cuda_op); }
+
+}  // namespace thn

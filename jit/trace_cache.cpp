@@ -1,0 +1,63 @@
+#include "jit/trace_cache.h"
+
+#include <algorithm>
+
+#include "backend/cpu.h"
+#include "backend/cuda.h"
+
+namespace thn {
+
+namespace {
+
+// The inputs a trace writes into (targets of its write-backs), by position.
+std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
+  std::vector<size_t> out;
+  for (const PassRecord& p : passes) {
+    if (p.pass != "functionalize") continue;
+    for (const BoundSymbol& b : p.trace.body) {
+      if (!is_write_back(b)) continue;
+      const Value& x = write_back_target(b);
+      for (size_t i = 0; i < p.trace.inputs.size(); ++i)
+        if (p.trace.inputs[i].is_proxy() && &p.trace.inputs[i].symbolic() == &x.symbolic()) out.push_back(i);
+    }
+  }
+  return out;
+}
+
+// The trace's fusions compiled for the device of its tensor inputs.
+FusionKernels compile(const Trace& t) {
+  for (const Value& in : t.inputs)
+    if (in.is_proxy() && in.is(Type::Tensor) && tensor_proxy(in).device().type == DeviceType::CUDA) return compile_cuda(t);
+  for (const auto& [proxy, tensor] : t.captured)
+    if (tensor_proxy(proxy).device().type == DeviceType::CUDA) return compile_cuda(t);
+  return compile_cpu(t);
+}
+
+}  // namespace
+
+CacheEntry::CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
+    : prologue(r), computation(std::move(t)), executor(computation, compile(computation)), passes(std::move(p)),
+      mutated(mutated_inputs(passes)) {}
+
+std::shared_ptr<CacheEntry> TraceCache::find(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) {
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i]->prologue.check(in, params, inputs)) continue;
+    std::rotate(entries.begin(), entries.begin() + long(i), entries.begin() + long(i) + 1);
+    return entries[0];
+  }
+  return nullptr;
+}
+
+std::shared_ptr<CacheEntry> TraceCache::add(const TraceResult& r, const PipelineOptions& pipeline, bool keep,
+                                            std::vector<Value>& inputs) {
+  std::vector<PassRecord> records;
+  Trace t = run_pipeline(r.trace, pipeline, records);
+  auto entry = std::make_shared<CacheEntry>(r, std::move(t), std::move(records));
+  if (keep) entries.insert(entries.begin(), entry);
+  inputs.clear();
+  for (const InputLeaf& l : r.leaves)
+    if (l.proxy.is_proxy()) inputs.push_back(l.value);
+  return entry;
+}
+
+}  // namespace thn

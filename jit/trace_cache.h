@@ -1,0 +1,38 @@
+#pragma once
+// The compile cache: (prologue, computation) entries of one traced callable,
+// tried most recently hit first. A jit function has one; so has each op an
+// eager call runs on CUDA tensors (jit/eager_cuda.h).
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/executor.h"
+#include "ir/tracer.h"
+#include "jit/prologue.h"
+#include "passes/pipeline.h"
+
+namespace thn {
+
+struct CacheEntry {
+  Prologue prologue;
+  Trace computation;  // the execution trace, its fusions compiled for its tensors' device
+  TraceExecutor executor;
+  std::vector<PassRecord> passes;
+  std::vector<size_t> mutated;  // the inputs it writes into, by position
+  CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p);
+};
+
+struct TraceCache {
+  std::vector<std::shared_ptr<CacheEntry>> entries;  // most recently hit first
+
+  // The entry whose prologue `params` pass, moved to the front, with
+  // `inputs` its computation's inputs; null when none does.
+  std::shared_ptr<CacheEntry> find(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs);
+  // A new entry from a trace (the pass pipeline run on it, its kernels
+  // compiled), added when `keep`. `inputs`: as find's.
+  std::shared_ptr<CacheEntry> add(const TraceResult& r, const PipelineOptions& pipeline, bool keep,
+                                  std::vector<Value>& inputs);
+};
+
+}  // namespace thn
