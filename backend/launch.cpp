@@ -111,9 +111,11 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     return full;
   };
   for (Tensor& t : loads) {
-    // A wrapped number beside CUDA tensors comes over; other operands on
-    // another device run the region eagerly (PyTorch's error, where it has one).
-    if (t.device() != device_ && t.dim() == 0 && t.device().type == DeviceType::CPU) t = cuda::to_device(t, device_);
+    // A wrapped number beside CUDA tensors (0-dim, or expanded: one value)
+    // comes over as its value; other operands on another device run the
+    // region eagerly (PyTorch's error, where it has one).
+    if (t.device() != device_ && t.device().type == DeviceType::CPU && is_one_value(t))
+      t = cuda::to_device(t.as_strided({}, {}, t.offset()), device_);
     if (t.device() != device_) return fallback_->run(in, leaves, into);
   }
   for (size_t s = 0; s < into.size(); ++s)

@@ -141,6 +141,24 @@ class HostMirror {
   std::map<const Storage*, Mirror> mirrors_;
 };
 
+// A batch of row-major products C[i] = A[i] B[i] (+ C[i] when accumulating)
+// for cuBLAS (runtime/cublas.cpp): A [m, k], B [k, n], C [m, n] contiguous,
+// each operand read as stored (ld: its row stride) or, with `trans`, as the
+// transpose of what it stores (ld: its column stride).
+struct Gemm {
+  struct Operand {
+    uint64_t address = 0;
+    bool trans = false;
+    int64_t ld = 0, batch_stride = 0;
+  };
+  DType dtype;
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+  Operand a, b;
+  uint64_t c = 0;
+  bool accumulate = false;
+};
+void gemm(const Gemm& g);
+
 // Runs `f` on host mirrors of the CUDA tensors of `a` (its arguments and
 // `out`), writes back what it changed and brings its results to the device.
 IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);

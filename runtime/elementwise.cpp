@@ -182,9 +182,10 @@ namespace {
 // dst[i] = src[i] converted, over dst's shape (src already broadcast).
 void cast_kernel(const Tensor& dst, const Tensor& src) {
   if (dst.device().type == DeviceType::CUDA || src.device().type == DeviceType::CUDA) {
-    cuda::HostMirror m;  // no CUDA copy kernel here: through the host
-    cast_kernel(m.host(dst), m.host(src));
-    m.write_back();
+    // The copy_ op on CUDA: a one-op fusion's kernel where the jit installed
+    // its handler, else on host mirrors of the memory.
+    const OpDef& copy = op_def(OpId::copy_);
+    call_bound(copy, Args(copy.schema, {IValue(dst), IValue(src)}, false));
     return;
   }
   dispatch_dtype(dst.dtype(), [&]<class D>() {
@@ -407,8 +408,6 @@ IValue op_to(const Args& a) {
   const DType d = dtype.value_or(self.dtype());
   const bool copy = a.boolean(5);
   if (!device || *device == self.device()) {
-    if (self.device().type == DeviceType::CUDA && (d != self.dtype() || copy))
-      fail("to() with a dtype or copy=True on a CUDA tensor has no CUDA implementation yet");
     return convert(self, d, copy);
   }
   if (device->type == DeviceType::CUDA) return cuda::to_device(convert(self, d, false), *device);

@@ -2,11 +2,14 @@
 // folded and the broadcast batched forms), linear and outer. Each entry
 // point makes PyTorch 1.13's checks in PyTorch's order, then calls
 // batched_gemm: float32/float64 through CBLAS, reading transposed operands in
-// place; float16 and bfloat16 computed in float32; integers by loops.
+// place; float16 and bfloat16 computed in float32; integers by loops. On
+// CUDA tensors, cuBLAS for every floating dtype (runtime/cublas.cpp); as in
+// PyTorch, no integer kernel.
 #include <cblas.h>
 
 #include <optional>
 
+#include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
 #include "runtime/views.h"
@@ -78,10 +81,28 @@ void gemm_loops(const Tensor& out, const Tensor& a, const Tensor& b, bool accumu
 
 // PyTorch's CPU matmul kernels have no bool instantiation. (Nor float16:
 // thn computes float16 in float32 as it does bfloat16, as the elementwise ops
-// do where PyTorch 1.13 lacks a float16 kernel.)
-void check_implemented(const char* kernel, DType dtype) {
+// do where PyTorch 1.13 lacks a float16 kernel.) Its CUDA kernels (named
+// after the CPU ones here) are cuBLAS's: floating types only.
+void check_implemented(const char* kernel, DType dtype, Device device) {
+  if (device.type == DeviceType::CUDA && !is_floating(dtype)) {
+    std::string_view k = kernel;
+    const char* cuda = k == "addmm_impl_cpu_" ? "addmm_cuda" : k == "addmv_impl_cpu" ? "addmv_impl_cuda"
+                       : k == "bmm"           ? "bmm_cuda"
+                                              : kernel;
+    fail("\"{}\" not implemented for '{}'", cuda, dtype_torch_name(dtype));
+  }
   if (dtype == DType::Bool)
     fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(dtype));
+}
+
+// The product on CUDA: cuBLAS reads the operands as CBLAS would.
+void gemm_cuda(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
+  const BlasLayout la = blas_operand(a), lb = blas_operand(b);
+  auto operand = [](const Tensor& t, const BlasLayout& l) {
+    return cuda::Gemm::Operand{t.device_address(), l.trans == CblasTrans, l.ld, t.strides()[0]};
+  };
+  cuda::gemm({out.dtype(), out.sizes()[0], out.sizes()[1], out.sizes()[2], a.sizes()[2], operand(a, la), operand(b, lb),
+              out.device_address(), accumulate});
 }
 
 // out = a @ b (+ out when accumulating) over a batch: a [B, m, k], b [B, k,
@@ -94,10 +115,11 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const cha
     if (!accumulate) fill(out, Scalar(int64_t(0)));
     return;
   }
-  check_implemented(kernel, out.dtype());
+  check_implemented(kernel, out.dtype(), out.device());
   for (const Tensor* t : {&b, &a})
     THN_CHECK(t->dtype() == out.dtype(), "expected scalar type {} but found {}", dtype_torch_name(out.dtype()),
               dtype_torch_name(t->dtype()));
+  if (out.device().type == DeviceType::CUDA) return gemm_cuda(out, a, b, accumulate);
   switch (out.dtype()) {
     case DType::Float32: return gemm_blas<float>(out, a, b, accumulate);
     case DType::Float64: return gemm_blas<double>(out, a, b, accumulate);
@@ -130,8 +152,8 @@ Tensor dot(const Tensor& a, const Tensor& b) {
             "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got "
             "{} and {} elements respectively",
             a.numel(), b.numel(), a.numel(), b.numel());
-  check_implemented("dot", a.dtype());  // before the empty case, unlike mm
-  Tensor out = empty({}, a.dtype());
+  check_implemented("dot", a.dtype(), a.device());  // before the empty case, unlike mm
+  Tensor out = empty({}, a.dtype(), a.device());
   batched_gemm(view(out, {1, 1, 1}), as_row(a), as_column(b), "dot");
   return out;
 }
@@ -140,7 +162,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
 Tensor mv(const Tensor& mat, const Tensor& vec) {
   const int64_t m = mat.sizes()[0];
   THN_CHECK(mat.sizes()[1] == vec.sizes()[0], "size mismatch, got {}, {}x{},{}", m, m, mat.sizes()[1], vec.sizes()[0]);
-  Tensor out = empty({m}, mat.dtype());
+  Tensor out = empty({m}, mat.dtype(), mat.device());
   batched_gemm(view(out, {1, m, 1}), unsqueeze(mat, 0), as_column(vec), "addmv_impl_cpu");
   return out;
 }
@@ -149,7 +171,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   THN_CHECK(a.dim() == 2, "self must be a matrix");
   THN_CHECK(b.dim() == 2, "mat2 must be a matrix");
   check_mm_shapes(a, b);
-  Tensor out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype());
+  Tensor out = empty({a.sizes()[0], b.sizes()[1]}, a.dtype(), a.device());
   batched_gemm(unsqueeze(out, 0), unsqueeze(a, 0), unsqueeze(b, 0), "addmm_impl_cpu_");
   return out;
 }
@@ -161,7 +183,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   THN_CHECK(sb[0] == sa[0] && sb[1] == sa[2],
             "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].", sa[0], sa[2],
             sb[0], sb[1]);
-  Tensor out = empty({sa[0], sa[1], sb[2]}, a.dtype());
+  Tensor out = empty({sa[0], sa[1], sb[2]}, a.dtype(), a.device());
   batched_gemm(out, a, b, "bmm");
   return out;
 }
@@ -232,7 +254,7 @@ Tensor addmm(const Tensor& bias, const Tensor& m1, const Tensor& m2) {
   THN_CHECK(m2.dim() == 2, "mat2 must be a matrix, got {}-D tensor", m2.dim());
   check_mm_shapes(m1, m2);
   Tensor expanded = expand(bias, {m1.sizes()[0], m2.sizes()[1]});
-  Tensor out = empty(expanded.sizes(), bias.dtype());
+  Tensor out = empty(expanded.sizes(), bias.dtype(), bias.device());
   copy_into(out, expanded);
   batched_gemm(unsqueeze(out, 0), unsqueeze(m1, 0), unsqueeze(m2, 0), "addmm_impl_cpu_", /*accumulate=*/true);
   return out;
@@ -254,14 +276,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const std::optional<Ten
     return view(out, {s[0], s[1], out.sizes()[1]});
   }
   Tensor out = matmul(input, wt);
-  if (bias) binary(OpId::add, out, *bias, &out);
+  if (bias) call_method(out, "add_", {IValue(*bias)});  // on CUDA, the device's add
   return out;
 }
 
 Tensor outer(const Tensor& a, const Tensor& b) {
   THN_CHECK(a.dim() == 1, "outer: Expected 1-D argument self, but got {}-D", a.dim());
   THN_CHECK(b.dim() == 1, "outer: Expected 1-D argument vec2, but got {}-D", b.dim());
-  return binary(OpId::mul, reshape(a, {a.numel(), 1}), b);
+  return call("mul", {IValue(reshape(a, {a.numel(), 1})), IValue(b)}).to_tensor();
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 #include "runtime/op_registry.h"
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <unordered_map>
 
 #include "runtime/cuda.h"
@@ -311,6 +313,29 @@ IValue on_host(const IValue& v) {
   return v;
 }
 
+// PyTorch's check that an op's tensors are on one device; a 0-dim CPU tensor
+// (a number) may join CUDA ones, and so may its expansion (which only
+// decompositions make). copy_ copies between devices.
+void check_same_device(const OpDef& op, const Args& a) {
+  if (op.id == OpId::copy_) return;
+  std::optional<Device> first;
+  std::function<void(const IValue&)> visit = [&](const IValue& v) {
+    if (v.is_list()) {
+      for (const IValue& e : v.to_list().items) visit(e);
+      return;
+    }
+    if (!v.is_tensor()) return;
+    const Tensor& t = v.to_tensor();
+    if (t.device().type == DeviceType::CPU && (t.dim() == 0 || is_one_value(t))) return;
+    if (!first) first = t.device();
+    else if (*first != t.device())
+      fail("Expected all tensors to be on the same device, but found at least two devices, {} and {}!", first->str(),
+           t.device().str());
+  };
+  for (size_t i = 0; i < a.size(); i++) visit(a[i]);
+  if (a.out()) visit(IValue(*a.out()));
+}
+
 // An op some of whose arguments are CUDA tensors or devices. `to` moves data
 // itself; attributes read metadata (item/tolist a host copy); creation and
 // random ops fill on the host and copy the result over, so that the same seed
@@ -334,6 +359,9 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
   if ((op.family == OpFamily::View && op.id != OpId::reshape && op.id != OpId::flatten && op.id != OpId::unflatten) ||
       (op.id == OpId::contiguous && a.tensor(0).is_contiguous()))
     return op.impl(a);
+  check_same_device(op, a);
+  // matmul and the other products call cuBLAS themselves.
+  if (op.family == OpFamily::LinAlg) return op.impl(a);
   if (cuda_handler) return cuda_handler(op, a);
   return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
 }

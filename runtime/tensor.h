@@ -2,6 +2,7 @@
 // Storage and Tensor: a strided view (sizes, strides, offset, dtype) of a
 // refcounted storage on a device. Copying a Tensor copies the view and shares
 // the storage, so writes are visible through every alias, as in PyTorch.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -105,6 +106,12 @@ class Tensor {
 
 Dims contiguous_strides(const Dims& sizes);
 int64_t numel_of(const Dims& sizes);
+// A non-empty tensor every element of which is one element in memory: 0-dim,
+// or expanded from one (every stride 0). A CPU one may take part in a CUDA
+// op as a number does.
+inline bool is_one_value(const Tensor& t) {
+  return t.numel() > 0 && std::all_of(t.strides().begin(), t.strides().end(), [](int64_t s) { return s == 0; });
+}
 // Wraps a possibly negative dim into [0, ndim); IndexError when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim);
 std::string dims_str(const Dims& d);  // "[2, 3]"

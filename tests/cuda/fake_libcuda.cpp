@@ -18,10 +18,15 @@
 // load, so the sources are kept beside the kernel cache
 // ($XDG_CACHE_HOME/thn/fake-cuda), as are the emulating host modules.
 // Without the preload, modules and launches are refused.
+//
+// It is also a stand-in for cuBLAS (THN_LIBCUBLAS=<this library>):
+// cublasGemmStridedBatchedEx computes its column-major products on the host,
+// in double, from the tagged device memory.
 #include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <barrier>
 #include <cstdint>
 #include <cstdlib>
@@ -383,6 +388,91 @@ NvrtcResult nvrtcCreateProgram(void** prog, const char* src, const char* name, i
 }
 NvrtcResult nvrtcGetCUBIN(void* prog, char* out) { return get_image("nvrtcGetCUBIN", prog, out); }
 NvrtcResult nvrtcGetPTX(void* prog, char* out) { return get_image("nvrtcGetPTX", prog, out); }
+
+// cuBLAS: one handle, the strided batched product of cublas_api.h.
+int cublasCreate_v2(void** handle) {
+  if (!initialised) return 1;  // CUBLAS_STATUS_NOT_INITIALIZED
+  static int the_handle;
+  *handle = &the_handle;
+  return 0;
+}
+const char* cublasGetStatusString(int status) { return status == 7 ? "CUBLAS_STATUS_INVALID_VALUE" : "CUBLAS_STATUS_NOT_SUPPORTED"; }
+int cublasGemmStridedBatchedEx(void*, int transa, int transb, int m, int n, int k, const void* alpha, const void* A,
+                               int atype, int lda, long long stride_a, const void* B, int btype, int ldb,
+                               long long stride_b, const void* beta, void* C, int ctype, int ldc, long long stride_c,
+                               int batch, int compute, int) {
+  constexpr int kOpN = 0, kOpT = 1, kR32F = 0, kR64F = 1, kR16F = 2, kR16BF = 14, kCompute32F = 68, kCompute64F = 70;
+  if (atype != btype || atype != ctype || (transa != kOpN && transa != kOpT) || (transb != kOpN && transb != kOpT) ||
+      m < 0 || n < 0 || k < 0 || batch < 0 || ldc < std::max(1, m) ||
+      lda < std::max(1, transa == kOpN ? m : k) || ldb < std::max(1, transb == kOpN ? k : n))
+    return 7;  // CUBLAS_STATUS_INVALID_VALUE
+  if (compute != (atype == kR64F ? kCompute64F : kCompute32F)) return 15;  // CUBLAS_STATUS_NOT_SUPPORTED
+  auto tagged = [](const void* p) { return (uintptr_t(p) & kTag) != 0; };
+  if (!tagged(A) || !tagged(B) || !tagged(C)) return 7;
+  auto at = [&](const void* p, long long i) -> double {
+    const char* h = static_cast<const char*>(host(CUdeviceptr(uintptr_t(p))));
+    switch (atype) {
+      case kR32F: return reinterpret_cast<const float*>(h)[i];
+      case kR64F: return reinterpret_cast<const double*>(h)[i];
+      case kR16F: {
+        uint16_t x = reinterpret_cast<const uint16_t*>(h)[i];
+        int e = (x >> 10) & 31, f = x & 1023;
+        double v = e == 0 ? std::ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : std::ldexp(f + 1024, e - 25);
+        return x >> 15 ? -v : v;
+      }
+      default: {
+        uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(h)[i]) << 16;
+        float f;
+        std::memcpy(&f, &bits, 4);
+        return f;
+      }
+    }
+  };
+  auto store = [&](long long i, double v) {
+    char* h = static_cast<char*>(host(CUdeviceptr(uintptr_t(C))));
+    float f = float(v);
+    uint32_t bits;
+    std::memcpy(&bits, &f, 4);
+    switch (ctype) {
+      case kR32F: reinterpret_cast<float*>(h)[i] = f; break;
+      case kR64F: reinterpret_cast<double*>(h)[i] = v; break;
+      case kR16BF: reinterpret_cast<uint16_t*>(h)[i] = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16); break;
+      case kR16F: {  // round to nearest even through the float's bits (normal values)
+        uint32_t sign = (bits >> 16) & 0x8000;
+        int e = int((bits >> 23) & 255) - 127 + 15;
+        uint32_t mant = bits & 0x7fffff;
+        uint16_t h16;
+        if (e >= 31) h16 = uint16_t(sign | 0x7c00);
+        else if (e <= 0) h16 = uint16_t(sign | uint32_t(std::lrint(std::ldexp(std::fabs(f), 24))));
+        else {
+          uint32_t r = (uint32_t(e) << 10) | (mant >> 13);
+          uint32_t rest = mant & 0x1fff;
+          if (rest > 0x1000 || (rest == 0x1000 && (r & 1))) ++r;
+          h16 = uint16_t(sign | r);
+        }
+        reinterpret_cast<uint16_t*>(h)[i] = h16;
+        break;
+      }
+      default: break;
+    }
+  };
+  double al = compute == kCompute64F ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
+  double be = compute == kCompute64F ? *static_cast<const double*>(beta) : *static_cast<const float*>(beta);
+  for (int b = 0; b < batch; ++b)
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < m; ++i) {
+        double acc = 0;
+        for (int p = 0; p < k; ++p) {
+          double x = at(A, b * stride_a + (transa == kOpN ? i + (long long)p * lda : p + (long long)i * lda));
+          double y = at(B, b * stride_b + (transb == kOpN ? p + (long long)j * ldb : j + (long long)p * ldb));
+          acc += x * y;
+        }
+        long long c = b * stride_c + i + (long long)j * ldc;
+        // C is read only when beta is not zero, as cuBLAS does (C's type is A's).
+        store(c, al * acc + (be != 0 ? be * at(C, c) : 0.0));
+      }
+  return 0;
+}
 
 CUresult cuDriverGetVersion(int* v) {
   *v = 12040;
