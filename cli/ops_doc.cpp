@@ -31,7 +31,9 @@ int print_ops_doc(std::ostream& out) {
          "NVRTC and launched through the driver API; reductions fuse with their\n"
          "pointwise producers and consumers; `fused (values)`: max/min without\n"
          "indices), `view` ops are index arithmetic, `library` ops run the runtime's\n"
-         "kernel between fusions (on CUDA tensors: on host copies of their memory).\n\n";
+         "kernel between fusions (on CUDA tensors: matmul and the products call cuBLAS, the\n"
+         "rest run on host copies of their memory). An eager op on CUDA tensors is a one-op\n"
+         "fusion: `fused` ops run as their own CUDA kernel.\n\n";
   std::string_view family;
   for (const OpDef& op : all_ops()) {
     std::string_view fam = family_name(op.family);
@@ -42,8 +44,9 @@ int print_ops_doc(std::ostream& out) {
           << "|---|---|---|---|---|---|---|\n";
     }
     std::string_view cg = codegen_status(op);
+    std::string_view cuda = cg != "library" ? cg : op.family == OpFamily::LinAlg ? "cuBLAS" : "host copy";
     out << "| `" << op.name << "` | " << forms(op) << " | `" << op.signature << "` | yes | yes | " << cg << " | "
-        << (cg == "library" ? "-" : cg) << " |\n";
+        << cuda << " |\n";
   }
   return 0;
 }
