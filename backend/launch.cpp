@@ -115,7 +115,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     // comes over as its value; other operands on another device run the
     // region eagerly (PyTorch's error, where it has one).
     if (t.device() != device_ && t.device().type == DeviceType::CPU && is_one_value(t))
-      t = cuda::to_device(t.as_strided({}, {}, t.offset()), device_);
+      t = t.numel() ? cuda::to_device(t.as_strided({}, {}, t.offset()), device_) : empty(t.sizes(), t.dtype(), device_);
     if (t.device() != device_) return fallback_->run(in, leaves, into);
   }
   for (size_t s = 0; s < into.size(); ++s)

@@ -23,6 +23,7 @@
 
 #include "cli/difftest.h"
 #include "cli/fuzz_gen.h"
+#include "runtime/cuda.h"
 
 namespace fs = std::filesystem;
 
@@ -41,6 +42,7 @@ struct Options {
   unsigned jobs = 0;
   std::string out = "fuzz-failures";
   bool emit = false;
+  bool cuda = false;  // --device cuda
 };
 
 // What one program did on the two paths.
@@ -189,7 +191,8 @@ const char* kUsage =
     "usage: thn fuzz [--seed S] [--count N] [--start K] [--device cpu|cuda] [--out DIR] [-j JOBS] [--emit]\n"
     "  runs N random programs (K, K+1, ... of seed S) with --interpret and with jit; a mismatch, a crash,\n"
     "  an error only one path raises or a wrong cache hit/miss count is reduced and written to DIR\n"
-    "  (default fuzz-failures). --emit prints the programs instead of running them.\n";
+    "  (default fuzz-failures). --device cuda makes the inputs CUDA tensors (--interpret then computes on\n"
+    "  host copies, jit runs its kernels on the GPU). --emit prints the programs instead of running them.\n";
 
 bool parse_number(const char* text, uint64_t& out) {
   char* end = nullptr;
@@ -233,10 +236,8 @@ int fuzz_command(int argc, char** argv) {
       const char* v = value();
       if (v && std::strcmp(v, "cpu") == 0) continue;
       if (v && std::strcmp(v, "cuda") == 0) {
-        std::fputs("thn fuzz: --device cuda: jit has no CUDA launch path yet (generated CUDA kernels are compiled by "
-                   "`thn kernels --target cuda`, not run); use --device cpu\n",
-                   stderr);
-        return 2;
+        opt.cuda = true;
+        continue;
       }
       std::fprintf(stderr, "thn fuzz: --device takes cpu or cuda\n%s", kUsage);
       return 2;
@@ -250,8 +251,13 @@ int fuzz_command(int argc, char** argv) {
     return 2;
   }
   if (opt.emit) {
-    for (uint64_t i = opt.start; i < opt.start + opt.count; ++i) std::printf("%s\n", fuzz_program(opt.seed, i).c_str());
+    for (uint64_t i = opt.start; i < opt.start + opt.count; ++i)
+      std::printf("%s\n", fuzz_program(opt.seed, i, opt.cuda).c_str());
     return 0;
+  }
+  if (std::string why; opt.cuda && !cuda::available(&why)) {
+    std::fprintf(stderr, "thn fuzz: --device cuda: CUDA is not available: %s\n", why.c_str());
+    return 2;
   }
   if (opt.jobs == 0) opt.jobs = std::max(1u, std::thread::hardware_concurrency());
 
@@ -278,7 +284,7 @@ int fuzz_command(int argc, char** argv) {
     fs::path file = scratch / fmt::format("w{}.thn", w), min_file = scratch / fmt::format("w{}.min.thn", w);
     for (uint64_t k; !broken && (k = next++) < opt.count;) {
       uint64_t index = opt.start + k;
-      std::string program = fuzz_program(opt.seed, index);
+      std::string program = fuzz_program(opt.seed, index, opt.cuda);
       try {
         Outcome o = run_program(program, file);
         if (!o.kind.empty()) {

@@ -112,7 +112,8 @@ struct ArgKind {
 
 class Generator {
  public:
-  Generator(uint64_t seed, uint64_t index) : r_{seed * 0x9e3779b97f4a7c15ULL ^ (index + 1) * 0xd1b54a32d192ed03ULL} {
+  Generator(uint64_t seed, uint64_t index, bool cuda)
+      : r_{seed * 0x9e3779b97f4a7c15ULL ^ (index + 1) * 0xd1b54a32d192ed03ULL}, cuda_(cuda) {
     r_.next();
   }
 
@@ -120,7 +121,7 @@ class Generator {
     choose_signature();
     std::vector<std::string> lines = body(r_.between(3, 10), 1);
     std::string ret = returns();
-    std::string out = fmt::format("# thn fuzz --seed {} program {}\n", seed, index);
+    std::string out = fmt::format("# thn fuzz --seed {} program {}{}\n", seed, index, cuda_ ? " --device cuda" : "");
     out += "def show(t):\n    print(t.dtype, t.shape, t.tolist())\n\n\n";
     std::vector<std::string> names;
     for (const Var& p : params_) names.push_back(p.name);
@@ -136,6 +137,7 @@ class Generator {
 
  private:
   Rng r_;
+  bool cuda_;  // the inputs are made on the CPU, then moved to CUDA
   int rank_ = 2;  // sizes named 1..rank_ shape the inputs
   std::vector<Var> params_;
   bool has_n_ = false, has_s_ = false, zero_sizes_ = false;
@@ -688,13 +690,13 @@ class Generator {
   }
 
   std::string make(DT dt, const std::vector<int64_t>& sizes) {
-    std::string shape = shape_tuple(sizes);
+    std::string shape = shape_tuple(sizes), to = cuda_ ? ".to(\"cuda\")" : "";
     switch (dt) {
-      case DT::F32: return fmt::format("randn({})", shape);
-      case DT::F64: return fmt::format("randn({}, dtype=float64)", shape);
-      case DT::I64: return fmt::format("randint(-4, 5, {})", shape);
-      case DT::I32: return fmt::format("randint(-4, 5, {}, dtype=int32)", shape);
-      case DT::Bool: return fmt::format("randn({}) > 0", shape);
+      case DT::F32: return fmt::format("randn({}){}", shape, to);
+      case DT::F64: return fmt::format("randn({}, dtype=float64){}", shape, to);
+      case DT::I64: return fmt::format("randint(-4, 5, {}){}", shape, to);
+      case DT::I32: return fmt::format("randint(-4, 5, {}, dtype=int32){}", shape, to);
+      case DT::Bool: return cuda_ ? fmt::format("(randn({}) > 0){}", shape, to) : fmt::format("randn({}) > 0", shape);
     }
     return "";
   }
@@ -850,6 +852,8 @@ class Generator {
 
 }  // namespace
 
-std::string fuzz_program(uint64_t seed, uint64_t index) { return Generator(seed, index).program(seed, index); }
+std::string fuzz_program(uint64_t seed, uint64_t index, bool cuda) {
+  return Generator(seed, index, cuda).program(seed, index);
+}
 
 }  // namespace thn

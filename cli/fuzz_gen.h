@@ -30,7 +30,8 @@
 namespace thn {
 
 // Program `index` of the run seeded with `seed`: the same pair gives the same
-// text on every machine.
-std::string fuzz_program(uint64_t seed, uint64_t index);
+// text on every machine. With `cuda` its inputs are moved to CUDA (the same
+// numbers: they are drawn on the CPU).
+std::string fuzz_program(uint64_t seed, uint64_t index, bool cuda = false);
 
 }  // namespace thn

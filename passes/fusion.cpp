@@ -16,15 +16,18 @@ constexpr size_t kMaxStoreJoin = 48;
 
 // Whether operand a can be read by a kernel writing `out`: on its device,
 // or a CPU tensor of one value (a 0-dim wrapped number, or its expansion:
-// every stride 0) beside a CUDA one, as PyTorch allows.
+// stride 0 along every dim longer than 1; see is_one_value) beside a CUDA
+// one, as PyTorch allows.
 bool same_device(const Trace& t, const Value& a, const Value& out) {
   const TensorProxy& p = tensor_proxy(a);
   if (p.device() == tensor_proxy(out).device()) return true;
   if (p.device().type != DeviceType::CPU) return false;
-  if (p.sizes.empty()) return true;
   auto it = t.layouts.find(&a.symbolic());
-  return it != t.layouts.end() && it->second.strides.size() == p.sizes.size() &&
-         std::all_of(it->second.strides.begin(), it->second.strides.end(), [](int64_t s) { return s == 0; });
+  auto sizes = static_sizes(a);
+  if (!sizes || (!sizes->empty() && (it == t.layouts.end() || it->second.strides.size() != sizes->size()))) return false;
+  for (size_t d = 0; d < sizes->size(); ++d)
+    if ((*sizes)[d] != 1 && it->second.strides[d] != 0) return false;
+  return true;
 }
 
 // A prim with a kernel in the code generators (backend/kernel_ir.h).

@@ -2,7 +2,6 @@
 // Storage and Tensor: a strided view (sizes, strides, offset, dtype) of a
 // refcounted storage on a device. Copying a Tensor copies the view and shares
 // the storage, so writes are visible through every alias, as in PyTorch.
-#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -106,11 +105,13 @@ class Tensor {
 
 Dims contiguous_strides(const Dims& sizes);
 int64_t numel_of(const Dims& sizes);
-// A non-empty tensor every element of which is one element in memory: 0-dim,
-// or expanded from one (every stride 0). A CPU one may take part in a CUDA
-// op as a number does.
+// A tensor every element of which is one element in memory: 0-dim, or
+// expanded from one (stride 0 along every dim longer than 1), or empty so.
+// A CPU one may take part in a CUDA op as a number does.
 inline bool is_one_value(const Tensor& t) {
-  return t.numel() > 0 && std::all_of(t.strides().begin(), t.strides().end(), [](int64_t s) { return s == 0; });
+  for (size_t d = 0; d < t.sizes().size(); ++d)
+    if (t.sizes()[d] != 1 && t.strides()[d] != 0) return false;
+  return true;
 }
 // Wraps a possibly negative dim into [0, ndim); IndexError when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim);

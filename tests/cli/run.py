@@ -173,9 +173,13 @@ def check_emit_ast(thn):
 
 def check_fuzz(thn):
     errors = []
+    # --device cuda where no driver loads: says why, runs nothing.
+    no_driver = {"THN_LIBCUDA": "/nonexistent/libcuda.so.1"}
     for args, text in [(["--count", "0"], "--count must be at least 1"), (["--bogus"], "unknown option: --bogus"),
-                       (["--device", "cuda"], "no CUDA launch path"), (["--seed", "x"], "needs a non-negative integer")]:
-        r = run(thn, ["fuzz"] + args)
+                       (["--device", "cuda"], "--device cuda: CUDA is not available: no NVIDIA driver"),
+                       (["--device", "tpu"], "--device takes cpu or cuda"),
+                       (["--seed", "x"], "needs a non-negative integer")]:
+        r = run(thn, ["fuzz"] + args, env=no_driver)
         if r.returncode != 2 or text not in r.stderr:
             errors.append(f"thn fuzz {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r}")
     a, b, c = (run(thn, ["fuzz", "--seed", seed, "--count", "3", "--emit"]) for seed in ("7", "7", "8"))
