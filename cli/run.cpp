@@ -17,6 +17,7 @@
 #include "backend/cpu.h"
 #include "backend/cuda.h"
 #include "jit/jit.h"
+#include "runtime/cuda.h"
 
 namespace thn {
 
@@ -169,7 +170,8 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
 
 const char* kRunUsage =
     "usage: thn run FILE [--interpret] [--print-traces] [--emit=ast|trace|kernels] [--print-after=PASS|all] [--time-passes]\n"
-    "               [--verify-each] [--stats]\n";
+    "               [--verify-each] [--stats] [--device cpu|cuda]\n"
+    "  --device cuda: tensors made without a device (zeros, randn, tensor, ...) are made on the GPU\n";
 
 int run_command(int argc, char** argv) {
   RunOptions run;
@@ -187,6 +189,14 @@ int run_command(int argc, char** argv) {
       run.jit.time_passes = true;
     } else if (arg == "--stats") {
       run.jit.stats = true;
+    } else if (arg == "--device" && i + 1 < argc && (argv[i + 1] == std::string("cpu") || argv[i + 1] == std::string("cuda"))) {
+      if (argv[++i] == std::string("cuda")) {
+        if (std::string why; !cuda::available(&why)) {
+          std::fprintf(stderr, "thn run: --device cuda: CUDA is not available: %s\n", why.c_str());
+          return 2;
+        }
+        set_default_device(Device{DeviceType::CUDA});
+      }
     } else if (arg == "--verify-each") {
       run.jit.pipeline.verify_each = true;
     } else if (arg == "--emit=ast") {

@@ -1,11 +1,12 @@
 // The builtins of LANGUAGE.md, the tensor API (every function of the op
-// table) and the built-in modules `math` and `time`.
+// table) and the built-in modules `math`, `time` and `cuda`.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 
 #include "interp/interpreter.h"
+#include "runtime/cuda.h"
 #include "runtime/op_registry.h"
 
 namespace thn {
@@ -369,11 +370,33 @@ Value time_module() {
   return Value(Type::Module, m);
 }
 
+// torch.cuda's few functions a script needs: timing GPU work waits for it.
+Value cuda_module() {
+  auto m = std::make_shared<ModuleObj>();
+  m->name = "cuda";
+  m->globals["is_available"] = make_builtin("is_available", [](Interpreter&, CallArgs& a) {
+    arity("is_available", a, 0, 0);
+    return Value(cuda::available());
+  });
+  m->globals["synchronize"] = make_builtin("synchronize", [](Interpreter&, CallArgs& a) {
+    arity("synchronize", a, 0, 0);
+    cuda::check(cuda::driver().cuCtxSynchronize(), "cuCtxSynchronize");
+    return Value();
+  });
+  m->globals["get_device_name"] = make_builtin("get_device_name", [](Interpreter&, CallArgs& a) {
+    arity("get_device_name", a, 0, 0);
+    cuda::driver();
+    return Value::str(cuda::device_info().name);
+  });
+  return Value(Type::Module, m);
+}
+
 }  // namespace
 
 Value make_builtin_module(Interpreter&, const std::string& name) {
   if (name == "math") return math_module();
   if (name == "time") return time_module();
+  if (name == "cuda") return cuda_module();
   return Value();
 }
 

@@ -592,7 +592,16 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   for (size_t i = 0; i < schema.params.size(); ++i) {
     const ArgSource& src = sources[i];
     switch (src.kind) {
-      case ArgSource::Default: targs[i] = from_ivalue(schema.params[i].default_value); break;
+      case ArgSource::Default:
+        // The default (a creation op's device may be `thn run --device`'s),
+        // shadowed on the host like a given device.
+        targs[i] = from_ivalue(bound[i]);
+        if (bound[i].is_device() && bound[i].to_device() != kCPU) {
+          std::vector<IValue> values;
+          for (size_t k = 0; k < bound.size(); ++k) values.push_back(k == i ? IValue(kCPU) : bound[k]);
+          bound = Args(bound.schema(), std::move(values), bound.inplace());
+        }
+        break;
       case ArgSource::Self: targs[i] = traced(*self); break;
       case ArgSource::Keyword: targs[i] = traced(kw.kwargs[src.index].second); break;
       case ArgSource::Positional:

@@ -228,6 +228,24 @@ IValue convert(const Schema& s, const Param& p, const IValue& v, size_t position
 
 }  // namespace
 
+namespace {
+
+Device default_device = kCPU;
+
+// A creation or random op that takes no tensor (zeros, randn; not zeros_like,
+// whose device is its operand's): without a device it makes its result on the
+// default device.
+bool makes_on_default_device(const OpDef& op) {
+  if (default_device.type == DeviceType::CPU) return false;
+  if (op.family != OpFamily::Creation && op.family != OpFamily::Random) return false;
+  return std::none_of(op.schema.params.begin(), op.schema.params.end(),
+                      [](const Param& p) { return p.type == ParamType::Tensor; });
+}
+
+}  // namespace
+
+void set_default_device(Device d) { default_device = d; }
+
 Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
                bool inplace, std::vector<ArgSource>* sources) {
   const Schema& s = op.schema;
@@ -276,7 +294,8 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
     if (given[i]) continue;
     if (!s.params[i].has_default)
       fail(ErrorKind::TypeError, "{}() missing required argument '{}' (pos {})", s.name, s.params[i].name, i + 1);
-    bound[i] = s.params[i].default_value;
+    bound[i] = s.params[i].type == ParamType::Device && makes_on_default_device(op) ? IValue(default_device)
+                                                                                    : s.params[i].default_value;
   }
   return Args(s, std::move(bound), inplace);
 }

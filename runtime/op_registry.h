@@ -121,6 +121,9 @@ struct ArgSource {
   enum Kind : uint8_t { Default, Self, Positional, Keyword } kind = Default;
   uint32_t index = 0, count = 0;
 };
+// Where creation and random ops that take no tensor make their result when
+// no device is given (`thn run --device cuda`); the CPU unless set.
+void set_default_device(Device d);
 // Binds (positional, keyword) arguments to op's schema; a method call passes its
 // receiver as `self`. TypeError on a mismatch. `sources`, when given, gets one
 // entry per parameter.

@@ -9,6 +9,8 @@
   is missing (THN_DOT pointing nowhere), clear errors for an unknown
   function and a bad output name;
 - `thn run --emit=ast`: the resolved AST before the run;
+- `thn run --device cuda`: creation ops without a device make CUDA tensors
+  (against the stand-in driver), and a clear usage error without a driver;
 - `thn fuzz`: usage errors, `--emit` is deterministic per seed, and with a
   kernel compiler that turns float additions into subtractions
   (miscompiling_cxx) it reports the mismatch, reduces the program and writes
@@ -203,6 +205,26 @@ def check_fuzz(thn):
     return errors
 
 
+def check_device(thn):
+    """thn run --device: where creation ops without a device make tensors."""
+    errors = []
+    fake = os.path.join(os.path.dirname(thn), "tests", "libthn_fake_cuda.so")
+    code = "print(randn(2).device, zeros_like(randn(2, device='cpu')).device, tensor([1]).device, arange(2).device)\n"
+    for args, env, want in [([], {"THN_LIBCUDA": fake}, "cpu cpu cpu cpu\n"),
+                            (["--device", "cpu"], {"THN_LIBCUDA": fake}, "cpu cpu cpu cpu\n"),
+                            (["--device", "cuda"], {"THN_LIBCUDA": fake}, "cuda:0 cpu cuda:0 cuda:0\n")]:
+        r = run(thn, ["run", "FILE"] + args, code=code, env=env)
+        if r.returncode != 0 or r.stdout != want:
+            errors.append(f"thn run {' '.join(args)}: exit {r.returncode}, stdout {r.stdout!r}, want {want!r}; {r.stderr}")
+    for args, env, text in [(["--device", "cuda"], {"THN_LIBCUDA": "/nonexistent/libcuda.so.1"},
+                             "thn run: --device cuda: CUDA is not available: no NVIDIA driver"),
+                            (["--device", "tpu"], {}, "unknown option or extra argument: --device")]:
+        r = run(thn, ["run", "FILE"] + args, code="print(1)\n", env=env)
+        if r.returncode != 2 or text not in r.stderr or r.stdout:
+            errors.append(f"thn run {' '.join(args)}: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
+    return errors
+
+
 if __name__ == "__main__":
     run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
-                ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz)])
+                ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device)])
