@@ -1,6 +1,9 @@
 """Runs suite.thn twice (empty kernel cache, then the cache the first run
 left) and torch_suite.py, and prints the markdown table of bench/README.md;
-writes suite.png with gnuplot when asked."""
+where thn sees a GPU, the same with --device cuda (PyTorch eager CUDA and
+torch.compile where the installed PyTorch has them) as a second table with
+the share of the HBM peak the jit step reaches; writes suite.png with
+gnuplot when asked."""
 import argparse
 import os
 import platform
@@ -20,9 +23,9 @@ with open(os.path.join(here, "suite.thn")) as f:
         titles[name] = title
 
 
-def run_thn(cache):
+def run_thn(cache, device="cpu"):
     env = dict(os.environ, XDG_CACHE_HOME=cache, THN_STDLIB=os.path.join(here, "..", "..", "stdlib"))
-    p = subprocess.run([args.thn, "run", os.path.join(here, "suite.thn"), "--stats", "--time-passes"],
+    p = subprocess.run([args.thn, "run", os.path.join(here, "suite.thn"), "--stats", "--time-passes", "--device", device],
                        capture_output=True, text=True, env=env, check=True)
     rows = {}
     for m in re.finditer(r"^bench (\w+) interp (\S+) jit (\S+) first (\S+)$", p.stdout, re.M):
@@ -34,16 +37,30 @@ def run_thn(cache):
     return rows
 
 
+def run_torch(*extra):
+    """PyTorch's medians per workload; {} when PyTorch (or its CUDA, or torch.compile) is missing."""
+    try:
+        p = subprocess.run(["/usr/bin/python3", os.path.join(here, "torch_suite.py"), *extra], capture_output=True,
+                           text=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        return {}
+    return {m[1]: float(m[2]) for m in re.finditer(r"^bench (\w+) torch (\S+)$", p.stdout, re.M)}
+
+
+# The GPU thn sees (`thn --version`): its name and HBM peak, or None.
+version = subprocess.run([args.thn, "--version"], capture_output=True, text=True).stdout
+gpu = re.search(r"^GPU: (.+?) \(.*peak ([\d.]+) GB/s", version, re.M)
+
 with tempfile.TemporaryDirectory() as cache:
     cold = run_thn(cache)
     warm = run_thn(cache)
-torch = {}
-try:
-    p = subprocess.run(["/usr/bin/python3", os.path.join(here, "torch_suite.py")], capture_output=True, text=True,
-                       check=True)
-    torch = {m[1]: float(m[2]) for m in re.finditer(r"^bench (\w+) torch (\S+)$", p.stdout, re.M)}
-except (OSError, subprocess.CalledProcessError):
-    pass
+torch = run_torch()
+if gpu:
+    with tempfile.TemporaryDirectory() as cache:
+        cuda_cold = run_thn(cache, "cuda")
+        cuda_warm = run_thn(cache, "cuda")
+    torch_cuda = run_torch("--device", "cuda")
+    torch_compiled = run_torch("--device", "cuda", "--compile")
 
 
 def cell(x, digits=2):
@@ -64,6 +81,21 @@ for name, w in warm.items():
           f"{'-' if ratio_t is None else f'{ratio_t:.1f}x'} | {w['kernels']} | {w['bytes'] / w['min_bytes']:.2f} | "
           f"{w['trace_ms']:.1f} | {cold[name]['first']:.0f} / {w['first']:.0f} |")
     data.append((name, w["interp"], w["jit"], t if t is not None else 0))
+
+if gpu:
+    peak = float(gpu[2])
+    print(f"\nGPU: {gpu[1]} (HBM peak {peak:.0f} GB/s from the device attributes); PyTorch columns need a CUDA build "
+          "of PyTorch (Debian's has none), torch.compile PyTorch 2.\n")
+    print("| workload | thn eager CUDA | thn jit CUDA | PyTorch eager CUDA | torch.compile | jit vs PyTorch | kernels | "
+          "bytes / min_bytes | % of HBM peak | first call cold / warm (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, w in cuda_warm.items():
+        t, c = torch_cuda.get(name), torch_compiled.get(name)
+        hbm = 100 * w["bytes"] / (w["jit"] / 1000) / (peak * 1e9)
+        ratio = "-" if t is None else f"{t / w['jit']:.1f}x"
+        print(f"| {titles.get(name, name)} | {cell(w['interp'])} | {cell(w['jit'])} | {cell(t)} | {cell(c)} | {ratio} | "
+              f"{w['kernels']} | {w['bytes'] / w['min_bytes']:.2f} | {hbm:.0f}% | "
+              f"{cuda_cold[name]['first']:.0f} / {w['first']:.0f} |")
 
 if args.plot:
     dat = os.path.join(here, "suite.dat")

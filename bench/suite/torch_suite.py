@@ -1,17 +1,42 @@
-"""PyTorch eager CPU on the workloads of suite.thn (the same ops as thn's
-stdlib: nn.softmax, nn.layer_norm, scaled_dot_product_attention as matmul,
-scale, softmax, matmul; optim.adam_step's in-place ops). Prints
-`bench NAME torch MS` per workload: medians of 10 calls."""
+"""PyTorch on the workloads of suite.thn (the same ops as thn's stdlib:
+nn.softmax, nn.layer_norm, scaled_dot_product_attention as matmul, scale,
+softmax, matmul; optim.adam_step's in-place ops). Prints `bench NAME torch
+MS` per workload: medians of 10 calls, eager CPU by default.
+
+  --threads N    torch.set_num_threads(N)
+  --device cuda  on the GPU (timed with torch.cuda.synchronize); exit 3
+                 when this PyTorch has no CUDA (Debian's 1.13 has none)
+  --compile      torch.compile of each workload (PyTorch 2 or newer; exit 3
+                 without it), its first call (the compile) not timed"""
+import argparse
 import math
 import sys
 import time
 
 import torch
 
-if len(sys.argv) > 1:
-    torch.set_num_threads(int(sys.argv[1]))
+parser = argparse.ArgumentParser()
+parser.add_argument("--threads", type=int)
+parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+parser.add_argument("--compile", action="store_true")
+opts = parser.parse_args()
+if opts.threads:
+    torch.set_num_threads(opts.threads)
+if opts.device == "cuda" and not torch.cuda.is_available():
+    sys.exit(3)
+if opts.compile and not hasattr(torch, "compile"):
+    sys.exit(3)
+if hasattr(torch, "set_default_device"):  # PyTorch 2
+    torch.set_default_device(opts.device)
+elif opts.device == "cuda":
+    torch.set_default_tensor_type(torch.cuda.FloatTensor)
 torch.manual_seed(0)
 reps = 10
+
+
+def sync():
+    if opts.device == "cuda":
+        torch.cuda.synchronize()
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, step=3, lr=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
@@ -34,7 +59,7 @@ workloads = [
     ("adam", adam, ([torch.randn(1 << 20) for _ in range(n)], [torch.randn(1 << 20) for _ in range(n)],
                     [torch.zeros(1 << 20) for _ in range(n)], [torch.zeros(1 << 20) for _ in range(n)])),
     ("kv_decode", kv_decode, (torch.randn(1, 8, 1, 64), torch.randn(1, 8, 1024, 64), torch.randn(1, 8, 1024, 64),
-                              torch.tensor([700]), torch.randn(1, 8, 1, 64), torch.randn(1, 8, 1, 64))),
+                              torch.tensor([700], device=opts.device), torch.randn(1, 8, 1, 64), torch.randn(1, 8, 1, 64))),
     ("softmax", lambda x: torch.softmax(x, -1), (torch.randn(4096, 1024),)),
     ("layer_norm", lambda x, w, b: torch.nn.functional.layer_norm(x, (x.size(-1),), w, b),
      (torch.randn(4096, 1024), torch.randn(1024), torch.randn(1024))),
@@ -44,10 +69,14 @@ workloads = [
      (torch.randn(2048, 2048), torch.randn(2048, 2048), torch.randn(2048, 2048))),
 ]
 for name, f, a in workloads:
+    if opts.compile:
+        f = torch.compile(f)
     f(*a)
+    sync()
     ts = []
     for _ in range(reps):
         t0 = time.perf_counter()
         f(*a)
+        sync()
         ts.append((time.perf_counter() - t0) * 1000)
     print("bench", name, "torch", round(sorted(ts)[len(ts) // 2], 3))
