@@ -71,8 +71,11 @@ class Planner {
     // (functionalize): they read its new contents, not the old value.
     std::vector<Value> outs;
     collect_proxies(t_.output, outs);
-    for (const Value& o : outs)
-      if (o.is(Type::Tensor) && !written.count(owner(o))) last_read_[owner(o)] = n;
+    for (const Value& o : outs) {
+      if (!o.is(Type::Tensor)) continue;
+      if (!written.count(owner(o))) last_read_[owner(o)] = n;
+      returned_.insert(owner(o));
+    }
 
     for (size_t i = 0; i < n; ++i) {
       const BoundSymbol& b = t_.body[i];
@@ -138,6 +141,9 @@ class Planner {
       auto f = final_of_.find(&r.symbolic());
       bool is_final = f != final_of_.end() && &f->second.symbolic() == &buf.input.symbolic();
       if (!is_final && last_read(&r.symbolic()) >= int64_t(writeback_at_.at(&buf.input.symbolic()))) return Value();
+      // A returned value (or view of it) copied into an input keeps memory
+      // of its own, as eager's does: the caller may write through it.
+      if (returned_.count(&r.symbolic())) return Value();
     }
     // Every earlier value of the buffer is dead, or read for the last time
     // by this op as the very tensor it updates in place.
@@ -202,6 +208,7 @@ class Planner {
   std::unordered_map<const Symbolic*, size_t> last_read_;
   std::unordered_map<const Symbolic*, size_t> writeback_at_;  // an updated input -> its write-back
   std::unordered_map<const Symbolic*, Value> final_of_;       // computed -> the input it is copied to
+  std::unordered_set<const Symbolic*> returned_;             // the memory of the returned tensors
   std::vector<Buffer> buffers_;
   std::unordered_map<const Symbolic*, int> buffer_of_;
 };
