@@ -39,6 +39,9 @@ OpCache& op_cache(const OpDef& op, bool inplace) {
   static std::unordered_map<int, OpCache> caches;
   OpCache& c = caches[int(op.id) * 2 + inplace];
   if (c.fn.is_none()) {
+    // Entries differ in shapes, dtypes and layouts: an eager program with
+    // ever new shapes must not make every call check them all.
+    c.cache.capacity = 64;
     c.fn = op_function(op, inplace);
     for (const Param& p : op.schema.params) c.names.push_back(p.name);
   }

@@ -54,6 +54,7 @@ std::shared_ptr<CacheEntry> TraceCache::add(const TraceResult& r, const Pipeline
   Trace t = run_pipeline(r.trace, pipeline, records);
   auto entry = std::make_shared<CacheEntry>(r, std::move(t), std::move(records));
   if (keep) entries.insert(entries.begin(), entry);
+  if (capacity && entries.size() > capacity) entries.resize(capacity);
   inputs.clear();
   for (const InputLeaf& l : r.leaves)
     if (l.proxy.is_proxy()) inputs.push_back(l.value);

@@ -25,6 +25,7 @@ struct CacheEntry {
 
 struct TraceCache {
   std::vector<std::shared_ptr<CacheEntry>> entries;  // most recently hit first
+  size_t capacity = 0;  // > 0: the least recently hit entries past it are dropped
 
   // The entry whose prologue `params` pass, moved to the front, with
   // `inputs` its computation's inputs; null when none does.

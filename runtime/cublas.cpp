@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <fmt/format.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 
@@ -70,6 +71,8 @@ const Cublas& cublas() {
 
 void gemm(const Gemm& g) {
   const Cublas& c = cublas();
+  for (int64_t v : {g.batch, g.m, g.n, g.k, g.a.ld, g.b.ld})
+    THN_CHECK(v <= INT32_MAX, "cuBLAS: a product with a size or stride of {} (over 2^31) is not supported", v);
   int type = 0, compute = kCompute32F;
   switch (g.dtype) {
     case DType::Float32: type = kR32F; break;
