@@ -188,9 +188,36 @@ class Emitter {
     return out + indent(body, 6) + "    }\n  }\n";
   }
 
+  // Every tensor contiguous and aligned to its vector (flat == 2): each
+  // thread moves `lanes` elements of every tensor per vector access, the
+  // body run per lane on registers (its in<t>/out<s> pointers shadowed by
+  // the vectors' arrays), then the rest of the elements one by one.
+  std::string cuda_vectors(int lanes) const {
+    const std::string first = "idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x)",
+                      step = "idx_t(blockDim.x) * idx_t(gridDim.x)";
+    std::string out = fmt::format("  if (flat == 2) {{\n    const idx_t nv = n / {};\n", lanes);
+    out += fmt::format("    for (idx_t w = {}; w < nv; w += {}) {{\n", first, step);
+    for (size_t t = 0; t < k_.loads.size(); ++t)
+      out += fmt::format("      const thn_vec<{0}, {1}> x{2} = *(const thn_vec<{0}, {1}>*)(in{2} + w * {1});\n",
+                         stype(k_.loads[t].dtype), lanes, t);
+    for (size_t s = 0; s < k_.stores.size(); ++s) out += fmt::format("      thn_vec<{}, {}> y{};\n", stype(k_.stores[s].dtype), lanes, s);
+    out += fmt::format("#pragma unroll\n      for (int l = 0; l < {}; ++l) {{\n", lanes);
+    for (size_t t = 0; t < k_.loads.size(); ++t)
+      out += fmt::format("        const {0}* in{1} = x{1}.v;\n        const idx_t o{1} = l;\n", stype(k_.loads[t].dtype), t);
+    for (size_t s = 0; s < k_.stores.size(); ++s)
+      out += fmt::format("        {0}* out{1} = y{1}.v;\n        const idx_t o{2} = l;\n", stype(k_.stores[s].dtype), s,
+                         k_.loads.size() + s);
+    out += indent(statements(false), 8) + "      }\n";
+    for (size_t s = 0; s < k_.stores.size(); ++s)
+      out += fmt::format("      *(thn_vec<{0}, {1}>*)(out{2} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s);
+    out += fmt::format("    }}\n    for (idx_t i = nv * {} + {}; i < n; i += {}) {{\n", lanes, first, step);
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const idx_t o{} = i;\n", t);
+    return out + indent(statements(false), 6) + "    }\n    return;\n  }\n";
+  }
+
   std::string cuda_pointwise() const {
-    std::string out =
-        "  for (idx_t i = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); i < n; i += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
+    std::string out = cuda_vectors(vector_lanes(k_));
+    out += "  for (idx_t i = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); i < n; i += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t o{} = i;\n", t);
     out += "    if (!flat) {\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      o{} = 0;\n", t);

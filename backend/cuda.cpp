@@ -170,7 +170,8 @@ class CudaFusion : public CompiledFusion {
     int64_t block = 256, grid = 0;
     int32_t mode = 0;
     if (!kernel().reduction) {
-      grid = std::min((c.n + block - 1) / block, sms * 8);
+      const int64_t per_thread = c.flat == 2 ? vector_lanes(kernel()) : 1;  // elements per vector access
+      grid = std::min(((c.n + per_thread - 1) / per_thread + block - 1) / block, sms * 8);
     } else if (c.rn <= 16) {  // a thread per output
       mode = 1;
       grid = std::min((c.n + block - 1) / block, sms * 8);

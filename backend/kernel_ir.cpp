@@ -177,6 +177,14 @@ class Lowering {
 
 }  // namespace
 
+int vector_lanes(const Kernel& k) {
+  if (k.reduction) return 1;
+  int64_t widest = 1;
+  for (const KLoad& l : k.loads) widest = std::max(widest, itemsize(l.dtype));
+  for (const KStore& s : k.stores) widest = std::max(widest, itemsize(s.dtype));
+  return int(16 / widest);
+}
+
 bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides) {
   constexpr int64_t kLimit = int64_t(1) << 30;
   int64_t count = 1;

@@ -72,6 +72,12 @@ struct Kernel {
 // kernel (passes/fusion.h only groups prims that have one).
 Kernel lower_fusion(const BoundSymbol& f, const std::string& name);
 
+// How many elements of every tensor one thread of a pointwise CUDA kernel
+// moves per vector access when every tensor is contiguous and aligned to
+// it (KernelCall::flat == 2): 16 bytes of the widest dtype, so 2 to 16.
+// 1 for reductions, which have no vector path.
+int vector_lanes(const Kernel& k);
+
 // The most dims a kernel indexes after contiguous dims are merged; a region
 // that needs more runs its prims one by one.
 constexpr int kMaxKernelDims = 12;

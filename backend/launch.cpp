@@ -55,7 +55,7 @@ std::vector<Kernel> lower_fusions(const Trace& t) {
 }
 
 CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
-    : k_(std::move(k)), device_(device), fallback_(eager_fusion(f)) {
+    : k_(std::move(k)), device_(device), fallback_(eager_fusion(f)), lanes_(vector_lanes(k_)) {
   for (const KLoad& l : k_.loads) {
     if (l.chain.empty()) {
       views_.push_back(nullptr);
@@ -158,7 +158,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   c.rn = numel_of(r.sizes);
   c.nd = int32_t(o.sizes.size());
   c.rnd = int32_t(r.sizes.size());
-  c.flat = o.flat && !k_.reduction;
+  c.flat = o.flat && !k_.reduction ? 1 : 0;
   c.sizes = o.sizes;
   c.sizes.insert(c.sizes.end(), r.sizes.begin(), r.sizes.end());
   c.strides.assign(all.size() * kMaxKernelDims, 0);
@@ -173,6 +173,10 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     }
     bytes += touched * itemsize(all[t].dtype());
   }
+  if (c.flat && lanes_ > 1 && std::all_of(all.begin(), all.end(), [&](const Tensor& t) {
+        return reinterpret_cast<uintptr_t>(address(t)) % uintptr_t(lanes_ * itemsize(t.dtype())) == 0;
+      }))
+    c.flat = 2;
   c.fs.assign(k_.scalars.size() + 1, 0);
   c.is.assign(k_.scalars.size() + 1, 0);
   for (size_t s = 0; s < k_.scalars.size(); ++s) {

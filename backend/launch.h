@@ -19,7 +19,7 @@ std::vector<Kernel> lower_fusions(const Trace& t);
 struct KernelCall {
   int64_t n = 0, rn = 0;  // elements of the index space; reduced elements per output
   int32_t nd = 0, rnd = 0;
-  bool flat = false;
+  int32_t flat = 0;  // 1: every tensor contiguous; 2: and aligned to its vector (vector_lanes)
   Dims sizes;                    // nd + rnd dims
   std::vector<int64_t> strides;  // kMaxKernelDims per tensor: the loads', then the stores'
   std::vector<void*> data;       // per tensor: its first element (a device address on CUDA)
@@ -48,6 +48,7 @@ class CompiledFusion : public FusionKernel {
   std::vector<std::vector<Value>> out_sizes_;
   bool extremes_ = false;                         // amax/amin: an empty reduction is an error
   std::shared_ptr<const FusionKernel> fallback_;  // the region's prims one by one
+  int lanes_;                                     // vector_lanes(k_)
 };
 
 }  // namespace thn
