@@ -143,9 +143,13 @@ class Emitter {
     if (k_.reduction) out += target_ == Target::Cpu ? cpu_reduction() : cuda_reduction();
     else out += target_ == Target::Cpu ? cpu_pointwise() : cuda_pointwise();
     out += "}\n";
+    // The arguments by value, or (over the device's limit for kernel
+    // parameters) in device memory.
     if (target_ == Target::Cuda)
       out += fmt::format("extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
-                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n",
+                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n"
+                         "extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
+                         "  if (a->wide) {0}_body<int64_t>(*a);\n  else {0}_body<int32_t>(*a);\n}}\n",
                          k_.name);
     return out;
   }

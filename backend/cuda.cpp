@@ -153,14 +153,13 @@ size_t max_argument_bytes() {
 
 class CudaFusion : public CompiledFusion {
  public:
-  CudaFusion(const BoundSymbol& f, Kernel k, cuda::CUfunction fn)
-      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), fn_(fn) {}
+  CudaFusion(const BoundSymbol& f, Kernel k, cuda::CUfunction fn, cuda::CUfunction by_pointer)
+      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), fn_(fn), by_pointer_(by_pointer) {}
 
  private:
   bool launch(const KernelCall& c) const override {
     const size_t tensors = c.data.size(), scalars = c.fs.size();
     ArgBuffer args(tensors, scalars);
-    if (args.bytes() > max_argument_bytes()) return false;  // the region runs op by op
     std::vector<std::vector<int64_t>> per_tensor(tensors);
     for (size_t t = 0; t < tensors; ++t)
       per_tensor[t].assign(c.strides.begin() + long(t * kMaxKernelDims),
@@ -189,14 +188,31 @@ class CudaFusion : public CompiledFusion {
     w += c.strides.size();
     std::memcpy(args.at(w), c.fs.data(), scalars * 8);
     std::memcpy(args.at(w + scalars), c.is.data(), scalars * 8);
-    void* params[] = {args.data()};
-    cuda::check(cuda::driver().cuLaunchKernel(fn_, unsigned(std::max<int64_t>(grid, 1)), 1, 1, unsigned(block), 1, 1, 0,
-                                              nullptr, params, nullptr),
+    const unsigned blocks = unsigned(std::max<int64_t>(grid, 1));
+    if (args.bytes() <= max_argument_bytes()) {
+      void* params[] = {args.data()};
+      cuda::check(cuda::driver().cuLaunchKernel(fn_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
+                  "cuLaunchKernel");
+      return true;
+    }
+    // Over the limit (many tensors, an older driver): the struct goes to
+    // device memory first. Its block goes back to the cache at once: later
+    // work on the one stream runs after this kernel.
+    cuda::CachingAllocator& alloc = cuda::allocator();
+    cuda::CUdeviceptr d = alloc.allocate(args.bytes());
+    struct Release {
+      cuda::CachingAllocator& alloc;
+      cuda::CUdeviceptr d;
+      ~Release() { alloc.release(d); }
+    } release{alloc, d};
+    cuda::copy_to_device(d, args.data(), args.bytes());
+    void* params[] = {&d};
+    cuda::check(cuda::driver().cuLaunchKernel(by_pointer_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
                 "cuLaunchKernel");
     return true;
   }
 
-  cuda::CUfunction fn_;
+  cuda::CUfunction fn_, by_pointer_;
 };
 
 }  // namespace
@@ -215,9 +231,11 @@ FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
   size_t k = 0;
   for (const BoundSymbol& b : t.body)
     if (is_fusion(b)) {
-      cuda::CUfunction fn = nullptr;
+      cuda::CUfunction fn = nullptr, by_pointer = nullptr;
       cuda::check(cuda::driver().cuModuleGetFunction(&fn, m, ks[k].name.c_str()), "cuModuleGetFunction");
-      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), fn));
+      cuda::check(cuda::driver().cuModuleGetFunction(&by_pointer, m, (ks[k].name + "_by_pointer").c_str()),
+                  "cuModuleGetFunction");
+      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), fn, by_pointer));
       ++k;
     }
   return out;

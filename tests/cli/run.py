@@ -11,6 +11,8 @@
 - `thn run --emit=ast`: the resolved AST before the run;
 - `thn run --device cuda`: creation ops without a device make CUDA tensors
   (against the stand-in driver), and a clear usage error without a driver;
+- kernel arguments over an older driver's 4 KiB limit go through device
+  memory (the stand-in driver emulating the kernels, reporting CUDA 11.8);
 - `thn fuzz`: usage errors, `--emit` is deterministic per seed, and with a
   kernel compiler that turns float additions into subtractions
   (miscompiling_cxx) it reports the mismatch, reduces the program and writes
@@ -225,6 +227,45 @@ def check_device(thn):
     return errors
 
 
+ADAM_8 = """import optim
+manual_seed(0)
+ps, gs = [randn(5) for _ in range(8)], [randn(5) for _ in range(8)]
+ms, vs = [zeros(5) for _ in range(8)], [zeros(5) for _ in range(8)]
+cuda = [[t.to("cuda") for t in ts] for ts in (ps, gs, ms, vs)]
+def step(p, g, m, v):
+    optim.adam_step(p, g, m, v, 1, lr=1e-2)
+jit(step)(cuda[0], cuda[1], cuda[2], cuda[3])
+step(ps, gs, ms, vs)
+print(all([bool(((a.to("cpu") - b).abs() <= 1e-6).all()) for a, b in zip(cuda[0] + cuda[2] + cuda[3], ps + ms + vs)]))
+"""
+
+
+def check_kernel_arguments(thn):
+    """Kernel arguments over the driver's limit (4 KiB before CUDA 12.1: an
+    Adam step over 8 parameters) go through device memory: under the
+    stand-in driver reporting CUDA 11.8 the step launches as many kernels as
+    under 12.4 (an eager fallback would launch many more) and is right."""
+    version = run(thn, ["--version"]).stdout
+    if "compiled by NVRTC" not in version:
+        print("cli kernel arguments: skipped (this build has no CUDA backend)")
+        return []
+    fake = os.path.join(os.path.dirname(thn), "tests", "libthn_fake_cuda.so")
+    errors, kernels = [], []
+    with tempfile.TemporaryDirectory() as cache:
+        for driver in ("12040", "11080"):
+            env = {"THN_LIBCUDA": fake, "LD_PRELOAD": fake, "XDG_CACHE_HOME": cache,
+                   "THN_FAKE_CUDA_DRIVER_VERSION": driver}
+            r = run(thn, ["run", "FILE", "--stats"], code=ADAM_8, env=env)
+            k = [line.split("kernels=")[1].split()[0] for line in r.stderr.splitlines() if line.startswith("stats: step")]
+            if r.returncode != 0 or r.stdout != "True\n" or not k:
+                errors.append(f"driver {driver}: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr[-600:]}")
+            kernels += k
+    if not errors and kernels[0] != kernels[1]:
+        errors.append(f"kernels launched under CUDA 12.4 and 11.8 differ: {kernels}")
+    return errors
+
+
 if __name__ == "__main__":
     run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
-                ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device)])
+                ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
+                ("kernel arguments", check_kernel_arguments)])

@@ -4,7 +4,9 @@
 //
 // "Device" memory is host memory behind an address with the high bit flipped,
 // so that host code reading a device pointer faults instead of passing.
-// THN_FAKE_CUDA_MEMORY limits the device's bytes (default 64 MiB).
+// THN_FAKE_CUDA_MEMORY limits the device's bytes (default 64 MiB);
+// THN_FAKE_CUDA_DRIVER_VERSION is the CUDA version it reports (default
+// 12040; below 12010 kernel parameters are limited to 4 KiB).
 //
 // Kernels run on the host by emulation when the library is also preloaded
 // (LD_PRELOAD=<this library>): it then sees the CUDA source thn gives NVRTC
@@ -253,10 +255,17 @@ void* emulation_module(const std::string& source) {
   for (size_t at = source.find(mark); at != std::string::npos; at = source.find(mark, at + 1)) {
     size_t name_end = source.find('(', at);
     std::string name = source.substr(at + mark.size(), name_end - at - mark.size());
-    // Device addresses are tagged host addresses (see MemAlloc).
-    text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + name + "_args a = *(const " + name +
-            "_args*)params[0];\n  for (void*& q : a.p) q = (void*)((unsigned long long)q ^ " + std::to_string(kTag) +
-            "ull);\n  " + name + "(a);\n}\n";
+    // Device addresses are tagged host addresses (see MemAlloc). NAME_by_pointer
+    // takes the struct in device memory: the same kernel on a copy of it.
+    const std::string untag = "(unsigned long long)q ^ " + std::to_string(kTag) + "ull";
+    const std::string suffix = "_by_pointer";
+    bool by_pointer = name.size() > suffix.size() && name.ends_with(suffix);
+    std::string base = by_pointer ? name.substr(0, name.size() - suffix.size()) : name;
+    std::string from = by_pointer ? "*(const " + base + "_args*)((unsigned long long)*(void**)params[0] ^ " +
+                                        std::to_string(kTag) + "ull)"
+                                  : "*(const " + base + "_args*)params[0]";
+    text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + base + "_args a = " + from +
+            ";\n  for (void*& q : a.p) q = (void*)(" + untag + ");\n  " + base + "(a);\n}\n";
   }
   const std::filesystem::path dir = emu_dir();
   const std::string key = hex_hash(text);
@@ -266,7 +275,9 @@ void* emulation_module(const std::string& source) {
     write_atomically(src, text);
     std::filesystem::path tmp = so;
     tmp += ".tmp" + std::to_string(getpid());
-    std::string cmd = "c++ -std=c++17 -O1 -w -shared -fPIC -D__CUDACC_RTC__ -o '" + tmp.string() + "' '" +
+    // The compiler runs without this library preloaded (built with a
+    // sanitizer, it would need that runtime in the compiler's process).
+    std::string cmd = "env -u LD_PRELOAD c++ -std=c++17 -O1 -w -shared -fPIC -D__CUDACC_RTC__ -o '" + tmp.string() + "' '" +
                       src.string() + "' -lm > '" + src.string() + ".log' 2>&1";
     if (std::system(cmd.c_str()) != 0) return nullptr;
     std::filesystem::rename(tmp, so);
@@ -475,7 +486,8 @@ int cublasGemmStridedBatchedEx(void*, int transa, int transb, int m, int n, int 
 }
 
 CUresult cuDriverGetVersion(int* v) {
-  *v = 12040;
+  const char* e = std::getenv("THN_FAKE_CUDA_DRIVER_VERSION");
+  *v = e && *e ? std::atoi(e) : 12040;
   return kSuccess;
 }
 
