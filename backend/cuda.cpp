@@ -136,7 +136,10 @@ class ArgBuffer {
     const int32_t w[5] = {nd, rnd, flat, wide, mode};
     std::memcpy(&words_[2], w, sizeof w);  // five int32 in words 2..4, padded to 8 bytes
   }
-  int64_t* at(size_t word) { return &words_[word]; }
+  // Copies `count` 8-byte values to words [word, word + count).
+  void put(size_t word, const void* from, size_t count) {
+    if (count) std::memcpy(&words_[word], from, count * 8);
+  }
   size_t bytes() const { return words_.size() * 8; }
   void* data() { return words_.data(); }
 
@@ -180,14 +183,14 @@ class CudaFusion : public CompiledFusion {
     }
     args.header(c.n, c.rn, c.nd, c.rnd, c.flat, wide, mode);
     size_t w = 5;
-    std::memcpy(args.at(w), c.sizes.data(), c.sizes.size() * 8);
+    args.put(w, c.sizes.data(), c.sizes.size());
     w += kMaxKernelDims;
-    for (size_t t = 0; t < tensors; ++t) std::memcpy(args.at(w + t), &c.data[t], 8);
+    args.put(w, c.data.data(), tensors);
     w += tensors;
-    std::memcpy(args.at(w), c.strides.data(), c.strides.size() * 8);
+    args.put(w, c.strides.data(), c.strides.size());
     w += c.strides.size();
-    std::memcpy(args.at(w), c.fs.data(), scalars * 8);
-    std::memcpy(args.at(w + scalars), c.is.data(), scalars * 8);
+    args.put(w, c.fs.data(), scalars);
+    args.put(w + scalars, c.is.data(), scalars);
     const unsigned blocks = unsigned(std::max<int64_t>(grid, 1));
     if (args.bytes() <= max_argument_bytes()) {
       void* params[] = {args.data()};

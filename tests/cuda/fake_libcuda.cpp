@@ -238,12 +238,13 @@ void emu_shfl_down(void* v, unsigned size, int off) {
   w.arrive_and_wait();
 }
 
-struct Module {
-  void* handle = nullptr;
-};
 struct Function {
   void (*launch)(void**) = nullptr;
   void (*at)(unsigned, unsigned, unsigned, unsigned) = nullptr;
+};
+struct Module {
+  void* handle = nullptr;
+  std::unordered_map<std::string, Function> functions;  // owned here, as a driver's are by their module
 };
 
 // The host module emulating `source`'s kernels: each `extern "C" __global__
@@ -322,10 +323,12 @@ CUresult ModuleLoadData(void** module, const void* image) {
 }
 
 CUresult ModuleGetFunction(void** f, void* module, const char* name) {
-  void* h = static_cast<Module*>(module)->handle;
-  auto launch = reinterpret_cast<void (*)(void**)>(dlsym(h, ("thn_emu_launch_" + std::string(name)).c_str()));
+  Module& m = *static_cast<Module*>(module);
+  auto launch = reinterpret_cast<void (*)(void**)>(dlsym(m.handle, ("thn_emu_launch_" + std::string(name)).c_str()));
   if (!launch) return kNotFound;
-  *f = new Function{launch, reinterpret_cast<void (*)(unsigned, unsigned, unsigned, unsigned)>(dlsym(h, "thn_emu_at"))};
+  std::lock_guard<std::mutex> lock(emu_mu);
+  *f = &(m.functions[name] = Function{launch, reinterpret_cast<void (*)(unsigned, unsigned, unsigned, unsigned)>(
+                                                  dlsym(m.handle, "thn_emu_at"))});
   return kSuccess;
 }
 
