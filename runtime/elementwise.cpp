@@ -183,9 +183,14 @@ namespace {
 void cast_kernel(const Tensor& dst, const Tensor& src) {
   if (dst.device().type == DeviceType::CUDA || src.device().type == DeviceType::CUDA) {
     // The copy_ op on CUDA: a one-op fusion's kernel where the jit installed
-    // its handler, else on host mirrors of the memory.
+    // its handler, else on host mirrors of the memory. A CPU value broadcast
+    // (fill, setitem of a number) goes as the 0-dim tensor it is: a kernel
+    // argument, not a host tensor the size of dst.
     const OpDef& copy = op_def(OpId::copy_);
-    call_bound(copy, Args(copy.schema, {IValue(dst), IValue(src)}, false));
+    Tensor from = src.device().type == DeviceType::CPU && src.numel() > 0 && is_one_value(src)
+                      ? src.as_strided({}, {}, src.offset())
+                      : src;
+    call_bound(copy, Args(copy.schema, {IValue(dst), IValue(from)}, false));
     return;
   }
   dispatch_dtype(dst.dtype(), [&]<class D>() {
