@@ -147,8 +147,10 @@ class Emitter {
     // parameters) in device memory.
     if (target_ == Target::Cuda)
       out += fmt::format("extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
-                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n"
-                         "extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
+                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n",
+                         k_.name);
+    if (target_ == Target::Cuda && has_by_pointer_entry(k_))
+      out += fmt::format("extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
                          "  if (a->wide) {0}_body<int64_t>(*a);\n  else {0}_body<int32_t>(*a);\n}}\n",
                          k_.name);
     return out;
@@ -563,6 +565,13 @@ const char* const kOmpExtremes = R"(
 #pragma omp declare reduction(thn_max : float, double, int32_t, int64_t, bool : omp_out = thn::thn_maximum(omp_out, omp_in)) initializer(omp_priv = omp_orig)
 #pragma omp declare reduction(thn_min : float, double, int32_t, int64_t, bool : omp_out = thn::thn_minimum(omp_out, omp_in)) initializer(omp_priv = omp_orig)
 )";
+
+size_t kernel_argument_bytes(const Kernel& k) {
+  // n, rn; five int32 in three words; sz; per tensor p and st; fs and is
+  // (one spare each).
+  const size_t tensors = k.loads.size() + k.stores.size(), scalars = k.scalars.size() + 1;
+  return 8 * (5 + size_t(kMaxKernelDims) + tensors * (1 + size_t(kMaxKernelDims)) + 2 * scalars);
+}
 
 std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude) {
   std::string out;

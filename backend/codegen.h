@@ -27,7 +27,15 @@ enum class Target : uint8_t { Cpu, Cuda };
 // (needs_wide_index; CUDA kernels index in 32 bits otherwise, host kernels
 // always in 64). On CUDA the arrays live in a by-value struct argument,
 // with `mode` choosing a reduction's strategy (0: a block per output
-// element, 1: a thread per output element).
+// element, 1: a thread per output element), and flat == 2 choosing the
+// vector path (vector_lanes). A kernel whose struct is over 4 KiB (the
+// parameter limit before CUDA 12.1) also has NAME_by_pointer, taking the
+// struct from device memory.
 std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude = true);
+
+// The size of a CUDA kernel's argument struct (NAME_args), and whether it
+// may be over the device's parameter limit (then NAME_by_pointer exists).
+size_t kernel_argument_bytes(const Kernel& k);
+inline bool has_by_pointer_entry(const Kernel& k) { return kernel_argument_bytes(k) > 4096; }
 
 }  // namespace thn

@@ -128,8 +128,7 @@ cuda::CUmodule load_module(const CudaImage& image) {
 // packed here with the same layout, D = kMaxKernelDims.
 class ArgBuffer {
  public:
-  explicit ArgBuffer(size_t tensors, size_t scalars)
-      : words_(5 + kMaxKernelDims + tensors * (1 + kMaxKernelDims) + 2 * scalars, 0) {}
+  explicit ArgBuffer(const Kernel& k) : words_(kernel_argument_bytes(k) / 8, 0) {}
   void header(int64_t n, int64_t rn, int32_t nd, int32_t rnd, int32_t flat, int32_t wide, int32_t mode) {
     words_[0] = n;
     words_[1] = rn;
@@ -162,7 +161,7 @@ class CudaFusion : public CompiledFusion {
  private:
   bool launch(const KernelCall& c) const override {
     const size_t tensors = c.data.size(), scalars = c.fs.size();
-    ArgBuffer args(tensors, scalars);
+    ArgBuffer args(kernel());
     std::vector<std::vector<int64_t>> per_tensor(tensors);
     for (size_t t = 0; t < tensors; ++t)
       per_tensor[t].assign(c.strides.begin() + long(t * kMaxKernelDims),
@@ -201,6 +200,7 @@ class CudaFusion : public CompiledFusion {
     // Over the limit (many tensors, an older driver): the struct goes to
     // device memory first. Its block goes back to the cache at once: later
     // work on the one stream runs after this kernel.
+    if (!by_pointer_) return false;  // (over 4 KiB always has the entry)
     cuda::CachingAllocator& alloc = cuda::allocator();
     cuda::CUdeviceptr d = alloc.allocate(args.bytes());
     struct Release {
@@ -236,8 +236,9 @@ FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
     if (is_fusion(b)) {
       cuda::CUfunction fn = nullptr, by_pointer = nullptr;
       cuda::check(cuda::driver().cuModuleGetFunction(&fn, m, ks[k].name.c_str()), "cuModuleGetFunction");
-      cuda::check(cuda::driver().cuModuleGetFunction(&by_pointer, m, (ks[k].name + "_by_pointer").c_str()),
-                  "cuModuleGetFunction");
+      if (has_by_pointer_entry(ks[k]))
+        cuda::check(cuda::driver().cuModuleGetFunction(&by_pointer, m, (ks[k].name + "_by_pointer").c_str()),
+                    "cuModuleGetFunction");
       out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), fn, by_pointer));
       ++k;
     }
