@@ -162,11 +162,7 @@ class CudaFusion : public CompiledFusion {
   bool launch(const KernelCall& c) const override {
     const size_t tensors = c.data.size(), scalars = c.fs.size();
     ArgBuffer args(kernel());
-    std::vector<std::vector<int64_t>> per_tensor(tensors);
-    for (size_t t = 0; t < tensors; ++t)
-      per_tensor[t].assign(c.strides.begin() + long(t * kMaxKernelDims),
-                           c.strides.begin() + long(t * kMaxKernelDims + c.sizes.size()));
-    const bool wide = needs_wide_index(c.sizes, per_tensor);
+    const bool wide = needs_wide_index(c.sizes, c.strides, size_t(kMaxKernelDims));
     const int64_t sms = cuda::device_info().multiprocessors;
     int64_t block = 256, grid = 0;
     int32_t mode = 0;

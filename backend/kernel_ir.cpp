@@ -185,7 +185,7 @@ int vector_lanes(const Kernel& k) {
   return int(16 / widest);
 }
 
-bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides) {
+bool needs_wide_index(std::span<const int64_t> sizes, std::span<const int64_t> strides, size_t row) {
   constexpr int64_t kLimit = int64_t(1) << 30;
   int64_t count = 1;
   for (int64_t s : sizes) {
@@ -193,16 +193,24 @@ bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::
     count = s >= kLimit || count > kLimit / s ? kLimit : count * s;
   }
   if (count >= kLimit) return true;
-  for (const std::vector<int64_t>& st : strides) {
+  for (size_t t = 0; row > 0 && t + row <= strides.size(); t += row) {
     int64_t furthest = 0;
-    for (size_t d = 0; d < sizes.size() && d < st.size(); ++d) {
-      int64_t step = st[d] < 0 ? -st[d] : st[d];
+    for (size_t d = 0; d < sizes.size() && d < row; ++d) {
+      int64_t step = strides[t + d] < 0 ? -strides[t + d] : strides[t + d];
       if (step != 0 && (sizes[d] - 1) > (kLimit - furthest) / step) return true;
       furthest += (sizes[d] - 1) * step;
     }
     if (furthest >= kLimit) return true;
   }
   return false;
+}
+
+bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides) {
+  size_t row = 0;
+  for (const std::vector<int64_t>& st : strides) row = std::max(row, st.size());
+  std::vector<int64_t> flat(strides.size() * row, 0);
+  for (size_t t = 0; t < strides.size(); ++t) std::copy(strides[t].begin(), strides[t].end(), flat.begin() + long(t * row));
+  return needs_wide_index(sizes, flat, row);
 }
 
 Kernel lower_fusion(const BoundSymbol& f, const std::string& name) {

@@ -17,6 +17,7 @@
 // several sweeps over the reduced elements, `stages` in all: sweep s folds
 // the reductions of stage s and stores what needs their results, and the
 // outer values computed from them come between the sweeps.
+#include <span>
 #include <string>
 #include <vector>
 
@@ -88,5 +89,8 @@ constexpr int kMaxKernelDims = 12;
 // which leaves a grid-stride loop's last step room below 2^31. The CUDA
 // launch decides by it; host kernels always index in 64 bits.
 bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides);
+// The same with the strides of each tensor in a row of `row` values of one
+// array (KernelCall::strides: no per-launch allocation).
+bool needs_wide_index(std::span<const int64_t> sizes, std::span<const int64_t> strides, size_t row);
 
 }  // namespace thn
