@@ -414,7 +414,54 @@ class Fuser {
 
 }  // namespace
 
-Trace fusion(const Trace& t) { return Fuser(t).run(); }
+namespace {
+
+// A write-back into a CUDA tensor of a value no kernel computes (an input,
+// a view of one, a wrapped number, a library op's result) would run as the
+// runtime's copy, which on CUDA goes through host memory: it becomes
+// copy_to_out_(convert_element_type(src), dst), a conversion to the same
+// dtype, which fuses into a copy kernel the buffer plan writes into dst.
+// On the host the runtime's copy is the same loop, so CPU traces keep it.
+Trace device_copies(const Trace& t) {
+  if (!t.functional) return t;
+  std::unordered_map<const Symbolic*, const BoundSymbol*> producer;
+  for (const BoundSymbol& b : t.body) {
+    std::vector<Value> defs;
+    collect_proxies(b.out, defs);
+    for (const Value& d : defs) producer[&d.symbolic()] = &b;
+  }
+  // The conversions go before the first write-back: a functional trace's
+  // writes all come at its end.
+  std::vector<BoundSymbol> converts, body;
+  for (const BoundSymbol& b : t.body) {
+    body.push_back(b);
+    if (b.sym.op || b.sym.prim != PrimId::copy_to_out_ || !is_tensor_proxy(b.args[0])) continue;
+    const Value &src = b.args[0], &dst = b.args[1];
+    const TensorProxy &s = tensor_proxy(src), &d = tensor_proxy(dst);
+    auto it = producer.find(&src.symbolic());
+    const BoundSymbol* p = it == producer.end() ? nullptr : it->second;
+    if (d.device().type != DeviceType::CUDA || s.dtype() != d.dtype() || !same_sizes(s, d) ||
+        (p && (fusible_compute(t, *p) || fusible_reduction(*p))) || !same_device(t, src, dst))
+      continue;
+    BoundSymbol convert;
+    convert.sym = Symbol::of(PrimId::convert_element_type);
+    convert.args = {src, Value(d.dtype())};
+    convert.out = metadata_tensor(d.dtype(), d.device(), d.sizes);
+    convert.loc = b.loc;
+    body.back().args[0] = convert.out;
+    converts.push_back(std::move(convert));
+  }
+  if (converts.empty()) return t;
+  Trace out = t;
+  auto first = std::find_if(body.begin(), body.end(), [](const BoundSymbol& b) { return is_write_back(b); });
+  body.insert(first, std::make_move_iterator(converts.begin()), std::make_move_iterator(converts.end()));
+  out.body = std::move(body);
+  return out;
+}
+
+}  // namespace
+
+Trace fusion(const Trace& t) { return Fuser(device_copies(t)).run(); }
 
 std::string_view codegen_status(const OpDef& op) {
   switch (op.family) {
