@@ -44,7 +44,12 @@ int print_ops_doc(std::ostream& out) {
           << "|---|---|---|---|---|---|---|\n";
     }
     std::string_view cg = codegen_status(op);
-    std::string_view cuda = cg != "library" ? cg : op.family == OpFamily::LinAlg ? "cuBLAS" : "host copy";
+    // On CUDA a write-back no kernel computes is a copy kernel (fusion.cpp).
+    const bool writes_back = op.id == OpId::copy_ || op.id == OpId::fill_ || op.id == OpId::zero_;
+    std::string_view cuda = cg != "library"                 ? cg
+                            : op.family == OpFamily::LinAlg ? "cuBLAS"
+                            : writes_back                   ? "copy kernel"
+                                                            : "host copy";
     out << "| `" << op.name << "` | " << forms(op) << " | `" << op.signature << "` | yes | yes | " << cg << " | "
         << cuda << " |\n";
   }

@@ -487,6 +487,9 @@ std::string_view codegen_status(const OpDef& op) {
       }
     case OpFamily::Conversion: return "fused";
     case OpFamily::View: return "view";
+    case OpFamily::Copy:
+      // A copy kernel where its result keeps eager's contiguous strides.
+      return op.id == OpId::clone || op.id == OpId::contiguous ? "fused (contiguous result)" : "library";
     default: return "library";
   }
 }
