@@ -48,7 +48,10 @@ class Lowering {
       bool inner = k_.reduction && !same_sizes(tensor_proxy(outs[k]), tensor_proxy(output_));
       int stage = inner ? level(outs[k]) : 0;
       int e = expr(outs[k], {}, inner, stage);
-      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner, stage});
+      auto m = member_.find(&outs[k].symbolic());
+      const BoundSymbol* def = m == member_.end() ? nullptr : &f_.subsymbols[m->second];
+      bool copy = def && def->sym.op && def->sym.op->family == OpFamily::Copy;
+      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner, stage, copy});
       if (inner) k_.stages = std::max(k_.stages, stage + 1);
     }
   }

@@ -137,7 +137,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
       std::vector<Tensor> like;
       for (size_t i = 0; i < loads.size(); ++i)
         if (k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
-      o = empty_strided(at, output_strides(at, like), st.dtype, device_);
+      o = empty_strided(at, st.contiguous ? contiguous_strides(at) : output_strides(at, like), st.dtype, device_);
     }
     outs.push_back(Value::tensor(o));
     all.push_back(o);
