@@ -368,9 +368,18 @@ BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
 }
 
 
+namespace {
+// A string naming a device ("cpu", "cuda", "cuda:0"): to()'s and device='s.
+bool device_string(const Value& v) {
+  if (!v.is(Type::Str) || v.is_proxy()) return false;
+  const std::string& s = v.as_str();
+  return s == "cpu" || s == "cuda" || s.starts_with("cuda:");
+}
+}  // namespace
+
 Value Tracer::shadow(const Value& v) {
   if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();
-  if (v.is(Type::Device)) return Value(kCPU);  // shadows live on the host
+  if (v.is(Type::Device) || device_string(v)) return Value(kCPU);  // shadows live on the host
   if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).shadow);
   return map_items(v, [this](const Value& x) { return shadow(x); });
 }
@@ -559,6 +568,7 @@ Device result_device(std::span<const Value> args) {
   bool cuda = false;
   std::function<void(const Value&)> visit = [&](const Value& v) {
     if (v.is(Type::Device)) named = v.as_device();
+    else if (device_string(v)) named = parse_device(v.as_str());
     else if (v.is_proxy() && v.is(Type::Tensor)) cuda |= tensor_proxy(v).device().type == DeviceType::CUDA;
     else if (v.is_sequence()) for (const Value& x : v.items()) visit(x);
   };
