@@ -185,7 +185,7 @@ class DotWriter {
     }
     // A tensor op left to its library kernel (matmul, gathers, ...); number
     // arithmetic and shape reads are grey.
-    const bool library = !b.sym.is_number_op() && (b.sym.op || b.sym.prim != PrimId::shape);
+    const bool library = is_library(b.sym);
     out_ += fmt::format("  {} [label={}, shape=box, style=filled, fillcolor=\"{}\"];\n", id, quote(label(b)),
                         library ? "#fff2cc" : "#f2f2f2");
     reads(b, id);

@@ -139,7 +139,10 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     for (const Value& a : args) values.push_back(to_ivalue(a));
     Args bound = bind_params(*s.sym.op, std::move(values), s.sym.inplace || s.mode == Mode::InPlace);
     if (s.mode == Mode::Out) bound.set_out(&into.as_tensor());
-    IValue r = call_bound(*s.sym.op, bound);
+    // A view prim only makes metadata (a prims.reshape is a view: the
+    // decomposition made its operand contiguous where it must copy), on
+    // any device; other ops go through the device dispatch.
+    IValue r = s.sym.is_prim && s.sym.is_view() ? s.sym.op->impl(bound) : call_bound(*s.sym.op, bound);
     if (s.mode != Mode::Fresh) return into;
     if (s.sym.inplace) return Value();
     return present_result(s.sym.op->name, from_ivalue(r));
@@ -247,7 +250,7 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
     try {
       Value r = run_step(in, s, args, s.mode == Mode::Fresh ? Value() : resolve(s.into, slots));
       // A library op: one kernel reading its operands and writing its result.
-      if (s.fusion < 0 && !s.sym.is_view() && !s.sym.is_number_op() && r.is(Type::Tensor)) {
+      if (is_library(s.sym) && r.is(Type::Tensor)) {
         exec_counters().kernels++;
         int64_t bytes = tensor_bytes(r);
         for (const Value& a : args) bytes += tensor_bytes(a);

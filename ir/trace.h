@@ -174,6 +174,12 @@ inline DType prim_compute_dtype(const BoundSymbol& b) {
 
 inline bool is_fusion(const BoundSymbol& b) { return !b.sym.op && b.sym.prim == PrimId::fusion; }
 
+// A step the executor runs as a library kernel (matmul, a gather, a
+// write-back copy): not a fusion, a view, number arithmetic or a shape read.
+inline bool is_library(const Symbol& s) {
+  return !s.is_view() && !s.is_number_op() && (s.op || (s.prim != PrimId::fusion && s.prim != PrimId::shape));
+}
+
 // A reduction prim a fused kernel computes: prims.sum/prod/amax/amin(x,
 // dims, keepdim) of one tensor.
 inline bool is_fusible_reduction(const BoundSymbol& b) {

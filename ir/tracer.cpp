@@ -508,9 +508,9 @@ bool is_value_param(const OpDef& op, const Param& p) {
          p.type == ParamType::Tensor || p.type == ParamType::TensorList;
 }
 
-bool data_dependent_shape(const OpDef& op) { return op.name == "nonzero" || op.name == "masked_select"; }
-
 }  // namespace
+
+bool data_dependent_shape(const OpDef& op) { return op.id == OpId::nonzero || op.id == OpId::masked_select; }
 
 Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw) {
   auto& p = tensor_proxy(self);

@@ -82,6 +82,10 @@ struct OverlapGroups {
 };
 OverlapGroups overlap_groups(std::span<const Tensor* const> tensors);
 
+// An op whose result's shape depends on tensor data (nonzero,
+// masked_select): no trace can record it.
+bool data_dependent_shape(const OpDef& op);
+
 class Tracer : public OpDispatch {
  public:
   Tracer(Interpreter& in, TraceOptions opts);

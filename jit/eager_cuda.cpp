@@ -1,9 +1,9 @@
 #include "jit/eager_cuda.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "jit/trace_cache.h"
-#include "runtime/cuda.h"
 
 namespace thn {
 
@@ -56,7 +56,7 @@ bool traceable(const OpDef& op, const Args& a) {
     case OpFamily::View: case OpFamily::Copy: break;
     default: return false;
   }
-  if (op.id == OpId::nonzero || op.id == OpId::masked_select || a.out()) return false;
+  if (data_dependent_shape(op) || a.out()) return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].is_list())
       for (const IValue& e : a[i].to_list().items)
@@ -67,20 +67,14 @@ bool traceable(const OpDef& op, const Args& a) {
 // Whether running t only launches its fusions' kernels: no step is a
 // library op, which would run on host copies anyway.
 bool launches_only(const Trace& t) {
-  for (const BoundSymbol& b : t.body)
-    if (!is_fusion(b) && !b.sym.is_view() && !b.sym.is_number_op() && !(!b.sym.op && b.sym.prim == PrimId::shape))
-      return false;
-  return true;
+  return std::none_of(t.body.begin(), t.body.end(), [](const BoundSymbol& b) { return is_library(b.sym); });
 }
 
 int depth = 0;  // > 0 while a one-op trace runs: its own steps go to the host
 
-IValue on_host(const OpDef& op, const Args& a) {
-  return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
-}
-
-IValue run_cuda_op(const OpDef& op, const Args& a) {
-  if (depth > 0 || !traceable(op, a)) return on_host(op, a);
+// The op's kernels, or nullopt: the registry runs it on host copies.
+std::optional<IValue> run_cuda_op(const OpDef& op, const Args& a) {
+  if (depth > 0 || !traceable(op, a)) return std::nullopt;
   struct Depth {
     Depth() { ++depth; }
     ~Depth() { --depth; }
@@ -103,11 +97,11 @@ IValue run_cuda_op(const OpDef& op, const Args& a) {
       r = tracer.trace(c.fn, params, c.names);
     } catch (const Error&) {
       // Eager's own error (a shape mismatch, a bad argument), raised as eager raises it.
-      return on_host(op, a);
+      return std::nullopt;
     }
     e = c.cache.add(r, PipelineOptions{}, true, inputs);
   }
-  if (!launches_only(e->computation)) return on_host(op, a);
+  if (!launches_only(e->computation)) return std::nullopt;
   return to_ivalue(e->executor.run(in, inputs));
 }
 

@@ -381,7 +381,8 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
   check_same_device(op, a);
   // matmul and the other products call cuBLAS themselves.
   if (op.family == OpFamily::LinAlg) return op.impl(a);
-  if (cuda_handler) return cuda_handler(op, a);
+  if (cuda_handler)
+    if (std::optional<IValue> r = cuda_handler(op, a)) return *std::move(r);
   return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
 }
 

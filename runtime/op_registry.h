@@ -111,8 +111,9 @@ std::optional<MethodRef> find_method(std::string_view name);
 std::vector<std::string> tensor_member_names();
 
 using Kwargs = std::vector<std::pair<std::string, IValue>>;
-// Runs an op whose tensors are on CUDA (installed by the CUDA backend).
-using CudaOpHandler = IValue (*)(const OpDef&, const Args&);
+// Runs an op whose tensors are on CUDA (installed by the CUDA backend);
+// nullopt: the op has no kernel there, and runs on host copies.
+using CudaOpHandler = std::optional<IValue> (*)(const OpDef&, const Args&);
 void set_cuda_op_handler(CudaOpHandler h);
 // Where a bound parameter's value came from (the tracer records arguments by
 // parameter): a default, the receiver, positional arguments [index, index +
