@@ -102,6 +102,10 @@ std::string omp_reduction(const KExpr& e) {
   }
 }
 
+// A grid-stride loop's first index and step.
+constexpr const char* kThread = "idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x)";
+constexpr const char* kGridStep = "idx_t(blockDim.x) * idx_t(gridDim.x)";
+
 class Emitter {
  public:
   Emitter(const Kernel& k, Target t) : k_(k), target_(t) {
@@ -197,12 +201,12 @@ class Emitter {
   // Every tensor contiguous and aligned to its vector (flat == 2): each
   // thread moves `lanes` elements of every tensor per vector access, the
   // body run per lane on registers (its in<t>/out<s> pointers shadowed by
-  // the vectors' arrays), then the rest of the elements one by one.
+  // the vectors' arrays); the elements past the last whole vector are left
+  // to the element loop below (`done`).
   std::string cuda_vectors(int lanes) const {
-    const std::string first = "idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x)",
-                      step = "idx_t(blockDim.x) * idx_t(gridDim.x)";
-    std::string out = fmt::format("  if (flat == 2) {{\n    const idx_t nv = n / {};\n", lanes);
-    out += fmt::format("    for (idx_t w = {}; w < nv; w += {}) {{\n", first, step);
+    std::string out = "  idx_t done = 0;\n  if (flat == 2) {\n";
+    out += fmt::format("    done = n / {0} * {0};\n", lanes);
+    out += fmt::format("    for (idx_t w = {}; w < n / {}; w += {}) {{\n", kThread, lanes, kGridStep);
     for (size_t t = 0; t < k_.loads.size(); ++t)
       out += fmt::format("      const thn_vec<{0}, {1}> x{2} = *(const thn_vec<{0}, {1}>*)(in{2} + w * {1});\n",
                          stype(k_.loads[t].dtype), lanes, t);
@@ -216,14 +220,12 @@ class Emitter {
     out += indent(statements(false), 8) + "      }\n";
     for (size_t s = 0; s < k_.stores.size(); ++s)
       out += fmt::format("      *(thn_vec<{0}, {1}>*)(out{2} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s);
-    out += fmt::format("    }}\n    for (idx_t i = nv * {} + {}; i < n; i += {}) {{\n", lanes, first, step);
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const idx_t o{} = i;\n", t);
-    return out + indent(statements(false), 6) + "    }\n    return;\n  }\n";
+    return out + "    }\n  }\n";
   }
 
   std::string cuda_pointwise() const {
     std::string out = cuda_vectors(vector_lanes(k_));
-    out += "  for (idx_t i = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); i < n; i += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
+    out += fmt::format("  for (idx_t i = done + {}; i < n; i += {}) {{\n", kThread, kGridStep);
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t o{} = i;\n", t);
     out += "    if (!flat) {\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      o{} = 0;\n", t);
@@ -278,13 +280,13 @@ class Emitter {
   std::string outer(int level, bool stores, bool lanes = false) const {
     return statements(false, level, lanes, stores);
   }
-  // A single-sweep kernel's outer phase at o<t> = b<t> (+ lane * the
-  // innermost outer stride).
-  std::string finish(const std::string& lane = "") const {
+  // A single-sweep kernel's outer phase for one lane of a tile of outputs:
+  // o<t> = b<t> + lane * the innermost outer stride.
+  std::string finish(const std::string& lane) const {
     std::string out = outer_at(lane);
-    for (size_t k = 0; k < reduces_.size() && !lane.empty(); ++k)
+    for (size_t k = 0; k < reduces_.size(); ++k)
       out += fmt::format("const {0} r{1} = a{1}[{2}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, lane);
-    return out + outer(0, false, !lane.empty()) + outer(1, true, !lane.empty());
+    return out + outer(0, false, true) + outer(1, true, true);
   }
   std::string clauses(int stage) const {
     std::string out;
@@ -407,8 +409,7 @@ class Emitter {
       return s + "  }\n}\n";
     };
     // mode 1
-    out += "  if (a.mode == 1) {\n"
-           "    for (idx_t q = idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x); q < n; q += idx_t(blockDim.x) * idx_t(gridDim.x)) {\n";
+    out += fmt::format("  if (a.mode == 1) {{\n    for (idx_t q = {}; q < n; q += {}) {{\n", kThread, kGridStep);
     std::string element = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
     for (int stage = 0; stage < k_.stages; ++stage)
       element += "for (idx_t j = 0; j < rn; ++j) {\n" + indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) +

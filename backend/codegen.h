@@ -36,6 +36,8 @@ std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bo
 // The size of a CUDA kernel's argument struct (NAME_args), and whether it
 // may be over the device's parameter limit (then NAME_by_pointer exists).
 size_t kernel_argument_bytes(const Kernel& k);
-inline bool has_by_pointer_entry(const Kernel& k) { return kernel_argument_bytes(k) > 4096; }
+// The smallest limit on kernel parameters a device has (before CUDA 12.1).
+constexpr size_t kMinParameterBytes = 4096;
+inline bool has_by_pointer_entry(const Kernel& k) { return kernel_argument_bytes(k) > kMinParameterBytes; }
 
 }  // namespace thn

@@ -150,7 +150,7 @@ class ArgBuffer {
 // minus 4 from CUDA 12.1 on Volta and newer.
 size_t max_argument_bytes() {
   const cuda::DeviceInfo& d = cuda::device_info();
-  return d.driver_version >= 12010 && d.major >= 7 ? 32764 : 4096;
+  return d.driver_version >= 12010 && d.major >= 7 ? 32764 : kMinParameterBytes;
 }
 
 class CudaFusion : public CompiledFusion {
@@ -167,7 +167,7 @@ class CudaFusion : public CompiledFusion {
     int64_t block = 256, grid = 0;
     int32_t mode = 0;
     if (!kernel().reduction) {
-      const int64_t per_thread = c.flat == 2 ? vector_lanes(kernel()) : 1;  // elements per vector access
+      const int64_t per_thread = c.flat == 2 ? lanes() : 1;  // elements per vector access
       grid = std::min(((c.n + per_thread - 1) / per_thread + block - 1) / block, sms * 8);
     } else if (c.rn <= 16) {  // a thread per output
       mode = 1;
@@ -195,8 +195,8 @@ class CudaFusion : public CompiledFusion {
     }
     // Over the limit (many tensors, an older driver): the struct goes to
     // device memory first. Its block goes back to the cache at once: later
-    // work on the one stream runs after this kernel.
-    if (!by_pointer_) return false;  // (over 4 KiB always has the entry)
+    // work on the one stream runs after this kernel. (Over the limit is over
+    // kMinParameterBytes, so the kernel has the entry.)
     cuda::CachingAllocator& alloc = cuda::allocator();
     cuda::CUdeviceptr d = alloc.allocate(args.bytes());
     struct Release {

@@ -208,14 +208,6 @@ bool needs_wide_index(std::span<const int64_t> sizes, std::span<const int64_t> s
   return false;
 }
 
-bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides) {
-  size_t row = 0;
-  for (const std::vector<int64_t>& st : strides) row = std::max(row, st.size());
-  std::vector<int64_t> flat(strides.size() * row, 0);
-  for (size_t t = 0; t < strides.size(); ++t) std::copy(strides[t].begin(), strides[t].end(), flat.begin() + long(t * row));
-  return needs_wide_index(sizes, flat, row);
-}
-
 Kernel lower_fusion(const BoundSymbol& f, const std::string& name) {
   Kernel k;
   k.name = name;

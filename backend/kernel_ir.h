@@ -86,12 +86,10 @@ constexpr int kMaxKernelDims = 12;
 
 // Whether a kernel call needs 64-bit index arithmetic: its element count
 // (sizes: every dim it indexes, reduced ones included) or the furthest
-// element of some tensor (strides: per tensor, one per dim) reaches 2^30,
-// which leaves a grid-stride loop's last step room below 2^31. The CUDA
-// launch decides by it; host kernels always index in 64 bits.
-bool needs_wide_index(const std::vector<int64_t>& sizes, const std::vector<std::vector<int64_t>>& strides);
-// The same with the strides of each tensor in a row of `row` values of one
-// array (KernelCall::strides: no per-launch allocation).
+// element of some tensor (strides: per tensor a row of `row` values, one
+// per dim, as KernelCall::strides holds them) reaches 2^30, which leaves a
+// grid-stride loop's last step room below 2^31. The CUDA launch decides by
+// it; host kernels always index in 64 bits.
 bool needs_wide_index(std::span<const int64_t> sizes, std::span<const int64_t> strides, size_t row);
 
 }  // namespace thn

@@ -55,7 +55,10 @@ std::vector<Kernel> lower_fusions(const Trace& t) {
 }
 
 CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
-    : k_(std::move(k)), device_(device), fallback_(eager_fusion(f)), lanes_(vector_lanes(k_)) {
+    : k_(std::move(k)),
+      device_(device),
+      fallback_(eager_fusion(f)),
+      lanes_(device.type == DeviceType::CUDA ? vector_lanes(k_) : 1) {
   for (const KLoad& l : k_.loads) {
     if (l.chain.empty()) {
       views_.push_back(nullptr);
@@ -115,7 +118,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     // comes over as its value; other operands on another device run the
     // region eagerly (PyTorch's error, where it has one).
     if (t.device() != device_ && t.device().type == DeviceType::CPU && is_one_value(t))
-      t = t.numel() ? cuda::to_device(t.as_strided({}, {}, t.offset()), device_) : empty(t.sizes(), t.dtype(), device_);
+      t = t.numel() ? cuda::to_device(one_value(t), device_) : empty(t.sizes(), t.dtype(), device_);
     if (t.device() != device_) return fallback_->run(in, leaves, into);
   }
   for (size_t s = 0; s < into.size(); ++s)
@@ -163,8 +166,10 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   c.sizes.insert(c.sizes.end(), r.sizes.begin(), r.sizes.end());
   c.strides.assign(all.size() * kMaxKernelDims, 0);
   int64_t bytes = 0;
+  bool aligned = lanes_ > 1;  // every tensor at a multiple of its vector (CUDA's flat == 2)
   for (size_t t = 0; t < all.size(); ++t) {
     c.data.push_back(address(all[t]));
+    aligned = aligned && reinterpret_cast<uintptr_t>(c.data.back()) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
     int64_t touched = 1;
     for (size_t d = 0; d < c.sizes.size(); ++d) {
       int64_t s = d < o.sizes.size() ? o.strides[t][d] : r.strides[t][d - o.sizes.size()];
@@ -173,10 +178,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     }
     bytes += touched * itemsize(all[t].dtype());
   }
-  if (c.flat && lanes_ > 1 && std::all_of(all.begin(), all.end(), [&](const Tensor& t) {
-        return reinterpret_cast<uintptr_t>(address(t)) % uintptr_t(lanes_ * itemsize(t.dtype())) == 0;
-      }))
-    c.flat = 2;
+  if (c.flat && aligned) c.flat = 2;
   c.fs.assign(k_.scalars.size() + 1, 0);
   c.is.assign(k_.scalars.size() + 1, 0);
   for (size_t s = 0; s < k_.scalars.size(); ++s) {

@@ -37,6 +37,8 @@ class CompiledFusion : public FusionKernel {
 
  protected:
   const Kernel& kernel() const { return k_; }
+  // Elements per vector access of the kernel's vector path (CUDA; 1: none).
+  int lanes() const { return lanes_; }
   // Launches the kernel; false when this call cannot be launched (the
   // region then runs eagerly).
   virtual bool launch(const KernelCall& c) const = 0;
@@ -48,7 +50,7 @@ class CompiledFusion : public FusionKernel {
   std::vector<std::vector<Value>> out_sizes_;
   bool extremes_ = false;                         // amax/amin: an empty reduction is an error
   std::shared_ptr<const FusionKernel> fallback_;  // the region's prims one by one
-  int lanes_;                                     // vector_lanes(k_)
+  int lanes_;                                     // vector_lanes(k_) on CUDA
 };
 
 }  // namespace thn

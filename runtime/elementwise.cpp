@@ -187,9 +187,7 @@ void cast_kernel(const Tensor& dst, const Tensor& src) {
     // (fill, setitem of a number) goes as the 0-dim tensor it is: a kernel
     // argument, not a host tensor the size of dst.
     const OpDef& copy = op_def(OpId::copy_);
-    Tensor from = src.device().type == DeviceType::CPU && src.numel() > 0 && is_one_value(src)
-                      ? src.as_strided({}, {}, src.offset())
-                      : src;
+    Tensor from = src.device().type == DeviceType::CPU && src.numel() > 0 && is_one_value(src) ? one_value(src) : src;
     call_bound(copy, Args(copy.schema, {IValue(dst), IValue(from)}, false));
     return;
   }

@@ -1,7 +1,6 @@
 #include "runtime/op_registry.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <unordered_map>
 
@@ -335,24 +334,24 @@ IValue on_host(const IValue& v) {
 // PyTorch's check that an op's tensors are on one device; a 0-dim CPU tensor
 // (a number) may join CUDA ones, and so may its expansion (which only
 // decompositions make). copy_ copies between devices.
+void same_device(const IValue& v, std::optional<Device>& first) {
+  if (v.is_list()) {
+    for (const IValue& e : v.to_list().items) same_device(e, first);
+    return;
+  }
+  if (!v.is_tensor()) return;
+  const Tensor& t = v.to_tensor();
+  if (t.device().type == DeviceType::CPU && is_one_value(t)) return;
+  if (!first) first = t.device();
+  else if (*first != t.device())
+    fail("Expected all tensors to be on the same device, but found at least two devices, {} and {}!", first->str(),
+         t.device().str());
+}
 void check_same_device(const OpDef& op, const Args& a) {
   if (op.id == OpId::copy_) return;
   std::optional<Device> first;
-  std::function<void(const IValue&)> visit = [&](const IValue& v) {
-    if (v.is_list()) {
-      for (const IValue& e : v.to_list().items) visit(e);
-      return;
-    }
-    if (!v.is_tensor()) return;
-    const Tensor& t = v.to_tensor();
-    if (t.device().type == DeviceType::CPU && (t.dim() == 0 || is_one_value(t))) return;
-    if (!first) first = t.device();
-    else if (*first != t.device())
-      fail("Expected all tensors to be on the same device, but found at least two devices, {} and {}!", first->str(),
-           t.device().str());
-  };
-  for (size_t i = 0; i < a.size(); i++) visit(a[i]);
-  if (a.out()) visit(IValue(*a.out()));
+  for (size_t i = 0; i < a.size(); i++) same_device(a[i], first);
+  if (a.out()) same_device(IValue(*a.out()), first);
 }
 
 // An op some of whose arguments are CUDA tensors or devices. `to` moves data

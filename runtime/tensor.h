@@ -113,6 +113,8 @@ inline bool is_one_value(const Tensor& t) {
     if (t.sizes()[d] != 1 && t.strides()[d] != 0) return false;
   return true;
 }
+// That one value as a 0-dim tensor (is_one_value(t), t not empty).
+inline Tensor one_value(const Tensor& t) { return t.as_strided({}, {}, t.offset()); }
 // Wraps a possibly negative dim into [0, ndim); IndexError when out of range.
 int64_t wrap_dim(int64_t dim, int64_t ndim);
 std::string dims_str(const Dims& d);  // "[2, 3]"
