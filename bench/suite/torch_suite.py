@@ -3,7 +3,6 @@ nn.softmax, nn.layer_norm, scaled_dot_product_attention as matmul, scale,
 softmax, matmul; optim.adam_step's in-place ops). Prints `bench NAME torch
 MS` per workload: medians of 10 calls, eager CPU by default.
 
-  --threads N    torch.set_num_threads(N)
   --device cuda  on the GPU (timed with torch.cuda.synchronize); exit 3
                  when this PyTorch has no CUDA (Debian's 1.13 has none)
   --compile      torch.compile of each workload (PyTorch 2 or newer; exit 3
@@ -16,12 +15,9 @@ import time
 import torch
 
 parser = argparse.ArgumentParser()
-parser.add_argument("--threads", type=int)
 parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
 parser.add_argument("--compile", action="store_true")
 opts = parser.parse_args()
-if opts.threads:
-    torch.set_num_threads(opts.threads)
 if opts.device == "cuda" and not torch.cuda.is_available():
     sys.exit(3)
 if opts.compile and not hasattr(torch, "compile"):

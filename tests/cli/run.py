@@ -30,6 +30,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from checks import run_checks  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The stand-in driver library (tests/cuda/fake_libcuda.cpp), from ctest.
+FAKE_CUDA = os.environ.get("THN_FAKE_CUDA", "")
+# A driver that does not load.
+NO_DRIVER = {"THN_LIBCUDA": "/nonexistent/libcuda.so.1"}
 ROOT = os.path.dirname(os.path.dirname(HERE))
 ESC = "\x1b["
 
@@ -82,7 +86,7 @@ def check_hints(thn):
     problems = []
     for name, code, env, want in [("tab", TAB, {}, "hint: thn indents with spaces only"),
                                   ("jit branch", BRANCH, {}, "hint: inside jit, choose between tensors with where"),
-                                  ("cuda", CUDA, {"THN_LIBCUDA": "/nonexistent/libcuda.so"}, "hint: run on the CPU"),
+                                  ("cuda", CUDA, NO_DRIVER, "hint: run on the CPU"),
                                   ("ordinary", ORDINARY, {}, None)]:
         r = run(thn, ["run", "FILE"], code, env)
         if r.returncode != 1:
@@ -178,12 +182,11 @@ def check_emit_ast(thn):
 def check_fuzz(thn):
     errors = []
     # --device cuda where no driver loads: says why, runs nothing.
-    no_driver = {"THN_LIBCUDA": "/nonexistent/libcuda.so.1"}
     for args, text in [(["--count", "0"], "--count must be at least 1"), (["--bogus"], "unknown option: --bogus"),
                        (["--device", "cuda"], "--device cuda: CUDA is not available: no NVIDIA driver"),
                        (["--device", "tpu"], "--device takes cpu or cuda"),
                        (["--seed", "x"], "needs a non-negative integer")]:
-        r = run(thn, ["fuzz"] + args, env=no_driver)
+        r = run(thn, ["fuzz"] + args, env=NO_DRIVER)
         if r.returncode != 2 or text not in r.stderr:
             errors.append(f"thn fuzz {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r}")
     a, b, c = (run(thn, ["fuzz", "--seed", seed, "--count", "3", "--emit"]) for seed in ("7", "7", "8"))
@@ -210,7 +213,10 @@ def check_fuzz(thn):
 def check_device(thn):
     """thn run --device: where creation ops without a device make tensors."""
     errors = []
-    fake = os.path.join(os.path.dirname(thn), "tests", "libthn_fake_cuda.so")
+    if not FAKE_CUDA:
+        print("cli --device: skipped (THN_FAKE_CUDA, the stand-in driver, not given)")
+        return []
+    fake = FAKE_CUDA
     code = "print(randn(2).device, zeros_like(randn(2, device='cpu')).device, tensor([1]).device, arange(2).device)\n"
     for args, env, want in [([], {"THN_LIBCUDA": fake}, "cpu cpu cpu cpu\n"),
                             (["--device", "cpu"], {"THN_LIBCUDA": fake}, "cpu cpu cpu cpu\n"),
@@ -218,7 +224,7 @@ def check_device(thn):
         r = run(thn, ["run", "FILE"] + args, code=code, env=env)
         if r.returncode != 0 or r.stdout != want:
             errors.append(f"thn run {' '.join(args)}: exit {r.returncode}, stdout {r.stdout!r}, want {want!r}; {r.stderr}")
-    for args, env, text in [(["--device", "cuda"], {"THN_LIBCUDA": "/nonexistent/libcuda.so.1"},
+    for args, env, text in [(["--device", "cuda"], NO_DRIVER,
                              "thn run: --device cuda: CUDA is not available: no NVIDIA driver"),
                             (["--device", "tpu"], {}, "unknown option or extra argument: --device")]:
         r = run(thn, ["run", "FILE"] + args, code="print(1)\n", env=env)
@@ -243,13 +249,14 @@ print(all([bool(((a.to("cpu") - b).abs() <= 1e-6).all()) for a, b in zip(cuda[0]
 def check_kernel_arguments(thn):
     """Kernel arguments over the driver's limit (4 KiB before CUDA 12.1: an
     Adam step over 8 parameters) go through device memory: under the
-    stand-in driver reporting CUDA 11.8 the step launches as many kernels as
-    under 12.4 (an eager fallback would launch many more) and is right."""
+    stand-in driver reporting CUDA 11.8 (which then refuses parameters over
+    4 KiB, as such a driver does) the step launches as many kernels as under
+    12.4 (an eager fallback would launch many more) and is right."""
     version = run(thn, ["--version"]).stdout
-    if "compiled by NVRTC" not in version:
-        print("cli kernel arguments: skipped (this build has no CUDA backend)")
+    if "compiled by NVRTC" not in version or not FAKE_CUDA:
+        print("cli kernel arguments: skipped (no CUDA backend in this build, or THN_FAKE_CUDA not given)")
         return []
-    fake = os.path.join(os.path.dirname(thn), "tests", "libthn_fake_cuda.so")
+    fake = FAKE_CUDA
     errors, kernels = [], []
     with tempfile.TemporaryDirectory() as cache:
         for driver in ("12040", "11080"):

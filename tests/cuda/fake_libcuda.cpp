@@ -44,6 +44,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "runtime/half.h"
+
 namespace {
 
 using CUresult = int;
@@ -59,6 +61,11 @@ std::unordered_map<CUdeviceptr, size_t> blocks;
 // blocks still cached at exit stay reachable (as device memory a driver frees).
 std::unordered_set<void*>& live = *new std::unordered_set<void*>;
 
+int driver_version() {
+  const char* e = std::getenv("THN_FAKE_CUDA_DRIVER_VERSION");
+  return e && *e ? std::atoi(e) : 12040;
+}
+
 size_t capacity() {
   const char* e = std::getenv("THN_FAKE_CUDA_MEMORY");
   return e ? size_t(std::strtoull(e, nullptr, 10)) : size_t(64) << 20;
@@ -72,6 +79,7 @@ CUresult GetErrorString(CUresult r, const char** s) {
     case kNotSupported: *s = "operation not supported (fake driver: no kernels without LD_PRELOAD)"; return kSuccess;
     case kInvalidImage: *s = "fake driver: an image it did not see NVRTC make, or one the host compiler rejected"; return kSuccess;
     case kNotFound: *s = "named symbol not found"; return kSuccess;
+    case kInvalidValue: *s = "invalid argument"; return kSuccess;
     case kLaunchFailed: *s = "fake driver: unsupported launch configuration"; return kSuccess;
     default: *s = "fake driver error"; return kSuccess;
   }
@@ -241,6 +249,7 @@ void emu_shfl_down(void* v, unsigned size, int off) {
 struct Function {
   void (*launch)(void**) = nullptr;
   void (*at)(unsigned, unsigned, unsigned, unsigned) = nullptr;
+  size_t parameter_bytes = 0;  // what cuLaunchKernel's params[0] points to
 };
 struct Module {
   void* handle = nullptr;
@@ -267,6 +276,8 @@ void* emulation_module(const std::string& source) {
                                   : "*(const " + base + "_args*)params[0]";
     text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + base + "_args a = " + from +
             ";\n  for (void*& q : a.p) q = (void*)(" + untag + ");\n  " + base + "(a);\n}\n";
+    text += "extern \"C\" unsigned long long thn_emu_parameter_bytes_" + name + "() { return sizeof(" +
+            (by_pointer ? std::string("void*") : base + "_args") + "); }\n";
   }
   const std::filesystem::path dir = emu_dir();
   const std::string key = hex_hash(text);
@@ -286,7 +297,14 @@ void* emulation_module(const std::string& source) {
   return dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
 }
 
+}  // namespace
+extern "C" int nvrtcCreateProgram(void**, const char*, const char*, int, const char* const*, const char* const*);
+namespace {
+
 CUresult ModuleLoadData(void** module, const void* image) {
+  // Not preloaded, thn's NVRTC calls went past this library: no module,
+  // whatever sources an earlier preloaded run left in the cache.
+  if (dlsym(RTLD_DEFAULT, "nvrtcCreateProgram") != reinterpret_cast<void*>(&nvrtcCreateProgram)) return kNotSupported;
   // A cubin is an ELF file: its size is where its last header table or
   // section ends. PTX is text.
   std::string_view bytes;
@@ -318,7 +336,7 @@ CUresult ModuleLoadData(void** module, const void* image) {
     void (*shfl_down)(void*, unsigned, int);
   } ops = {emu_sync, emu_shfl_down};
   reinterpret_cast<Bind>(dlsym(h, "thn_emu_bind"))(&ops);
-  *module = new Module{h};
+  *module = new Module{h, {}};
   return kSuccess;
 }
 
@@ -326,9 +344,13 @@ CUresult ModuleGetFunction(void** f, void* module, const char* name) {
   Module& m = *static_cast<Module*>(module);
   auto launch = reinterpret_cast<void (*)(void**)>(dlsym(m.handle, ("thn_emu_launch_" + std::string(name)).c_str()));
   if (!launch) return kNotFound;
+  auto bytes = reinterpret_cast<unsigned long long (*)()>(
+      dlsym(m.handle, ("thn_emu_parameter_bytes_" + std::string(name)).c_str()));
   std::lock_guard<std::mutex> lock(emu_mu);
-  *f = &(m.functions[name] = Function{launch, reinterpret_cast<void (*)(unsigned, unsigned, unsigned, unsigned)>(
-                                                  dlsym(m.handle, "thn_emu_at"))});
+  *f = &(m.functions[name] = Function{launch,
+                                      reinterpret_cast<void (*)(unsigned, unsigned, unsigned, unsigned)>(
+                                          dlsym(m.handle, "thn_emu_at")),
+                                      size_t(bytes())});
   return kSuccess;
 }
 
@@ -338,6 +360,8 @@ CUresult LaunchKernel(void* f, unsigned gx, unsigned gy, unsigned gz, unsigned b
                       unsigned, void*, void** params, void** extra) {
   if (gy != 1 || gz != 1 || by != 1 || bz != 1 || bx == 0 || bx > 1024 || gx == 0 || extra) return kLaunchFailed;
   const Function& fn = *static_cast<Function*>(f);
+  // The limit on kernel parameters: 4 KiB before CUDA 12.1.
+  if (fn.parameter_bytes > (driver_version() >= 12010 ? 32764u : 4096u)) return kInvalidValue;
   static std::mutex launch_mu;
   std::lock_guard<std::mutex> lock(launch_mu);
   for (unsigned blk = 0; blk < gx; ++blk) {
@@ -410,7 +434,14 @@ int cublasCreate_v2(void** handle) {
   *handle = &the_handle;
   return 0;
 }
-const char* cublasGetStatusString(int status) { return status == 7 ? "CUBLAS_STATUS_INVALID_VALUE" : "CUBLAS_STATUS_NOT_SUPPORTED"; }
+const char* cublasGetStatusString(int status) {
+  switch (status) {
+    case 1: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case 7: return "CUBLAS_STATUS_INVALID_VALUE";
+    case 15: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default: return "CUBLAS_STATUS_INTERNAL_ERROR";
+  }
+}
 int cublasGemmStridedBatchedEx(void*, int transa, int transb, int m, int n, int k, const void* alpha, const void* A,
                                int atype, int lda, long long stride_a, const void* B, int btype, int ldb,
                                long long stride_b, const void* beta, void* C, int ctype, int ldc, long long stride_c,
@@ -420,54 +451,30 @@ int cublasGemmStridedBatchedEx(void*, int transa, int transb, int m, int n, int 
       m < 0 || n < 0 || k < 0 || batch < 0 || ldc < std::max(1, m) ||
       lda < std::max(1, transa == kOpN ? m : k) || ldb < std::max(1, transb == kOpN ? k : n))
     return 7;  // CUBLAS_STATUS_INVALID_VALUE
-  if (compute != (atype == kR64F ? kCompute64F : kCompute32F)) return 15;  // CUBLAS_STATUS_NOT_SUPPORTED
+  if ((atype != kR32F && atype != kR64F && atype != kR16F && atype != kR16BF) ||
+      compute != (atype == kR64F ? kCompute64F : kCompute32F))
+    return 15;  // CUBLAS_STATUS_NOT_SUPPORTED
   auto tagged = [](const void* p) { return (uintptr_t(p) & kTag) != 0; };
   if (!tagged(A) || !tagged(B) || !tagged(C)) return 7;
+  // Elements of the one type of A, B and C, read and written through
+  // thn's own float16/bfloat16 conversions.
   auto at = [&](const void* p, long long i) -> double {
     const char* h = static_cast<const char*>(host(CUdeviceptr(uintptr_t(p))));
+    const uint16_t x16 = atype == kR16F || atype == kR16BF ? reinterpret_cast<const uint16_t*>(h)[i] : 0;
     switch (atype) {
       case kR32F: return reinterpret_cast<const float*>(h)[i];
       case kR64F: return reinterpret_cast<const double*>(h)[i];
-      case kR16F: {
-        uint16_t x = reinterpret_cast<const uint16_t*>(h)[i];
-        int e = (x >> 10) & 31, f = x & 1023;
-        double v = e == 0 ? std::ldexp(f, -24) : e == 31 ? (f ? NAN : INFINITY) : std::ldexp(f + 1024, e - 25);
-        return x >> 15 ? -v : v;
-      }
-      default: {
-        uint32_t bits = uint32_t(reinterpret_cast<const uint16_t*>(h)[i]) << 16;
-        float f;
-        std::memcpy(&f, &bits, 4);
-        return f;
-      }
+      case kR16F: return thn::Half::to_float(x16);
+      default: return thn::bits_float(uint32_t(x16) << 16);
     }
   };
   auto store = [&](long long i, double v) {
     char* h = static_cast<char*>(host(CUdeviceptr(uintptr_t(C))));
-    float f = float(v);
-    uint32_t bits;
-    std::memcpy(&bits, &f, 4);
     switch (ctype) {
-      case kR32F: reinterpret_cast<float*>(h)[i] = f; break;
+      case kR32F: reinterpret_cast<float*>(h)[i] = float(v); break;
       case kR64F: reinterpret_cast<double*>(h)[i] = v; break;
-      case kR16BF: reinterpret_cast<uint16_t*>(h)[i] = uint16_t((bits + 0x7fff + ((bits >> 16) & 1)) >> 16); break;
-      case kR16F: {  // round to nearest even through the float's bits (normal values)
-        uint32_t sign = (bits >> 16) & 0x8000;
-        int e = int((bits >> 23) & 255) - 127 + 15;
-        uint32_t mant = bits & 0x7fffff;
-        uint16_t h16;
-        if (e >= 31) h16 = uint16_t(sign | 0x7c00);
-        else if (e <= 0) h16 = uint16_t(sign | uint32_t(std::lrint(std::ldexp(std::fabs(f), 24))));
-        else {
-          uint32_t r = (uint32_t(e) << 10) | (mant >> 13);
-          uint32_t rest = mant & 0x1fff;
-          if (rest > 0x1000 || (rest == 0x1000 && (r & 1))) ++r;
-          h16 = uint16_t(sign | r);
-        }
-        reinterpret_cast<uint16_t*>(h)[i] = h16;
-        break;
-      }
-      default: break;
+      case kR16F: reinterpret_cast<uint16_t*>(h)[i] = thn::Half::from_float(float(v)); break;
+      default: reinterpret_cast<uint16_t*>(h)[i] = thn::BFloat16::from_float(float(v)); break;
     }
   };
   double al = compute == kCompute64F ? *static_cast<const double*>(alpha) : *static_cast<const float*>(alpha);
@@ -489,8 +496,7 @@ int cublasGemmStridedBatchedEx(void*, int transa, int transb, int m, int n, int 
 }
 
 CUresult cuDriverGetVersion(int* v) {
-  const char* e = std::getenv("THN_FAKE_CUDA_DRIVER_VERSION");
-  *v = e && *e ? std::atoi(e) : 12040;
+  *v = driver_version();
   return kSuccess;
 }
 

@@ -242,10 +242,19 @@ def main(argv=None):
                         help="skip list (default: tests/lang/skip.txt)")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=120, help="seconds per test")
+    parser.add_argument("--require-gpu", action="store_true",
+                        help="run only where `thn --version` sees a GPU; else say why and pass")
     parser.add_argument("files", nargs="*", help="tests or folders of tests to run (default: all of tests/lang)")
     args = parser.parse_args(argv)
     if not os.access(args.thn, os.X_OK) or os.path.isdir(args.thn):
         parser.error(f"--thn {args.thn}: not an executable file")
+    if args.require_gpu:
+        version = subprocess.run([args.thn, "--version"], capture_output=True, text=True).stdout
+        gpu = re.search(r"^GPU: (.*)$", version, re.M)
+        if not gpu or gpu[1].startswith("none"):
+            why = gpu[1][len("none"):].strip()[1:-1] if gpu else "thn --version names none"
+            print(f"{args.name}: skipped: no GPU ({why})")
+            return 0
     files = [f for p in map(Path, args.files) for f in (discover(p) if p.is_dir() else [p])] or discover()
     command = [args.thn] + args.thn_arg
     failed = run_corpus(command, files, read_skip_list(args.skip), args.jobs, args.timeout, name=args.name)
