@@ -24,12 +24,14 @@ std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
   return out;
 }
 
-// The trace's fusions compiled for the device of its tensor inputs.
+// The trace's fusions compiled for the device their results live on (a
+// trace may make its CUDA tensors itself: zeros(..., device="cuda")).
 FusionKernels compile(const Trace& t) {
-  for (const Value& in : t.inputs)
-    if (in.is_proxy() && in.is(Type::Tensor) && tensor_proxy(in).device().type == DeviceType::CUDA) return compile_cuda(t);
-  for (const auto& [proxy, tensor] : t.captured)
-    if (tensor_proxy(proxy).device().type == DeviceType::CUDA) return compile_cuda(t);
+  for (const BoundSymbol& b : t.body) {
+    if (!is_fusion(b)) continue;
+    for (const Value& o : b.out.items())
+      if (tensor_proxy(o).device().type == DeviceType::CUDA) return compile_cuda(t);
+  }
   return compile_cpu(t);
 }
 
