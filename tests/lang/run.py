@@ -243,7 +243,7 @@ def main(argv=None):
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--timeout", type=float, default=120, help="seconds per test")
     parser.add_argument("--require-gpu", action="store_true",
-                        help="run only where `thn --version` sees a GPU; else say why and pass")
+                        help="run only where `thn --version` sees a GPU; else say why and exit 77 (skipped)")
     parser.add_argument("files", nargs="*", help="tests or folders of tests to run (default: all of tests/lang)")
     args = parser.parse_args(argv)
     if not os.access(args.thn, os.X_OK) or os.path.isdir(args.thn):
@@ -254,7 +254,7 @@ def main(argv=None):
         if not gpu or gpu[1].startswith("none"):
             why = gpu[1][len("none"):].strip()[1:-1] if gpu else "thn --version names none"
             print(f"{args.name}: skipped: no GPU ({why})")
-            return 0
+            return 77  # ctest's SKIP_RETURN_CODE: listed as not run
     files = [f for p in map(Path, args.files) for f in (discover(p) if p.is_dir() else [p])] or discover()
     command = [args.thn] + args.thn_arg
     failed = run_corpus(command, files, read_skip_list(args.skip), args.jobs, args.timeout, name=args.name)
