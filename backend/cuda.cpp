@@ -108,10 +108,6 @@ CudaImage nvrtc_compile(const std::string&, const std::string&) {
 
 // ---- loading and launching ---------------------------------------------------
 
-namespace {
-
-// The module of an image, loaded once per process and kept (kernels of
-// cache entries may run until exit).
 cuda::CUmodule load_module(const CudaImage& image) {
   static std::mutex mu;
   static auto& loaded = *new std::unordered_map<std::string, cuda::CUmodule>;
@@ -120,6 +116,8 @@ cuda::CUmodule load_module(const CudaImage& image) {
   if (!m) cuda::check(cuda::driver().cuModuleLoadData(&m, image.data.data()), "cuModuleLoadData");
   return m;
 }
+
+namespace {
 
 // The argument struct of every CUDA kernel (codegen.cpp):
 //   struct NAME_args { int64_t n, rn; int32_t nd, rnd, flat, wide, mode;

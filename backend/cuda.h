@@ -6,6 +6,7 @@
 
 #include "backend/kernel_cache.h"
 #include "ir/executor.h"
+#include "runtime/cuda.h"
 
 namespace thn {
 
@@ -22,6 +23,10 @@ struct CudaImage {
 // Compiles `source` for `arch` ("sm_90"; empty: the newest NVRTC supports);
 // an Error with NVRTC's log and the path of the source when it fails.
 CudaImage nvrtc_compile(const std::string& source, const std::string& arch);
+
+// The module of an image, loaded once per process and kept (kernels of
+// cache entries may run until exit).
+cuda::CUmodule load_module(const CudaImage& image);
 
 // One kernel per prims.fusion of t (for TraceExecutor), compiled for device
 // 0's arch and loaded: a grid-stride loop of 256-thread blocks for

@@ -31,8 +31,10 @@ int print_ops_doc(std::ostream& out) {
          "NVRTC and launched through the driver API; reductions fuse with their\n"
          "pointwise producers and consumers; `fused (values)`: max/min without\n"
          "indices), `view` ops are index arithmetic, `library` ops run the runtime's\n"
-         "kernel between fusions (on CUDA tensors: matmul and the products call cuBLAS, the\n"
-         "rest run on host copies of their memory). An eager op on CUDA tensors is a one-op\n"
+         "kernel between fusions (on CUDA tensors: matmul and the products call cuBLAS;\n"
+         "`library kernel`: the runtime's loop is a CUDA kernel of the backend's library;\n"
+         "`copy kernels`: built from copies, each a copy kernel; `host copy`: runs on\n"
+         "host copies of the memory). An eager op on CUDA tensors is a one-op\n"
          "fusion: `fused` ops run as their own CUDA kernel.\n\n";
   std::string_view family;
   for (const OpDef& op : all_ops()) {
@@ -46,9 +48,12 @@ int print_ops_doc(std::ostream& out) {
     std::string_view cg = codegen_status(op);
     // On CUDA a write-back no kernel computes is a copy kernel (fusion.cpp).
     const bool writes_back = op.id == OpId::copy_ || op.id == OpId::fill_ || op.id == OpId::zero_;
+    const CudaLibrary lib = cuda_library(op.id);
     std::string_view cuda = cg != "library"                 ? cg
                             : op.family == OpFamily::LinAlg ? "cuBLAS"
                             : writes_back                   ? "copy kernel"
+                            : lib == CudaLibrary::Kernel    ? "library kernel"
+                            : lib == CudaLibrary::Copies    ? "copy kernels"
                                                             : "host copy";
     out << "| `" << op.name << "` | " << forms(op) << " | `" << op.signature << "` | yes | yes | " << cg << " | "
         << cuda << " |\n";

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "backend/cuda.h"
+#include "backend/cuda_library.h"
 #include "jit/trace_cache.h"
 
 namespace thn {
@@ -107,6 +109,9 @@ std::optional<IValue> run_cuda_op(const OpDef& op, const Args& a) {
 
 }  // namespace
 
-void install_eager_cuda() { set_cuda_op_handler(run_cuda_op); }
+void install_eager_cuda() {
+  set_cuda_op_handler(run_cuda_op);
+  if (have_nvrtc()) install_cuda_library();
+}
 
 }  // namespace thn

@@ -417,11 +417,15 @@ class Fuser {
 namespace {
 
 // A write-back into a CUDA tensor of a value no kernel computes (an input,
-// a view of one, a wrapped number, a library op's result) would run as the
-// runtime's copy, which on CUDA goes through host memory: it becomes
+// a view of one, a wrapped number) would run as the runtime's copy, a
+// one-op copy kernel per write-back: it becomes
 // copy_to_out_(convert_element_type(src), dst), a conversion to the same
-// dtype, which fuses into a copy kernel the buffer plan writes into dst.
-// On the host the runtime's copy is the same loop, so CPU traces keep it.
+// dtype, which fuses into a copy kernel the buffer plan writes into dst
+// (horizontally with the trace's other write-backs). A library op's result
+// stays: the buffer plan has the op write it into dst itself where no later
+// step reads dst's old value (index_copy_ into a kv cache), which a copy
+// kernel would prevent. On the host the runtime's copy is the same loop,
+// so CPU traces keep it.
 Trace device_copies(const Trace& t) {
   if (!t.functional) return t;
   std::unordered_map<const Symbolic*, const BoundSymbol*> producer;
@@ -441,7 +445,7 @@ Trace device_copies(const Trace& t) {
     auto it = producer.find(&src.symbolic());
     const BoundSymbol* p = it == producer.end() ? nullptr : it->second;
     if (d.device().type != DeviceType::CUDA || s.dtype() != d.dtype() || !same_sizes(s, d) ||
-        (p && (fusible_compute(t, *p) || fusible_reduction(*p))) || !same_device(t, src, dst))
+        (p && (fusible_compute(t, *p) || fusible_reduction(*p) || is_library(p->sym))) || !same_device(t, src, dst))
       continue;
     BoundSymbol convert;
     convert.sym = Symbol::of(PrimId::convert_element_type);

@@ -1,8 +1,11 @@
 // Copies and gathers: every result is a new tensor (the in-place forms write
 // into self), laid out as PyTorch 1.13 lays it out. Most ops are a strided
-// view of the input copied with copy_into; the index ops share one loop.
+// view of the input copied with copy_into; the index ops share one loop,
+// which on CUDA tensors is a kernel of the backend's library
+// (runtime/cuda.h), as are the copies (one-op fusions).
 #include <algorithm>
 
+#include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
 #include "runtime/loops.h"
@@ -15,7 +18,7 @@ namespace {
 // A contiguous copy of t (PyTorch's clone(Contiguous)), for the out-of-place
 // forms whose result is self modified.
 Tensor contiguous_copy(const Tensor& t) {
-  Tensor out = empty(t.sizes(), t.dtype());
+  Tensor out = empty(t.sizes(), t.dtype(), t.device());
   copy_into(out, t);
   return out;
 }
@@ -35,8 +38,12 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
     THN_CHECK(ts[i].dim() > 0, "zero-dimensional tensor (at position {}) cannot be concatenated", i);
   auto first = std::find_if(ts.begin(), ts.end(), [](const Tensor& t) { return !cat_skips(t); });
   DType dtype = ts[0].dtype();
-  for (const Tensor& t : ts) dtype = promote_types(dtype, t.dtype());
-  if (first == ts.end()) return empty({0}, dtype);
+  Device device = kCPU;  // a CUDA one's, beside numbers on the CPU (is_one_value)
+  for (const Tensor& t : ts) {
+    dtype = promote_types(dtype, t.dtype());
+    if (t.device().type == DeviceType::CUDA) device = t.device();
+  }
+  if (first == ts.end()) return empty({0}, dtype, device);
   dim = wrap_dim(dim, first->dim());
   Dims shape = first->sizes();
   shape[dim] = 0;
@@ -52,7 +59,7 @@ Tensor cat(const std::vector<Tensor>& ts, int64_t dim) {
                 dim, shape[d], t.sizes()[d], i);
     shape[dim] += t.sizes()[dim];
   }
-  Tensor out = empty(shape, dtype);
+  Tensor out = empty(shape, dtype, device);
   int64_t at = 0;
   for (const Tensor& t : ts) {
     if (cat_skips(t)) continue;
@@ -79,10 +86,12 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
 
 // One walk over `shape` shared by index_select, gather, index_copy and
 // index_add. `plain` is walked with its strides; `indexed` has stride 0
-// along the indexed dim and is displaced by index[i] * indexed_dim_stride
-// instead; `index` (int64, in range) is walked with its strides.
+// along the indexed dim `dim` and is displaced by index[i] *
+// indexed_dim_stride instead; `index` (int64, in range) is walked with its
+// strides.
 struct IndexedWalk {
   Dims shape;
+  int64_t dim;
   Tensor plain;
   Dims plain_strides;
   Tensor indexed;
@@ -110,6 +119,65 @@ void walk(const IndexedWalk& w, F&& f) {
   });
 }
 
+using WalkKind = cuda::LineWalk::Kind;
+
+// t on `device`: a CPU operand beside CUDA ones is a number (is_one_value).
+Tensor on_device(const Tensor& t, Device device) { return t.device() == device ? t : cuda::to_device(t, device); }
+
+// The walk as a CUDA library kernel: the positions off the indexed dim in
+// parallel; a scatter takes the indexed dim in order in each thread, so
+// that duplicate indices apply in index order, as on the CPU.
+void device_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha) {
+  const cuda::LibraryKernels* lib = cuda::library_kernels();
+  if (!lib) throw std::logic_error("index op on CUDA tensors without the backend's library kernels");
+  const Device device = w.indexed.device();
+  const Tensor plain = on_device(w.plain, device), index = on_device(w.index, device);
+  cuda::LineWalk lw;
+  lw.kind = kind;
+  lw.dtype = dtype;
+  lw.alpha = alpha;
+  lw.dim_stride = w.indexed_dim_stride;
+  lw.plain = plain.device_address();
+  lw.indexed = w.indexed.device_address();
+  lw.index = index.device_address();
+  const bool serial = kind != WalkKind::Gather;
+  std::array<Dims, 3> strides = {w.plain_strides, w.indexed_strides, w.index_strides};
+  Dims shape = w.shape;
+  if (serial) {
+    lw.serial = shape[size_t(w.dim)];
+    lw.serial_strides = {strides[0][size_t(w.dim)], 0, strides[2][size_t(w.dim)]};
+    shape.erase(shape.begin() + w.dim);
+    for (Dims& s : strides) s.erase(s.begin() + w.dim);
+  }
+  LoopShape<3> ls = plan_loop<3>(shape, strides);
+  lw.shape = std::move(ls.sizes);
+  lw.strides = std::move(ls.strides);
+  lib->walk(lw);
+}
+
+template <class S>
+void host_walk(const IndexedWalk& w, WalkKind kind, const Scalar& alpha) {
+  switch (kind) {
+    case WalkKind::Gather: return walk<S>(w, [](S* o, const S* in) { *o = *in; });
+    case WalkKind::Scatter: return walk<S>(w, [](const S* src, S* dst) { *dst = *src; });
+    case WalkKind::ScatterAdd: {
+      using C = compute_t<S>;
+      const C a = alpha.to<C>();
+      return walk<S>(w, [a](const S* src, S* dst) { *dst = S(C(C(*dst) + a * C(*src))); });
+    }
+    case WalkKind::Cumsum: break;
+  }
+  throw std::logic_error("host_walk: not an index walk");
+}
+
+// Gather: plain = indexed[index]; Scatter: indexed[index] = plain;
+// ScatterAdd: indexed[index] += alpha * plain.
+void run_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha = Scalar(int64_t(1))) {
+  if (numel_of(w.shape) == 0) return;
+  if (w.indexed.device().type == DeviceType::CUDA) return device_walk(w, kind, dtype, alpha);
+  dispatch_dtype(dtype, [&]<class S>() { host_walk<S>(w, kind, alpha); });
+}
+
 // t's strides over a walk of `ndim` dims, with the indexed dim's stride set
 // to `dim_stride` (a 0-dim t is walked as a broadcast scalar).
 Dims walk_strides(const Tensor& t, size_t ndim, int64_t dim, int64_t dim_stride) {
@@ -123,6 +191,11 @@ Dims walk_strides(const Tensor& t, size_t ndim, int64_t dim, int64_t dim_stride)
 template <class OnBad>
 Tensor checked_index(const Tensor& index, int64_t size, OnBad&& on_bad) {
   Tensor idx = contiguous(to_dtype(index, DType::Int64));
+  if (idx.device().type == DeviceType::CUDA) {
+    if (std::optional<int64_t> bad = cuda::library_kernels()->first_out_of_range(idx.device_address(), idx.numel(), size))
+      on_bad(*bad);
+    return idx;
+  }
   const int64_t* p = idx.data<int64_t>();
   for (int64_t i = 0; i < idx.numel(); i++)
     if (p[i] < 0 || p[i] >= size) on_bad(p[i]);
@@ -144,7 +217,7 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
   const int64_t n = index.numel();
   Dims shape = self.sizes();
   if (self.dim() > 0) shape[dim] = n;
-  Tensor out = empty(shape, self.dtype());
+  Tensor out = empty(shape, self.dtype(), self.device());
   if (n == 0) return out;
   // A tensor of at most one dim is indexed by its element count. PyTorch's
   // kernel for dim 1 (and for an empty input) words the range error its own way.
@@ -156,15 +229,15 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index) {
     THN_CHECK(!dim1_kernel, "INDICES element is out of DATA bounds, id={} axis_dim={}", v, size);
     fail(ErrorKind::IndexError, "index out of range in self");
   });
-  IndexedWalk w{shape, out, out.strides(), self, walk_strides(self, shape.size(), dim, 0), stride_or_1(self, dim),
+  IndexedWalk w{shape, dim, out, out.strides(), self, walk_strides(self, shape.size(), dim, 0), stride_or_1(self, dim),
                 idx, index_vector_strides(idx, shape.size(), dim)};
-  dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](S* o, const S* in) { *o = *in; }); });
+  run_walk(w, WalkKind::Gather, self.dtype());
   return out;
 }
 
 Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
   dim = wrap_dim(dim, self.dim());
-  Tensor out = empty(index.sizes(), self.dtype());
+  Tensor out = empty(index.sizes(), self.dtype(), self.device());
   THN_CHECK(index.dtype() == DType::Int64, "gather(): Expected dtype int64 for index");
   if (index.numel() == 0) return out;
   const int64_t ndim = std::max<int64_t>(self.dim(), 1);
@@ -180,9 +253,9 @@ Tensor gather(const Tensor& self, int64_t dim, const Tensor& index) {
     fail("index {} is out of bounds for dimension {} with size {}", v, dim, size);
   });
   const size_t nd = size_t(index.dim());
-  IndexedWalk w{index.sizes(), out, out.strides(), self, walk_strides(self, nd, dim, 0), stride_or_1(self, dim),
+  IndexedWalk w{index.sizes(), dim, out, out.strides(), self, walk_strides(self, nd, dim, 0), stride_or_1(self, dim),
                 idx, idx.strides()};
-  dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](S* o, const S* in) { *o = *in; }); });
+  run_walk(w, WalkKind::Gather, self.dtype());
   return out;
 }
 
@@ -192,7 +265,7 @@ IndexedWalk scatter_walk(const Tensor& target, int64_t dim, const Tensor& idx, c
                          Dims source_strides) {
   Dims shape = target.dim() == 0 ? Dims{idx.numel()} : target.sizes();
   if (target.dim() > 0) shape[dim] = idx.numel();
-  return IndexedWalk{shape, source, std::move(source_strides), target,
+  return IndexedWalk{shape, dim, source, std::move(source_strides), target,
                      walk_strides(target, shape.size(), dim, 0), stride_or_1(target, dim),
                      idx, index_vector_strides(idx, shape.size(), dim)};
 }
@@ -231,7 +304,7 @@ void index_copy_into(const Tensor& target, const Tensor& self, int64_t dim, cons
   });
   const size_t nd = size_t(std::max<int64_t>(target.dim(), 1));
   IndexedWalk w = scatter_walk(target, dim, idx, source, walk_strides(source, nd, dim, stride_or_1(source, dim)));
-  dispatch_dtype(self.dtype(), [&]<class S>() { walk<S>(w, [](const S* src, S* dst) { *dst = *src; }); });
+  run_walk(w, WalkKind::Scatter, self.dtype());
 }
 
 // index_add's source strides over the walk. PyTorch 1.13 adds each source
@@ -278,11 +351,7 @@ void index_add_into(const Tensor& target, const Tensor& self, int64_t dim, const
   int64_t size = self.dim() > 1 ? self.sizes()[dim] : self.numel();
   Tensor idx = checked_index(index, size, [](int64_t) { fail(ErrorKind::IndexError, "index out of range in self"); });
   IndexedWalk w = scatter_walk(target, dim, idx, source, std::move(source_strides));
-  dispatch_dtype(self.dtype(), [&]<class S>() {
-    using C = compute_t<S>;
-    const C a = alpha.to<C>();
-    walk<S>(w, [a](const S* src, S* dst) { *dst = S(C(C(*dst) + a * C(*src))); });
-  });
+  run_walk(w, WalkKind::ScatterAdd, self.dtype(), alpha);
 }
 
 // ---- masked_select, nonzero ----
@@ -398,7 +467,7 @@ Tensor repeat(const Tensor& self, const Dims& repeats) {
   in_strides.insert(in_strides.end(), self.strides().begin(), self.strides().end());
   Dims shape;
   for (int64_t d = 0; d < nr; d++) shape.push_back(repeats[d] * in_sizes[d]);
-  Tensor out = empty(shape, self.dtype());
+  Tensor out = empty(shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;  // the view below would have stride 0 along a repeat
   // out viewed as [r0, s0, r1, s1, ...]; self is read with stride 0 along each r.
   Dims sizes, out_strides, self_strides;

@@ -351,4 +351,11 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f) {
   return m.device(r);
 }
 
+
+namespace {
+const LibraryKernels* installed_library = nullptr;
+}
+void set_library_kernels(const LibraryKernels* k) { installed_library = k; }
+const LibraryKernels* library_kernels() { return installed_library; }
+
 }  // namespace thn::cuda

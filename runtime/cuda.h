@@ -7,11 +7,13 @@
 // without a driver and says why CUDA is unavailable when a CUDA tensor is
 // asked for. The few driver types used are declared here (the toolkit's
 // headers are not needed to build the runtime).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -162,5 +164,42 @@ void gemm(const Gemm& g);
 // Runs `f` on host mirrors of the CUDA tensors of `a` (its arguments and
 // `out`), writes back what it changed and brings its results to the device.
 IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
+
+
+// ---- library kernels ---------------------------------------------------------
+
+// The loop of the runtime's index ops and cumsum (runtime/copy.cpp,
+// runtime/reduce.cpp) on device memory: per position of `shape` (in
+// parallel), `serial` steps in order along one more dim. At step j,
+//   P = plain + plain's offset + j * serial_strides[0]
+//   X = indexed + indexed's offset + (index ? index[index's offset +
+//       j * serial_strides[2]] * dim_stride : j * serial_strides[1])
+// and the kind says what happens:
+//   Gather: *P = *X      Scatter: *X = *P      ScatterAdd: *X += alpha * *P
+//   Cumsum: acc += *P; *X = acc (acc per position, in the CPU's acc type).
+// Strides in elements; index is int64 and in range (checked before).
+struct LineWalk {
+  enum class Kind : uint8_t { Gather, Scatter, ScatterAdd, Cumsum } kind = Kind::Gather;
+  DType dtype = DType::Float32;
+  Dims shape;
+  std::array<Dims, 3> strides;  // plain, indexed, index over shape
+  int64_t serial = 1;
+  std::array<int64_t, 3> serial_strides{};
+  int64_t dim_stride = 0;
+  CUdeviceptr plain = 0, indexed = 0, index = 0;  // index 0: none
+  Scalar alpha;
+};
+
+// The kernels of the library ops that are not fusions, compiled by the
+// CUDA backend (backend/cuda_library.h), which installs them.
+struct LibraryKernels {
+  void (*walk)(const LineWalk&) = nullptr;
+  // The first value of `n` contiguous int64 indices at `index` outside
+  // [0, size), in order; nullopt when all are in range.
+  std::optional<int64_t> (*first_out_of_range)(CUdeviceptr index, int64_t n, int64_t size) = nullptr;
+};
+void set_library_kernels(const LibraryKernels* k);
+// The installed kernels, or null (then ops needing them run on host copies).
+const LibraryKernels* library_kernels();
 
 }  // namespace thn::cuda

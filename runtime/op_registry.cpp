@@ -378,8 +378,10 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
       (op.id == OpId::contiguous && a.tensor(0).is_contiguous()))
     return op.impl(a);
   check_same_device(op, a);
-  // matmul and the other products call cuBLAS themselves.
-  if (op.family == OpFamily::LinAlg) return op.impl(a);
+  // matmul and the other products call cuBLAS themselves; the library ops
+  // run their own kernels where the backend installed them.
+  if (op.family == OpFamily::LinAlg || (cuda_library(op.id) != CudaLibrary::None && cuda::library_kernels()))
+    return op.impl(a);
   if (cuda_handler)
     if (std::optional<IValue> r = cuda_handler(op, a)) return *std::move(r);
   return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
@@ -388,6 +390,15 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
 }  // namespace
 
 void set_cuda_op_handler(CudaOpHandler h) { cuda_handler = h; }
+
+CudaLibrary cuda_library(OpId id) {
+  switch (id) {
+    case OpId::index_select: case OpId::gather: case OpId::index_copy: case OpId::index_add: case OpId::cumsum:
+      return CudaLibrary::Kernel;
+    case OpId::cat: case OpId::stack: case OpId::flip: case OpId::roll: case OpId::repeat: return CudaLibrary::Copies;
+    default: return CudaLibrary::None;
+  }
+}
 
 IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional, const Kwargs& kwargs,
                bool inplace) {

@@ -115,6 +115,12 @@ using Kwargs = std::vector<std::pair<std::string, IValue>>;
 // nullopt: the op has no kernel there, and runs on host copies.
 using CudaOpHandler = std::optional<IValue> (*)(const OpDef&, const Args&);
 void set_cuda_op_handler(CudaOpHandler h);
+// How an op without a fusion kernel runs on CUDA tensors once the backend
+// is installed: its runtime kernel's loop is a kernel of the backend's
+// library (the index ops, cumsum), or it is built from copies that are
+// copy kernels (cat, stack, flip, roll, repeat); else on host copies.
+enum class CudaLibrary : uint8_t { None, Kernel, Copies };
+CudaLibrary cuda_library(OpId id);
 // Where a bound parameter's value came from (the tracer records arguments by
 // parameter): a default, the receiver, positional arguments [index, index +
 // count) (count > 1 only for `int...` varargs), or keyword argument `index`.

@@ -11,6 +11,7 @@
 #include <span>
 #include <type_traits>
 
+#include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
 #include "runtime/loops.h"
@@ -437,6 +438,21 @@ void cumsum_kernel(const Tensor& out_t, const Tensor& in_t, int64_t d) {
   const int64_t n = in.size(d), so = out.stride(d), si = in.stride(d);
   Dims lanes = in.sizes();
   lanes[size_t(d)] = 1;
+  if (out.device().type == DeviceType::CUDA) {  // the backend's library kernel
+    if (out.numel() == 0) return;
+    LoopShape<3> ls = plan_loop<3>(lanes, {in.strides(), out.strides(), Dims(lanes.size(), 0)});
+    cuda::LineWalk w;
+    w.kind = cuda::LineWalk::Kind::Cumsum;
+    w.dtype = in.dtype();
+    w.shape = std::move(ls.sizes);
+    w.strides = std::move(ls.strides);
+    w.serial = n;
+    w.serial_strides = {si, so, 0};
+    w.plain = in.device_address();
+    w.indexed = out.device_address();
+    cuda::library_kernels()->walk(w);
+    return;
+  }
   LoopShape<2> ls = plan_loop<2>(lanes, {out.strides(), in.strides()});
   dispatch_dtype(in.dtype(), [&]<class S>() {
     using A = cumsum_acc<S>;
@@ -571,7 +587,7 @@ Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
   DType out_dtype = sum_like_input(x, dtype).second;
   check_cumsum_dtype(out_dtype);
-  Tensor out = empty(x.sizes(), out_dtype);
+  Tensor out = empty(x.sizes(), out_dtype, x.device());
   cumsum_kernel(out, to_dtype(x, out_dtype), d);
   return out;
 }

@@ -15,7 +15,8 @@
 // host C++ (c++, -D__CUDACC_RTC__, the CUDA built-ins below), and
 // cuLaunchKernel runs each block with one host thread per CUDA thread:
 // __syncthreads is a barrier, __shfl_down_sync an exchange between the 32
-// threads of a warp, __shared__ arrays are shared by the block's threads.
+// threads of a warp, __shared__ arrays are shared by the block's threads,
+// atomicMin is the host's atomic compare-and-swap.
 // Images the library did not see compiled (a warm kernel cache) cannot
 // load, so the sources are kept beside the kernel cache
 // ($XDG_CACHE_HOME/thn/fake-cuda), as are the emulating host modules.
@@ -216,6 +217,11 @@ extern "C" void thn_emu_at(unsigned t, unsigned b, unsigned bd, unsigned gd) {
 }
 static inline void __syncthreads() { thn_emu.sync(); }
 template <class T> static inline T __shfl_down_sync(unsigned, T v, int off) { thn_emu.shfl_down(&v, sizeof v, off); return v; }
+static inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
+  unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+  return old;
+}
 )emu";
 
 // One block's threads: a barrier for the block and one per warp, and the

@@ -1,0 +1,237 @@
+#include "backend/cuda_library.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "backend/cuda.h"
+#include "backend/kernel_ir.h"
+#include "backend/prelude.h"
+#include "runtime/cuda.h"
+#include "runtime/error.h"
+
+namespace thn {
+
+namespace {
+
+// The most dims a walk indexes after merging (as fusion kernels).
+constexpr int kWalkDims = kMaxKernelDims;
+
+// The argument struct of the walk kernels, as the source declares it: every
+// member 8 bytes, so host and device agree on the layout.
+struct WalkArgs {
+  uint64_t p[3];  // plain, indexed, index
+  int64_t n, serial, dim_stride, has_index, nd;
+  int64_t alpha;  // ScatterAdd: alpha's bits in the compute type
+  int64_t sst[3];
+  int64_t sz[kWalkDims];
+  int64_t st[3 * kWalkDims];
+};
+
+struct CheckArgs {
+  uint64_t p[2];  // the indices, the first bad position (an unsigned 64-bit minimum)
+  int64_t n, size;
+};
+
+// Per dtype: storage, compute and cumsum accumulator types (runtime/dtype.h,
+// runtime/reduce.cpp's cumsum_acc), and the name suffix.
+struct TypeRow {
+  DType dtype;
+  const char *s, *c, *acc, *suffix;
+};
+constexpr TypeRow kTypes[] = {
+    {DType::Bool, "bool", "bool", "int64_t", "b8"},
+    {DType::Int32, "int32_t", "int32_t", "int64_t", "i32"},
+    {DType::Int64, "int64_t", "int64_t", "int64_t", "i64"},
+    {DType::Float16, "thn::Half", "float", "float", "f16"},
+    {DType::BFloat16, "thn::BFloat16", "float", "float", "bf16"},
+    {DType::Float32, "float", "float", "double", "f32"},
+    {DType::Float64, "double", "double", "double", "f64"},
+};
+const TypeRow& row(DType d) {
+  for (const TypeRow& r : kTypes)
+    if (r.dtype == d) return r;
+  throw std::logic_error("cuda library: no row for a dtype");
+}
+
+// Copies move bytes: one kernel per element size.
+const char* bits_type(int64_t size) {
+  switch (size) {
+    case 1: return "uint8_t";
+    case 2: return "uint16_t";
+    case 4: return "uint32_t";
+    default: return "uint64_t";
+  }
+}
+
+std::string kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
+  using K = cuda::LineWalk::Kind;
+  switch (kind) {
+    case K::Gather: return fmt::format("thn_gather_{}", itemsize(dtype));
+    case K::Scatter: return fmt::format("thn_scatter_{}", itemsize(dtype));
+    case K::ScatterAdd: return fmt::format("thn_scatter_add_{}", row(dtype).suffix);
+    case K::Cumsum: return fmt::format("thn_cumsum_{}", row(dtype).suffix);
+  }
+  throw std::logic_error("cuda library: unknown walk kind");
+}
+
+const char* const kWalk = R"thn_src(
+struct thn_walk_args {
+  void* p[3];
+  int64_t n, serial, dim_stride, has_index, nd, alpha;
+  int64_t sst[3];
+  int64_t sz[THN_WALK_DIMS];
+  int64_t st[3 * THN_WALK_DIMS];
+};
+// K: 0 gather (*P = *X), 1 scatter (*X = *P), 2 scatter-add (*X += alpha * *P),
+// 3 cumsum (acc += *P; *X = acc); see runtime/cuda.h's LineWalk.
+template <class S, class C, class A, int K>
+__device__ void thn_walk(const thn_walk_args& a) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += step) {
+    int64_t r = i, op = 0, ox = 0, oi = 0;
+    for (int d = int(a.nd) - 1; d >= 0; --d) {
+      const int64_t c = r % a.sz[d];
+      r /= a.sz[d];
+      op += c * a.st[d];
+      ox += c * a.st[THN_WALK_DIMS + d];
+      oi += c * a.st[2 * THN_WALK_DIMS + d];
+    }
+    S* p = (S*)a.p[0] + op;
+    S* x = (S*)a.p[1] + ox;
+    const int64_t* ix = (const int64_t*)a.p[2] + oi;
+    A acc = A(0);
+    for (int64_t j = 0; j < a.serial; ++j) {
+      S* pj = p + j * a.sst[0];
+      S* xj = a.has_index ? x + ix[j * a.sst[2]] * a.dim_stride : x + j * a.sst[1];
+      if constexpr (K == 0) {
+        *pj = *xj;
+      } else if constexpr (K == 1) {
+        *xj = *pj;
+      } else if constexpr (K == 2) {
+        const C alpha = *(const C*)&a.alpha;
+        *xj = S(C(C(*xj) + alpha * C(*pj)));
+      } else {
+        acc += A(C(*pj));
+        *xj = S(C(acc));
+      }
+    }
+  }
+}
+struct thn_index_check_args {
+  void* p[2];
+  int64_t n, size;
+};
+// The first position (in order) of an index outside [0, size).
+extern "C" __global__ void thn_index_check(const thn_index_check_args a) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  const int64_t* ix = (const int64_t*)a.p[0];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += step)
+    if (ix[i] < 0 || ix[i] >= a.size) atomicMin((unsigned long long*)a.p[1], (unsigned long long)i);
+}
+)thn_src";
+
+std::string render_library() {
+  std::string s = cuda_prelude();
+  s += fmt::format("#define THN_WALK_DIMS {}\n", kWalkDims);
+  s += kWalk;
+  // Each kernel's struct is NAME_args (the stand-in driver reads the
+  // arguments by that name).
+  auto kernel = [&](const std::string& name, const std::string& types, int kind) {
+    s += fmt::format("typedef thn_walk_args {0}_args;\nextern \"C\" __global__ void {0}(const {0}_args a) {{ thn_walk<{1}, {2}>(a); }}\n",
+                     name, types, kind);
+  };
+  for (int64_t size : {1, 2, 4, 8}) {
+    const char* b = bits_type(size);
+    kernel(fmt::format("thn_gather_{}", size), fmt::format("{0}, {0}, {0}", b), 0);
+    kernel(fmt::format("thn_scatter_{}", size), fmt::format("{0}, {0}, {0}", b), 1);
+  }
+  for (const TypeRow& r : kTypes) {
+    kernel(fmt::format("thn_scatter_add_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 2);
+    kernel(fmt::format("thn_cumsum_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.acc), 3);
+  }
+  return s;
+}
+
+// The library's module, compiled and loaded on first use; its functions by name.
+cuda::CUfunction function(const std::string& name) {
+  static std::mutex mu;
+  static cuda::CUmodule module = nullptr;
+  static auto& functions = *new std::unordered_map<std::string, cuda::CUfunction>;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!module) module = load_module(nvrtc_compile(cuda_library_source(), cuda::device_info().arch()));
+  cuda::CUfunction& f = functions[name];
+  if (!f) cuda::check(cuda::driver().cuModuleGetFunction(&f, module, name.c_str()), "cuModuleGetFunction");
+  return f;
+}
+
+template <class Args>
+void launch(const std::string& name, Args& args, int64_t n) {
+  const int64_t block = 256;
+  const int64_t grid = std::clamp<int64_t>((n + block - 1) / block, 1, int64_t(cuda::device_info().multiprocessors) * 8);
+  void* params[] = {&args};
+  cuda::check(cuda::driver().cuLaunchKernel(function(name), unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, nullptr,
+                                            params, nullptr),
+              "cuLaunchKernel");
+}
+
+void walk(const cuda::LineWalk& w) {
+  if (w.shape.size() > size_t(kWalkDims))
+    fail("this index op indexes {} dims after merging; CUDA kernels index at most {}", w.shape.size(), kWalkDims);
+  WalkArgs a{};
+  a.p[0] = w.plain;
+  a.p[1] = w.indexed;
+  a.p[2] = w.index;
+  a.n = numel_of(w.shape);
+  a.serial = w.serial;
+  a.dim_stride = w.dim_stride;
+  a.has_index = w.index != 0;
+  a.nd = int64_t(w.shape.size());
+  std::copy(w.serial_strides.begin(), w.serial_strides.end(), a.sst);
+  std::copy(w.shape.begin(), w.shape.end(), a.sz);
+  for (size_t t = 0; t < 3; ++t) std::copy(w.strides[t].begin(), w.strides[t].end(), a.st + t * kWalkDims);
+  if (w.kind == cuda::LineWalk::Kind::ScatterAdd)
+    dispatch_dtype(w.dtype, [&]<class S>() {
+      const compute_t<S> alpha = w.alpha.to<compute_t<S>>();
+      std::memcpy(&a.alpha, &alpha, sizeof alpha);
+    });
+  if (a.n == 0 || a.serial == 0) return;
+  launch(kernel_name(w.kind, w.dtype), a, a.n);
+}
+
+std::optional<int64_t> first_out_of_range(cuda::CUdeviceptr index, int64_t n, int64_t size) {
+  if (n == 0) return std::nullopt;
+  cuda::CachingAllocator& alloc = cuda::allocator();
+  cuda::CUdeviceptr first = alloc.allocate(8);
+  struct Release {
+    cuda::CachingAllocator& alloc;
+    cuda::CUdeviceptr p;
+    ~Release() { alloc.release(p); }
+  } release{alloc, first};
+  uint64_t none = ~uint64_t(0), pos = none;
+  cuda::copy_to_device(first, &none, 8);
+  CheckArgs a{{index, first}, n, size};
+  launch("thn_index_check", a, n);
+  cuda::copy_to_host(&pos, first, 8);  // waits for the kernel
+  if (pos == none) return std::nullopt;
+  int64_t value = 0;
+  cuda::copy_to_host(&value, index + pos * 8, 8);
+  return value;
+}
+
+}  // namespace
+
+const std::string& cuda_library_source() {
+  static const std::string s = render_library();
+  return s;
+}
+
+void install_cuda_library() {
+  static const cuda::LibraryKernels kernels{walk, first_out_of_range};
+  cuda::set_library_kernels(&kernels);
+}
+
+}  // namespace thn

@@ -1,0 +1,19 @@
+#pragma once
+// The CUDA kernels of the library ops that are not fusions: the loop of the
+// index ops (index_select, gather, index_copy, index_add) and of cumsum, as
+// runtime/cuda.h's LineWalk describes it, and the range check of their
+// indices. Written once as CUDA C++ (one kernel per kind and element type),
+// compiled by NVRTC on first use for the device's arch and cached on disk
+// like generated kernels.
+#include <string>
+
+namespace thn {
+
+// The library's source (what NVRTC compiles).
+const std::string& cuda_library_source();
+
+// Makes the runtime's library ops use these kernels on CUDA tensors
+// (cuda::set_library_kernels).
+void install_cuda_library();
+
+}  // namespace thn
