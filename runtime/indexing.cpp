@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
 #include "runtime/loops.h"
@@ -337,17 +338,39 @@ bool is_masked_fill(const std::vector<Tensor>& indices, const Tensor& value) {
   return value.numel() == 1 && defined == 1 && mask;
 }
 
+// Advanced indexing reads its indices and moves blocks of elements on the
+// host: with a CUDA tensor among the view and the indices, it runs on host
+// mirrors of their storages (runtime/cuda.h).
+bool on_cuda(const Sliced& s) {
+  if (s.view.device().type == DeviceType::CUDA) return true;
+  return std::any_of(s.indices.begin(), s.indices.end(),
+                     [](const Tensor& t) { return t.defined() && t.device().type == DeviceType::CUDA; });
+}
+Sliced mirrored(cuda::HostMirror& m, const Sliced& s) {
+  Sliced h{m.host(s.view), {}};
+  for (const Tensor& t : s.indices) h.indices.push_back(t.defined() ? m.host(t) : t);
+  return h;
+}
+
+Tensor gather_advanced(const Sliced& s) {
+  AdvancedIndex info = make_info(s.view, s.indices);
+  auto [src, src_off] = info.split_src();
+  Tensor out = empty_strided(info.result_shape(), info.output_strides(), s.view.dtype());
+  auto [dst, dst_off] = info.split_result(out);
+  copy_blocks(dst, dst_off, src, src_off);
+  return out;
+}
+
+void put_advanced(const Sliced& s, Tensor v);
+
 }  // namespace
 
 Tensor index(const Tensor& self, const std::vector<TensorIndex>& idx) {
   Sliced s = apply_slicing(self, idx);
   if (s.indices.empty()) return s.view;
-  AdvancedIndex info = make_info(s.view, s.indices);
-  auto [src, src_off] = info.split_src();
-  Tensor out = empty_strided(info.result_shape(), info.output_strides(), self.dtype());
-  auto [dst, dst_off] = info.split_result(out);
-  copy_blocks(dst, dst_off, src, src_off);
-  return out;
+  if (!on_cuda(s)) return gather_advanced(s);
+  cuda::HostMirror m;
+  return cuda::to_device(gather_advanced(mirrored(m, s)), self.device());
 }
 
 void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Tensor& value) {
@@ -359,7 +382,16 @@ void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Te
   }
   Sliced s = apply_slicing(self, idx);
   if (s.indices.empty()) return copy_to(s.view, v);
+  if (!on_cuda(s) && v.device().type != DeviceType::CUDA) return put_advanced(s, v);
+  cuda::HostMirror m;
+  put_advanced(mirrored(m, s), m.host(v));
+  m.write_back();
+}
 
+namespace {
+
+void put_advanced(const Sliced& s, Tensor v) {
+  const Tensor& self = s.view;
   v = view(v, strip_leading_ones(v.sizes()));
   if (is_masked_fill(s.indices, v)) v = to_dtype(view(v, {}), self.dtype());
   check_inplace_write(s.view, {v});
@@ -375,5 +407,7 @@ void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Te
   auto [src, src_off] = info.split_result(broadcast_to(v, shape));
   copy_blocks(dst, dst_off, src, src_off);
 }
+
+}  // namespace
 
 }  // namespace thn
