@@ -125,7 +125,8 @@ class Decomposer {
     return prim(OpId::expand, {t, Value::tuple(to)}, m);
   }
 
-  // Integer arithmetic on sizes: folded when static, else a number prim.
+  // Arithmetic on sizes (and numbers): integers folded when static, else a
+  // number prim.
   Value num(NumberOp op, const Value& a, const Value& b) {
     auto is = [](const Value& v, int64_t k) { return !v.is_proxy() && iv(v) == k; };
     if ((op == NumberOp::add && is(a, 0)) || (op == NumberOp::mul && is(a, 1))) return b;
@@ -392,6 +393,7 @@ class Decomposer {
       case OpId::amax: case OpId::amin:
         return prim(id, {x, dims_value(dims_of(arg("dim"), x)), arg("keepdim")}, out);
       case OpId::logsumexp: return logsumexp();
+      case OpId::var: case OpId::std: return variance(id == OpId::std);
       case OpId::cumsum: {
         DType dt = out.dtype;
         return prim(id, {convert(x, dt), Value(wrap(iv(arg("dim")), rank(x))), Value()}, out);
@@ -414,6 +416,48 @@ class Decomposer {
     Value values = prim(extreme, {x, dims_value({iv(d)}), arg("keepdim")}, meta(outs[0]));
     Value indices = prim(id == OpId::max ? OpId::argmax : OpId::argmin, {x, d, arg("keepdim")}, meta(outs[1]));
     return Value::tuple({values, indices});
+  }
+
+  // As the runtime's var/std: two passes in float64 (the mean, then the
+  // squared deviations from it) divided by max(0, N - correction), so that
+  // they fuse into one two-sweep reduction. Symbolic reduced sizes, a
+  // symbolic `unbiased` and empty inputs stay the runtime's op.
+  std::optional<Value> variance(bool take_sqrt) {
+    const Value& x0 = self();
+    Meta out = out_meta();
+    if (tensor_proxy(x0).shadow.numel() == 0) return std::nullopt;
+    std::vector<int64_t> dims = dims_of(arg("dim"), x0);
+    Sizes in = tensor_proxy(x0).sizes, kept = in;
+    int64_t n = 1;
+    for (int64_t d : dims) {
+      if (in[size_t(d)].is_proxy()) return std::nullopt;
+      n *= iv(in[size_t(d)]);
+      kept[size_t(d)] = Value(int64_t(1));
+    }
+    const Value &correction = arg("correction"), &unbiased = arg("unbiased");
+    if (unbiased.is_proxy()) return std::nullopt;
+    // max(0, N - correction): a number of the trace when correction is one.
+    Value divisor;
+    if (correction.is_proxy()) {
+      divisor = num(NumberOp::max, Value(0.0), num(NumberOp::sub, Value(double(n)), correction));
+    } else {
+      double c = unbiased.is_none() || unbiased.raw_int() ? 1 : 0;
+      if (!correction.is_none()) c = correction.is(Type::Float) ? correction.raw_float() : double(correction.raw_int());
+      divisor = Value(std::max(0.0, double(n) - c));
+    }
+    const DType f64 = DType::Float64;
+    Value x = convert(x0, f64);
+    // Both sums keep dims as asked (one kernel: its reductions agree).
+    const bool keepdim = arg("keepdim").raw_int();
+    Value total = prim(OpId::sum, {x, dims_value(dims), Value(keepdim)}, Meta{f64, device(), out.sizes});
+    Value mean = elementwise(OpId::div, {total}, {Value(n), Value()}, f64, out.sizes);
+    if (!keepdim) mean = prim(OpId::reshape, {mean, Value::tuple(kept)}, Meta{f64, device(), kept});
+    Value dev = elementwise(OpId::sub, {x, mean}, {Value(int64_t(1))}, f64, in);
+    Value sq = elementwise(OpId::mul, {dev, dev}, {}, f64, in);
+    Value m2 = prim(OpId::sum, {sq, dims_value(dims), Value(keepdim)}, Meta{f64, device(), out.sizes});
+    Value v = elementwise(OpId::div, {m2}, {divisor, Value()}, f64, out.sizes);
+    if (take_sqrt) v = elementwise(OpId::sqrt, {v}, {}, f64, out.sizes);
+    return convert(v, out.dtype);
   }
 
   // As PyTorch: maxes with infinities zeroed, then log(sum(exp(x - maxes))) + maxes.

@@ -487,6 +487,8 @@ std::string_view codegen_status(const OpDef& op) {
         case OpId::sum: case OpId::mean: case OpId::prod: case OpId::amax: case OpId::amin: case OpId::logsumexp:
           return "fused";
         case OpId::max: case OpId::min: return "fused (values)";
+        // Two sweeps in float64 (decompose.cpp), when the divisor is static.
+        case OpId::var: case OpId::std: return "fused (static dims)";
         default: return "library";
       }
     case OpFamily::Conversion: return "fused";
