@@ -420,8 +420,8 @@ class Decomposer {
 
   // As the runtime's var/std: two passes in float64 (the mean, then the
   // squared deviations from it) divided by max(0, N - correction), so that
-  // they fuse into one two-sweep reduction. Symbolic reduced sizes, a
-  // symbolic `unbiased` and empty inputs stay the runtime's op.
+  // they fuse into one two-sweep reduction. Symbolic reduced sizes and
+  // empty inputs stay the runtime's op.
   std::optional<Value> variance(bool take_sqrt) {
     const Value& x0 = self();
     Meta out = out_meta();
@@ -434,17 +434,14 @@ class Decomposer {
       n *= iv(in[size_t(d)]);
       kept[size_t(d)] = Value(int64_t(1));
     }
+    // max(0, N - correction), correction being `correction`, else
+    // `unbiased` (a bool counts 1 or 0), else 1: a number of the trace when
+    // it is one (eager CUDA's one-op traces keep numbers symbolic).
     const Value &correction = arg("correction"), &unbiased = arg("unbiased");
-    if (unbiased.is_proxy()) return std::nullopt;
-    // max(0, N - correction): a number of the trace when correction is one.
-    Value divisor;
-    if (correction.is_proxy()) {
-      divisor = num(NumberOp::max, Value(0.0), num(NumberOp::sub, Value(double(n)), correction));
-    } else {
-      double c = unbiased.is_none() || unbiased.raw_int() ? 1 : 0;
-      if (!correction.is_none()) c = correction.is(Type::Float) ? correction.raw_float() : double(correction.raw_int());
-      divisor = Value(std::max(0.0, double(n) - c));
-    }
+    const Value c = !correction.is_none() ? correction : !unbiased.is_none() ? unbiased : Value(int64_t(1));
+    Value divisor = c.is_proxy()
+                        ? num(NumberOp::max, Value(0.0), num(NumberOp::sub, Value(double(n)), c))
+                        : Value(std::max(0.0, double(n) - (c.is(Type::Float) ? c.raw_float() : double(c.raw_int()))));
     const DType f64 = DType::Float64;
     Value x = convert(x0, f64);
     // Both sums keep dims as asked (one kernel: its reductions agree).

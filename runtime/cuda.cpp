@@ -351,7 +351,6 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f) {
   return m.device(r);
 }
 
-
 namespace {
 const LibraryKernels* installed_library = nullptr;
 }

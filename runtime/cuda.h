@@ -165,7 +165,6 @@ void gemm(const Gemm& g);
 // `out`), writes back what it changed and brings its results to the device.
 IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 
-
 // ---- library kernels ---------------------------------------------------------
 
 // The loop of the runtime's index ops and cumsum (runtime/copy.cpp,
