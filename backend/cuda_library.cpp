@@ -23,8 +23,8 @@ constexpr int kWalkDims = kMaxKernelDims;
 // The argument struct of the walk kernels, as the source declares it: every
 // member 8 bytes, so host and device agree on the layout.
 struct WalkArgs {
-  uint64_t p[3];  // plain, indexed, index
-  int64_t n, serial, dim_stride, has_index, nd;
+  uint64_t p[4];  // plain, indexed, index, values
+  int64_t n, serial, dim_stride, has_index, has_values, nd, diagonal;
   int64_t alpha;  // ScatterAdd: alpha's bits in the compute type
   int64_t sst[3];
   int64_t sz[kWalkDims];
@@ -74,28 +74,34 @@ std::string kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
     case K::Scatter: return fmt::format("thn_scatter_{}", itemsize(dtype));
     case K::ScatterAdd: return fmt::format("thn_scatter_add_{}", row(dtype).suffix);
     case K::Cumsum: return fmt::format("thn_cumsum_{}", row(dtype).suffix);
+    case K::ArgMax: return fmt::format("thn_argmax_{}", row(dtype).suffix);
+    case K::ArgMin: return fmt::format("thn_argmin_{}", row(dtype).suffix);
+    case K::ZeroAbove: return fmt::format("thn_zero_above_{}", itemsize(dtype));
+    case K::ZeroBelow: return fmt::format("thn_zero_below_{}", itemsize(dtype));
   }
   throw std::logic_error("cuda library: unknown walk kind");
 }
 
 const char* const kWalk = R"thn_src(
 struct thn_walk_args {
-  void* p[3];
-  int64_t n, serial, dim_stride, has_index, nd, alpha;
+  void* p[4];
+  int64_t n, serial, dim_stride, has_index, has_values, nd, diagonal, alpha;
   int64_t sst[3];
   int64_t sz[THN_WALK_DIMS];
   int64_t st[3 * THN_WALK_DIMS];
 };
 // K: 0 gather (*P = *X), 1 scatter (*X = *P), 2 scatter-add (*X += alpha * *P),
-// 3 cumsum (acc += *P; *X = acc); see runtime/cuda.h's LineWalk.
+// 3 cumsum (acc += *P; *X = acc), 4 argmax, 5 argmin, 6 zero above the
+// diagonal (tril), 7 zero below it (triu); see runtime/cuda.h's LineWalk.
 template <class S, class C, class A, int K>
 __device__ void thn_walk(const thn_walk_args& a) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += step) {
-    int64_t r = i, op = 0, ox = 0, oi = 0;
+    int64_t r = i, op = 0, ox = 0, oi = 0, row = 0;
     for (int d = int(a.nd) - 1; d >= 0; --d) {
       const int64_t c = r % a.sz[d];
       r /= a.sz[d];
+      if (d == int(a.nd) - 1) row = c;
       op += c * a.st[d];
       ox += c * a.st[THN_WALK_DIMS + d];
       oi += c * a.st[2 * THN_WALK_DIMS + d];
@@ -103,6 +109,26 @@ __device__ void thn_walk(const thn_walk_args& a) {
     S* p = (S*)a.p[0] + op;
     S* x = (S*)a.p[1] + ox;
     const int64_t* ix = (const int64_t*)a.p[2] + oi;
+    if constexpr (K == 4 || K == 5) {
+      C best = C(*p);
+      int64_t at = 0;
+      for (int64_t j = 0; j < a.serial; ++j) {
+        const C v = C(p[j * a.sst[0]]);
+        if (K == 4 ? !(v <= best) : !(v >= best)) {
+          best = v;
+          at = j;
+          if (v != v) break;
+        }
+      }
+      *((int64_t*)a.p[1] + ox) = at;
+      if (a.has_values) *((S*)a.p[3] + oi) = S(best);
+      continue;
+    }
+    if constexpr (K == 6 || K == 7) {
+      for (int64_t j = 0; j < a.serial; ++j)
+        if (K == 6 ? j > row + a.diagonal : j < row + a.diagonal) x[j * a.sst[1]] = S(0);
+      continue;
+    }
     A acc = A(0);
     for (int64_t j = 0; j < a.serial; ++j) {
       S* pj = p + j * a.sst[0];
@@ -148,10 +174,14 @@ std::string render_library() {
     const char* b = bits_type(size);
     kernel(fmt::format("thn_gather_{}", size), fmt::format("{0}, {0}, {0}", b), 0);
     kernel(fmt::format("thn_scatter_{}", size), fmt::format("{0}, {0}, {0}", b), 1);
+    kernel(fmt::format("thn_zero_above_{}", size), fmt::format("{0}, {0}, {0}", b), 6);
+    kernel(fmt::format("thn_zero_below_{}", size), fmt::format("{0}, {0}, {0}", b), 7);
   }
   for (const TypeRow& r : kTypes) {
     kernel(fmt::format("thn_scatter_add_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 2);
     kernel(fmt::format("thn_cumsum_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.acc), 3);
+    kernel(fmt::format("thn_argmax_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 4);
+    kernel(fmt::format("thn_argmin_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 5);
   }
   return s;
 }
@@ -185,11 +215,14 @@ void walk(const cuda::LineWalk& w) {
   a.p[0] = w.plain;
   a.p[1] = w.indexed;
   a.p[2] = w.index;
+  a.p[3] = w.values;
   a.n = numel_of(w.shape);
   a.serial = w.serial;
   a.dim_stride = w.dim_stride;
   a.has_index = w.index != 0;
+  a.has_values = w.values != 0;
   a.nd = int64_t(w.shape.size());
+  a.diagonal = w.diagonal;
   std::copy(w.serial_strides.begin(), w.serial_strides.end(), a.sst);
   std::copy(w.shape.begin(), w.shape.end(), a.sz);
   for (size_t t = 0; t < 3; ++t) std::copy(w.strides[t].begin(), w.strides[t].end(), a.st + t * kWalkDims);

@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA kernels of the library ops that are not fusions: the loop of the
-// index ops (index_select, gather, index_copy, index_add) and of cumsum, as
-// runtime/cuda.h's LineWalk describes it, and the range check of their
-// indices. Written once as CUDA C++ (one kernel per kind and element type),
+// index ops (index_select, gather, index_copy, index_add), cumsum,
+// argmax/argmin and tril/triu, as runtime/cuda.h's LineWalk describes it,
+// and the range check of indices. Written once as CUDA C++ (one kernel per kind and element type),
 // compiled by NVRTC on first use for the device's arch and cached on disk
 // like generated kernels.
 #include <string>

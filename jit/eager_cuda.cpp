@@ -66,10 +66,13 @@ bool traceable(const OpDef& op, const Args& a) {
   return true;
 }
 
-// Whether running t only launches its fusions' kernels: no step is a
-// library op, which would run on host copies anyway.
+// Whether running t only launches kernels: its fusions', and library steps
+// that run on the GPU (cuBLAS, the backend's library: max(x, dim)'s
+// argmax); any other library step would run on host copies anyway.
 bool launches_only(const Trace& t) {
-  return std::none_of(t.body.begin(), t.body.end(), [](const BoundSymbol& b) { return is_library(b.sym); });
+  return std::none_of(t.body.begin(), t.body.end(), [](const BoundSymbol& b) {
+    return is_library(b.sym) && !(b.sym.op && library_runs_on_cuda(*b.sym.op));
+  });
 }
 
 int depth = 0;  // > 0 while a one-op trace runs: its own steps go to the host

@@ -165,7 +165,7 @@ void host_walk(const IndexedWalk& w, WalkKind kind, const Scalar& alpha) {
       const C a = alpha.to<C>();
       return walk<S>(w, [a](const S* src, S* dst) { *dst = S(C(C(*dst) + a * C(*src))); });
     }
-    case WalkKind::Cumsum: break;
+    default: break;
   }
   throw std::logic_error("host_walk: not an index walk");
 }
@@ -402,6 +402,21 @@ Tensor nonzero(const Tensor& self) {
 // Zeroes the part of t's matrices that tril (lower) or triu does not keep.
 void zero_triangle(const Tensor& t, int64_t diagonal, bool lower) {
   const int64_t rows = t.sizes()[t.dim() - 2], cols = t.sizes()[t.dim() - 1];
+  if (t.device().type == DeviceType::CUDA) {  // the backend's library kernel, a thread per row
+    if (t.numel() == 0) return;
+    const size_t nd = size_t(t.dim()) - 1;
+    cuda::LineWalk w;
+    w.kind = lower ? WalkKind::ZeroAbove : WalkKind::ZeroBelow;
+    w.dtype = t.dtype();
+    w.shape = Dims(t.sizes().begin(), t.sizes().begin() + nd);
+    w.strides = {Dims(nd, 0), Dims(t.strides().begin(), t.strides().begin() + nd), Dims(nd, 0)};
+    w.serial = cols;
+    w.serial_strides = {0, t.strides()[nd], 0};
+    w.plain = w.indexed = t.device_address();
+    w.diagonal = diagonal;
+    cuda::library_kernels()->walk(w);
+    return;
+  }
   for (int64_t i = 0; i < rows; i++) {
     // tril keeps columns j <= i + diagonal, triu keeps j >= i + diagonal.
     int64_t edge = std::clamp(i + diagonal + (lower ? 1 : 0), int64_t(0), cols);

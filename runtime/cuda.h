@@ -167,26 +167,35 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 
 // ---- library kernels ---------------------------------------------------------
 
-// The loop of the runtime's index ops and cumsum (runtime/copy.cpp,
-// runtime/reduce.cpp) on device memory: per position of `shape` (in
-// parallel), `serial` steps in order along one more dim. At step j,
+// The loop of the runtime's index ops, cumsum, argmax-like reductions and
+// tril/triu (runtime/copy.cpp, runtime/reduce.cpp) on device memory: per
+// position of `shape` (in parallel), `serial` steps in order along one
+// more dim. At step j,
 //   P = plain + plain's offset + j * serial_strides[0]
 //   X = indexed + indexed's offset + (index ? index[index's offset +
 //       j * serial_strides[2]] * dim_stride : j * serial_strides[1])
 // and the kind says what happens:
 //   Gather: *P = *X      Scatter: *X = *P      ScatterAdd: *X += alpha * *P
 //   Cumsum: acc += *P; *X = acc (acc per position, in the CPU's acc type).
+//   ArgMax, ArgMin: the first j where *P is the line's extreme (a NaN wins
+//     and ends the line) goes to indexed (int64, its offset), the extreme's
+//     value to `values` (when set, its offset by index's strides).
+//   ZeroAbove, ZeroBelow (tril, triu): *X = 0 where j > row + diagonal
+//     (j < row + diagonal), row being the position's last coordinate
+//     (`shape` is then not merged: its last dim is the rows).
 // Strides in elements; index is int64 and in range (checked before).
 struct LineWalk {
-  enum class Kind : uint8_t { Gather, Scatter, ScatterAdd, Cumsum } kind = Kind::Gather;
+  enum class Kind : uint8_t { Gather, Scatter, ScatterAdd, Cumsum, ArgMax, ArgMin, ZeroAbove, ZeroBelow };
+  Kind kind = Kind::Gather;
   DType dtype = DType::Float32;
   Dims shape;
   std::array<Dims, 3> strides;  // plain, indexed, index over shape
   int64_t serial = 1;
   std::array<int64_t, 3> serial_strides{};
   int64_t dim_stride = 0;
-  CUdeviceptr plain = 0, indexed = 0, index = 0;  // index 0: none
+  CUdeviceptr plain = 0, indexed = 0, index = 0, values = 0;  // index, values 0: none
   Scalar alpha;
+  int64_t diagonal = 0;
 };
 
 // The kernels of the library ops that are not fusions, compiled by the

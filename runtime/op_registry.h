@@ -121,6 +121,11 @@ void set_cuda_op_handler(CudaOpHandler h);
 // copy kernels (cat, stack, flip, roll, repeat); else on host copies.
 enum class CudaLibrary : uint8_t { None, Kernel, Copies };
 CudaLibrary cuda_library(OpId id);
+// Whether a library op runs on the GPU itself (cuBLAS, or cuda_library)
+// rather than on host copies, where the backend is installed.
+inline bool library_runs_on_cuda(const OpDef& op) {
+  return op.family == OpFamily::LinAlg || cuda_library(op.id) != CudaLibrary::None;
+}
 // Where a bound parameter's value came from (the tracer records arguments by
 // parameter): a default, the receiver, positional arguments [index, index +
 // count) (count > 1 only for `int...` varargs), or keyword argument `index`.

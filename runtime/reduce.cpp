@@ -358,7 +358,22 @@ template <bool Max>
 std::pair<Tensor, Tensor> arg_extreme(const Tensor& x, std::optional<int64_t> dim, bool keepdim, bool values) {
   std::vector<bool> mask = single_dim_mask(x, dim);
   Dims sizes = reduced_sizes(x, mask, keepdim);
-  Tensor vals = values ? empty(sizes, x.dtype()) : Tensor(), idx = empty(sizes, DType::Int64);
+  Tensor vals = values ? empty(sizes, x.dtype(), x.device()) : Tensor(), idx = empty(sizes, DType::Int64, x.device());
+  if (x.device().type == DeviceType::CUDA) {  // the backend's library kernel, a thread per row
+    Tensor m = as_rows(x, mask);
+    cuda::LineWalk w;
+    w.kind = Max ? cuda::LineWalk::Kind::ArgMax : cuda::LineWalk::Kind::ArgMin;
+    w.dtype = x.dtype();
+    w.shape = {m.size(0)};
+    w.strides = {Dims{m.stride(0)}, Dims{1}, Dims{1}};
+    w.serial = m.size(1);
+    w.serial_strides = {m.stride(1), 0, 0};
+    w.plain = m.device_address();
+    w.indexed = idx.device_address();
+    if (values) w.values = vals.device_address();
+    cuda::library_kernels()->walk(w);
+    return {vals, idx};
+  }
   dispatch_dtype(x.dtype(), [&]<class S>() {
     for_each_reduced_row<S>(x, mask, [&](const S* row, int64_t n, int64_t stride, int64_t r) {
       compute_t<S> best = row[0];
