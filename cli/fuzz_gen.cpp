@@ -344,20 +344,25 @@ class Generator {
     int d = dim(*x);
     bool keep = r_.chance(0.3);
     std::string op;
-    if (is_float(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum"});
-    else if (is_int(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum"});
+    if (is_float(x->dt))
+      op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std", "argmax", "argmin"});
+    else if (is_int(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin"});
     else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
     if (op == "sum" || op == "cumsum") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
+    if (op == "argmax" || op == "argmin") v.dt = DT::I64;
+    // var/std: the divisor's three spellings (the default is unbiased).
+    std::string extra;
+    if ((op == "var" || op == "std") && r_.chance(0.5)) extra = r_.chance(0.5) ? ", correction=0" : ", unbiased=False";
     if (op == "cumsum") {
       v.name = fmt::format("{}.cumsum({})", x->name, dim_text(*x, d));
       return v;
     }
     if (r_.chance(0.15) && op != "logsumexp") {  // every dim
-      v.name = fmt::format("{}.{}()", x->name, op);
+      v.name = extra.empty() ? fmt::format("{}.{}()", x->name, op) : fmt::format("{}.{}(None{})", x->name, op, extra);
       v.shape.clear();
       return v;
     }
-    v.name = fmt::format("{}.{}({}{})", x->name, op, dim_text(*x, d), keep ? ", keepdim=True" : "");
+    v.name = fmt::format("{}.{}({}{}{})", x->name, op, dim_text(*x, d), extra, keep ? ", keepdim=True" : "");
     if (keep) v.shape[size_t(d)] = kOne;
     else v.shape.erase(v.shape.begin() + d);
     return v;
