@@ -394,6 +394,16 @@ class Decomposer {
         return prim(id, {x, dims_value(dims_of(arg("dim"), x)), arg("keepdim")}, out);
       case OpId::logsumexp: return logsumexp();
       case OpId::var: case OpId::std: return variance(id == OpId::std);
+      case OpId::all: case OpId::any: {
+        // any: a nonzero element; all: no zero one. Counted (an int64 sum),
+        // so that they fuse with their producers like any sum. NaN is nonzero.
+        if (rank(x) == 0) return passthrough();
+        const bool any = id == OpId::any;
+        Value hit = elementwise(any ? OpId::ne : OpId::eq, {x, Value(int64_t(0))}, {}, DType::Bool, tensor_proxy(x).sizes);
+        Value count = summed(OpId::sum, hit, dims_value(dims_of(arg("dim"), x)), arg("keepdim").raw_int(), DType::Int64,
+                             out.sizes);
+        return elementwise(any ? OpId::gt : OpId::eq, {count, Value(int64_t(0))}, {}, DType::Bool, out.sizes);
+      }
       case OpId::cumsum: {
         DType dt = out.dtype;
         return prim(id, {convert(x, dt), Value(wrap(iv(arg("dim")), rank(x))), Value()}, out);

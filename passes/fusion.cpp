@@ -487,8 +487,10 @@ std::string_view codegen_status(const OpDef& op) {
         case OpId::sum: case OpId::mean: case OpId::prod: case OpId::amax: case OpId::amin: case OpId::logsumexp:
           return "fused";
         case OpId::max: case OpId::min: return "fused (values)";
-        // Two sweeps in float64 (decompose.cpp), when the divisor is static.
+        // Two sweeps in float64 (decompose.cpp) unless a reduced size is symbolic.
         case OpId::var: case OpId::std: return "fused (static dims)";
+        // A count of nonzero (zero) elements compared with 0.
+        case OpId::all: case OpId::any: return "fused";
         default: return "library";
       }
     case OpFamily::Conversion: return "fused";
