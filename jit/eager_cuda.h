@@ -4,11 +4,13 @@
 // one-op function, through the jit's own cache (jit/trace_cache.h: the
 // prologue decides reuse, numbers stay symbolic so `x * lr` keeps one
 // kernel), lowered, fused and compiled by NVRTC; its kernels launch on the
-// device. An op whose execution trace would still run a library step
-// (matmul, cat, cumsum, ...) or that no trace can express (nonzero, lists of
-// tensors, a planned `out`) runs on host copies (cuda::run_on_host), unless
-// the runtime runs it with the backend's library kernels (op_registry.h's
-// cuda_library: the index ops, cumsum, and ops built from copies).
+// device, as do library steps that run on the GPU themselves (cuBLAS, the
+// backend's library kernels: op_registry.h's library_runs_on_cuda). Those
+// library ops are run by the runtime directly, before this handler (the
+// index ops, cumsum, argmax, tril, the ops built from copies). An op whose
+// trace keeps any other library step (masked_select, ...) or that no trace
+// can express (nonzero, lists of tensors) runs on host copies
+// (cuda::run_on_host).
 namespace thn {
 
 // Installs the handler and the library kernels (backend/cuda_library.h);
