@@ -210,7 +210,7 @@ void launch(const std::string& name, Args& args, int64_t n) {
 
 void walk(const cuda::LineWalk& w) {
   if (w.shape.size() > size_t(kWalkDims))
-    fail("this index op indexes {} dims after merging; CUDA kernels index at most {}", w.shape.size(), kWalkDims);
+    fail("this op's CUDA kernel would index {} dims (after merging); it indexes at most {}", w.shape.size(), kWalkDims);
   WalkArgs a{};
   a.p[0] = w.plain;
   a.p[1] = w.indexed;

@@ -345,7 +345,9 @@ class Generator {
     bool keep = r_.chance(0.3);
     std::string op;
     if (is_float(x->dt))
-      op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std", "argmax", "argmin"});
+      // (argmax of floats could flip on a near tie after a reduction that
+      // rounds differently when compiled: integers only)
+      op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std"});
     else if (is_int(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin"});
     else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
     if (op == "sum" || op == "cumsum") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;

@@ -125,9 +125,11 @@ class Decomposer {
     return prim(OpId::expand, {t, Value::tuple(to)}, m);
   }
 
-  // Arithmetic on sizes (and numbers): integers folded when static, else a
-  // number prim.
+  // Arithmetic on sizes and numbers: integer add/sub/mul folded when
+  // static, anything else a number prim.
   Value num(NumberOp op, const Value& a, const Value& b) {
+    const bool arith = op == NumberOp::add || op == NumberOp::sub || op == NumberOp::mul;
+    if (!arith || a.is(Type::Float) || b.is(Type::Float)) return emit(Symbol::of(op), {a, b}, tr_.number_node(op, {a, b}));
     auto is = [](const Value& v, int64_t k) { return !v.is_proxy() && iv(v) == k; };
     if ((op == NumberOp::add && is(a, 0)) || (op == NumberOp::mul && is(a, 1))) return b;
     if ((op != NumberOp::mul && is(b, 0)) || (op == NumberOp::mul && is(b, 1))) return a;
@@ -387,7 +389,8 @@ class Decomposer {
         std::vector<int64_t> dims = dims_of(arg("dim"), x);
         Value s = summed(OpId::sum, x, dims_value(dims), arg("keepdim").raw_int(), out.dtype, out.sizes);
         Value count(int64_t(1));
-        for (int64_t d : dims) count = num(NumberOp::mul, count, tensor_proxy(x).sizes[size_t(d)]);
+        if (rank(x) > 0)  // a 0-dim tensor takes dim 0 and has one element
+          for (int64_t d : dims) count = num(NumberOp::mul, count, tensor_proxy(x).sizes[size_t(d)]);
         return elementwise(OpId::div, {s}, {count, Value()}, out.dtype, out.sizes);
       }
       case OpId::amax: case OpId::amin:
@@ -424,7 +427,10 @@ class Decomposer {
     collect_proxies(b_.out, outs);
     Value d(wrap(iv(dim), rank(x)));
     Value values = prim(extreme, {x, dims_value({iv(d)}), arg("keepdim")}, meta(outs[0]));
-    Value indices = prim(id == OpId::max ? OpId::argmax : OpId::argmin, {x, d, arg("keepdim")}, meta(outs[1]));
+    // argmax has no bool kernel (PyTorch's neither); max(dim) has: the
+    // indices of a bool tensor are those of its 0/1 integers.
+    Value ordered = tensor_proxy(x).dtype() == DType::Bool ? convert(x, DType::Int32) : x;
+    Value indices = prim(id == OpId::max ? OpId::argmax : OpId::argmin, {ordered, d, arg("keepdim")}, meta(outs[1]));
     return Value::tuple({values, indices});
   }
 
@@ -435,7 +441,7 @@ class Decomposer {
   std::optional<Value> variance(bool take_sqrt) {
     const Value& x0 = self();
     Meta out = out_meta();
-    if (tensor_proxy(x0).shadow.numel() == 0) return std::nullopt;
+    if (tensor_proxy(x0).shadow.numel() == 0 || rank(x0) == 0) return std::nullopt;
     std::vector<int64_t> dims = dims_of(arg("dim"), x0);
     Sizes in = tensor_proxy(x0).sizes, kept = in;
     int64_t n = 1;
@@ -475,7 +481,8 @@ class Decomposer {
     std::vector<int64_t> dims = dims_of(arg("dim"), x0);
     // dim=[] and empty inputs follow PyTorch's quirks: left to the op itself.
     const Value& dim = arg("dim");
-    if ((dim.is_sequence() && dim.items().empty()) || tensor_proxy(x0).shadow.numel() == 0) return std::nullopt;
+    if ((dim.is_sequence() && dim.items().empty()) || tensor_proxy(x0).shadow.numel() == 0 || rank(x0) == 0)
+      return std::nullopt;
     Value x = convert(x0, out.dtype);
     Sizes in = tensor_proxy(x).sizes, kept = in;
     for (int64_t d : dims) kept[size_t(d)] = Value(int64_t(1));

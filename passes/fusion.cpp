@@ -421,11 +421,11 @@ namespace {
 // one-op copy kernel per write-back: it becomes
 // copy_to_out_(convert_element_type(src), dst), a conversion to the same
 // dtype, which fuses into a copy kernel the buffer plan writes into dst
-// (horizontally with the trace's other write-backs). A library op's result
-// stays: the buffer plan has the op write it into dst itself where no later
-// step reads dst's old value (index_copy_ into a kv cache), which a copy
-// kernel would prevent. On the host the runtime's copy is the same loop,
-// so CPU traces keep it.
+// (horizontally with the trace's other write-backs). The result of a
+// library op that updates its operand 0 in place (index_copy_ into a kv
+// cache) stays: the buffer plan has the op write into dst itself where no
+// later step reads dst's old value, which a copy kernel would prevent. On
+// the host the runtime's copy is the same loop, so CPU traces keep it.
 Trace device_copies(const Trace& t) {
   if (!t.functional) return t;
   std::unordered_map<const Symbolic*, const BoundSymbol*> producer;
@@ -445,7 +445,8 @@ Trace device_copies(const Trace& t) {
     auto it = producer.find(&src.symbolic());
     const BoundSymbol* p = it == producer.end() ? nullptr : it->second;
     if (d.device().type != DeviceType::CUDA || s.dtype() != d.dtype() || !same_sizes(s, d) ||
-        (p && (fusible_compute(t, *p) || fusible_reduction(*p) || is_library(p->sym))) || !same_device(t, src, dst))
+        (p && (fusible_compute(t, *p) || fusible_reduction(*p) || (is_library(p->sym) && p->sym.updates_operand0()))) ||
+        !same_device(t, src, dst))
       continue;
     BoundSymbol convert;
     convert.sym = Symbol::of(PrimId::convert_element_type);

@@ -1,8 +1,8 @@
 // Copies and gathers: every result is a new tensor (the in-place forms write
 // into self), laid out as PyTorch 1.13 lays it out. Most ops are a strided
-// view of the input copied with copy_into; the index ops share one loop,
-// which on CUDA tensors is a kernel of the backend's library
-// (runtime/cuda.h), as are the copies (one-op fusions).
+// view of the input copied with copy_into (on CUDA tensors a copy kernel);
+// the index ops share one loop, which on CUDA tensors is a kernel of the
+// backend's library (runtime/cuda.h), as is tril/triu's.
 #include <algorithm>
 
 #include "runtime/cuda.h"
@@ -128,31 +128,27 @@ Tensor on_device(const Tensor& t, Device device) { return t.device() == device ?
 // parallel; a scatter takes the indexed dim in order in each thread, so
 // that duplicate indices apply in index order, as on the CPU.
 void device_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha) {
-  const cuda::LibraryKernels* lib = cuda::library_kernels();
-  if (!lib) throw std::logic_error("index op on CUDA tensors without the backend's library kernels");
   const Device device = w.indexed.device();
   const Tensor plain = on_device(w.plain, device), index = on_device(w.index, device);
-  cuda::LineWalk lw;
-  lw.kind = kind;
-  lw.dtype = dtype;
+  std::array<Dims, 3> strides = {w.plain_strides, w.indexed_strides, w.index_strides};
+  Dims shape = w.shape;
+  int64_t serial = 1;
+  std::array<int64_t, 3> serial_strides{};
+  if (kind != WalkKind::Gather) {
+    serial = shape[size_t(w.dim)];
+    serial_strides = {strides[0][size_t(w.dim)], 0, strides[2][size_t(w.dim)]};
+    shape.erase(shape.begin() + w.dim);
+    for (Dims& s : strides) s.erase(s.begin() + w.dim);
+  }
+  cuda::LineWalk lw = cuda::plan_walk(kind, dtype, shape, strides);
+  lw.serial = serial;
+  lw.serial_strides = serial_strides;
   lw.alpha = alpha;
   lw.dim_stride = w.indexed_dim_stride;
   lw.plain = plain.device_address();
   lw.indexed = w.indexed.device_address();
   lw.index = index.device_address();
-  const bool serial = kind != WalkKind::Gather;
-  std::array<Dims, 3> strides = {w.plain_strides, w.indexed_strides, w.index_strides};
-  Dims shape = w.shape;
-  if (serial) {
-    lw.serial = shape[size_t(w.dim)];
-    lw.serial_strides = {strides[0][size_t(w.dim)], 0, strides[2][size_t(w.dim)]};
-    shape.erase(shape.begin() + w.dim);
-    for (Dims& s : strides) s.erase(s.begin() + w.dim);
-  }
-  LoopShape<3> ls = plan_loop<3>(shape, strides);
-  lw.shape = std::move(ls.sizes);
-  lw.strides = std::move(ls.strides);
-  lib->walk(lw);
+  cuda::launch_walk(lw);
 }
 
 template <class S>
@@ -192,8 +188,7 @@ template <class OnBad>
 Tensor checked_index(const Tensor& index, int64_t size, OnBad&& on_bad) {
   Tensor idx = contiguous(to_dtype(index, DType::Int64));
   if (idx.device().type == DeviceType::CUDA) {
-    if (std::optional<int64_t> bad = cuda::library_kernels()->first_out_of_range(idx.device_address(), idx.numel(), size))
-      on_bad(*bad);
+    if (std::optional<int64_t> bad = cuda::first_out_of_range(idx.device_address(), idx.numel(), size)) on_bad(*bad);
     return idx;
   }
   const int64_t* p = idx.data<int64_t>();
@@ -414,7 +409,7 @@ void zero_triangle(const Tensor& t, int64_t diagonal, bool lower) {
     w.serial_strides = {0, t.strides()[nd], 0};
     w.plain = w.indexed = t.device_address();
     w.diagonal = diagonal;
-    cuda::library_kernels()->walk(w);
+    cuda::launch_walk(w);
     return;
   }
   for (int64_t i = 0; i < rows; i++) {

@@ -9,6 +9,7 @@
 
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
+#include "runtime/loops.h"
 
 namespace thn::cuda {
 
@@ -356,5 +357,27 @@ const LibraryKernels* installed_library = nullptr;
 }
 void set_library_kernels(const LibraryKernels* k) { installed_library = k; }
 const LibraryKernels* library_kernels() { return installed_library; }
+
+LineWalk plan_walk(LineWalk::Kind kind, DType dtype, const Dims& shape, const std::array<Dims, 3>& strides) {
+  LoopShape<3> ls = plan_loop<3>(shape, strides);
+  LineWalk w;
+  w.kind = kind;
+  w.dtype = dtype;
+  w.shape = std::move(ls.sizes);
+  w.strides = std::move(ls.strides);
+  return w;
+}
+
+namespace {
+const LibraryKernels& installed() {
+  if (!installed_library) throw std::logic_error("a CUDA library op without the backend's library kernels");
+  return *installed_library;
+}
+}  // namespace
+
+void launch_walk(const LineWalk& w) { installed().walk(w); }
+std::optional<int64_t> first_out_of_range(CUdeviceptr index, int64_t n, int64_t size) {
+  return installed().first_out_of_range(index, n, size);
+}
 
 }  // namespace thn::cuda

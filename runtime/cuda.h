@@ -209,5 +209,14 @@ struct LibraryKernels {
 void set_library_kernels(const LibraryKernels* k);
 // The installed kernels, or null (then ops needing them run on host copies).
 const LibraryKernels* library_kernels();
+// A walk over the positions `shape` with per-operand strides (plain,
+// indexed, index), dims of size 1 dropped and contiguous ones merged
+// (runtime/loops.h's plan_loop); the caller sets the serial dim and the
+// addresses.
+LineWalk plan_walk(LineWalk::Kind kind, DType dtype, const Dims& shape, const std::array<Dims, 3>& strides);
+// Runs w with the installed kernels (a logic_error without them: the op
+// registry sends ops here only where they are installed).
+void launch_walk(const LineWalk& w);
+std::optional<int64_t> first_out_of_range(CUdeviceptr index, int64_t n, int64_t size);
 
 }  // namespace thn::cuda

@@ -341,10 +341,13 @@ bool is_masked_fill(const std::vector<Tensor>& indices, const Tensor& value) {
 // Advanced indexing reads its indices and moves blocks of elements on the
 // host: with a CUDA tensor among the view and the indices, it runs on host
 // mirrors of their storages (runtime/cuda.h).
+// Indices of a CPU tensor must be on the CPU (PyTorch's check).
 bool on_cuda(const Sliced& s) {
   if (s.view.device().type == DeviceType::CUDA) return true;
-  return std::any_of(s.indices.begin(), s.indices.end(),
-                     [](const Tensor& t) { return t.defined() && t.device().type == DeviceType::CUDA; });
+  for (const Tensor& t : s.indices)
+    THN_CHECK(!t.defined() || t.device().type != DeviceType::CUDA,
+              "indices should be either on cpu or on the same device as the indexed tensor (cpu)");
+  return false;
 }
 Sliced mirrored(cuda::HostMirror& m, const Sliced& s) {
   Sliced h{m.host(s.view), {}};

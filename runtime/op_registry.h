@@ -117,8 +117,9 @@ using CudaOpHandler = std::optional<IValue> (*)(const OpDef&, const Args&);
 void set_cuda_op_handler(CudaOpHandler h);
 // How an op without a fusion kernel runs on CUDA tensors once the backend
 // is installed: its runtime kernel's loop is a kernel of the backend's
-// library (the index ops, cumsum), or it is built from copies that are
-// copy kernels (cat, stack, flip, roll, repeat); else on host copies.
+// library (the index ops, cumsum, argmax/argmin, tril/triu), or it is built
+// from copies that are copy kernels (cat, stack, flip, roll, repeat); else
+// on host copies.
 enum class CudaLibrary : uint8_t { None, Kernel, Copies };
 CudaLibrary cuda_library(OpId id);
 // Whether a library op runs on the GPU itself (cuBLAS, or cuda_library)

@@ -359,19 +359,20 @@ std::pair<Tensor, Tensor> arg_extreme(const Tensor& x, std::optional<int64_t> di
   std::vector<bool> mask = single_dim_mask(x, dim);
   Dims sizes = reduced_sizes(x, mask, keepdim);
   Tensor vals = values ? empty(sizes, x.dtype(), x.device()) : Tensor(), idx = empty(sizes, DType::Int64, x.device());
-  if (x.device().type == DeviceType::CUDA) {  // the backend's library kernel, a thread per row
-    Tensor m = as_rows(x, mask);
-    cuda::LineWalk w;
-    w.kind = Max ? cuda::LineWalk::Kind::ArgMax : cuda::LineWalk::Kind::ArgMin;
-    w.dtype = x.dtype();
-    w.shape = {m.size(0)};
-    w.strides = {Dims{m.stride(0)}, Dims{1}, Dims{1}};
-    w.serial = m.size(1);
-    w.serial_strides = {m.stride(1), 0, 0};
-    w.plain = m.device_address();
+  if (x.device().type == DeviceType::CUDA) {  // the backend's library kernel, a thread per line, x read in place
+    Dims lanes = x.sizes();
+    int64_t serial = 1, stride = 0;
+    for (size_t d = 0; d < lanes.size(); d++)
+      if (mask[d]) serial = lanes[d], stride = x.strides()[d], lanes[d] = 1;
+    const Dims out_strides = contiguous_strides(lanes);  // the results' elements, kept dims in order
+    cuda::LineWalk w = cuda::plan_walk(Max ? cuda::LineWalk::Kind::ArgMax : cuda::LineWalk::Kind::ArgMin, x.dtype(),
+                                       lanes, {x.strides(), out_strides, out_strides});
+    w.serial = serial;
+    w.serial_strides = {stride, 0, 0};
+    w.plain = x.device_address();
     w.indexed = idx.device_address();
     if (values) w.values = vals.device_address();
-    cuda::library_kernels()->walk(w);
+    if (idx.numel() > 0) cuda::launch_walk(w);
     return {vals, idx};
   }
   dispatch_dtype(x.dtype(), [&]<class S>() {
@@ -455,17 +456,13 @@ void cumsum_kernel(const Tensor& out_t, const Tensor& in_t, int64_t d) {
   lanes[size_t(d)] = 1;
   if (out.device().type == DeviceType::CUDA) {  // the backend's library kernel
     if (out.numel() == 0) return;
-    LoopShape<3> ls = plan_loop<3>(lanes, {in.strides(), out.strides(), Dims(lanes.size(), 0)});
-    cuda::LineWalk w;
-    w.kind = cuda::LineWalk::Kind::Cumsum;
-    w.dtype = in.dtype();
-    w.shape = std::move(ls.sizes);
-    w.strides = std::move(ls.strides);
+    cuda::LineWalk w = cuda::plan_walk(cuda::LineWalk::Kind::Cumsum, in.dtype(), lanes,
+                                       {in.strides(), out.strides(), Dims(lanes.size(), 0)});
     w.serial = n;
     w.serial_strides = {si, so, 0};
     w.plain = in.device_address();
     w.indexed = out.device_address();
-    cuda::library_kernels()->walk(w);
+    cuda::launch_walk(w);
     return;
   }
   LoopShape<2> ls = plan_loop<2>(lanes, {out.strides(), in.strides()});
