@@ -567,6 +567,9 @@ const char* const kOmpExtremes = R"(
 #pragma omp declare reduction(thn_min : float, double, int32_t, int64_t, bool : omp_out = thn::thn_minimum(omp_out, omp_in)) initializer(omp_priv = omp_orig)
 )";
 
+std::string kernel_compute_type(DType d) { return ctype(d); }
+std::string kernel_storage_type(DType d) { return stype(d); }
+
 size_t kernel_argument_bytes(const Kernel& k) {
   // n, rn; five int32 in three words; sz; per tensor p and st; fs and is
   // (one spare each).

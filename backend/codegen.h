@@ -33,6 +33,11 @@ enum class Target : uint8_t { Cpu, Cuda };
 // struct from device memory.
 std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude = true);
 
+// The C type generated kernels compute a dtype in (float for float16 and
+// bfloat16) and the one they store it as (thn::Half, ...).
+std::string kernel_compute_type(DType d);
+std::string kernel_storage_type(DType d);
+
 // The size of a CUDA kernel's argument struct (NAME_args), and whether it
 // may be over the device's parameter limit (then NAME_by_pointer exists).
 size_t kernel_argument_bytes(const Kernel& k);

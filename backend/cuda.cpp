@@ -192,16 +192,10 @@ class CudaFusion : public CompiledFusion {
       return true;
     }
     // Over the limit (many tensors, an older driver): the struct goes to
-    // device memory first. Its block goes back to the cache at once: later
-    // work on the one stream runs after this kernel. (Over the limit is over
-    // kMinParameterBytes, so the kernel has the entry.)
-    cuda::CachingAllocator& alloc = cuda::allocator();
-    cuda::CUdeviceptr d = alloc.allocate(args.bytes());
-    struct Release {
-      cuda::CachingAllocator& alloc;
-      cuda::CUdeviceptr d;
-      ~Release() { alloc.release(d); }
-    } release{alloc, d};
+    // device memory first, a block back in the cache once launched. (Over
+    // the limit is over kMinParameterBytes, so the kernel has the entry.)
+    cuda::ScratchBlock block_of_args(args.bytes());
+    cuda::CUdeviceptr d = block_of_args.get();
     cuda::copy_to_device(d, args.data(), args.bytes());
     void* params[] = {&d};
     cuda::check(cuda::driver().cuLaunchKernel(by_pointer_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "backend/codegen.h"
 #include "backend/cuda.h"
 #include "backend/kernel_ir.h"
 #include "backend/prelude.h"
@@ -36,25 +37,13 @@ struct CheckArgs {
   int64_t n, size;
 };
 
-// Per dtype: storage, compute and cumsum accumulator types (runtime/dtype.h,
-// runtime/reduce.cpp's cumsum_acc), and the name suffix.
-struct TypeRow {
-  DType dtype;
-  const char *s, *c, *acc, *suffix;
-};
-constexpr TypeRow kTypes[] = {
-    {DType::Bool, "bool", "bool", "int64_t", "b8"},
-    {DType::Int32, "int32_t", "int32_t", "int64_t", "i32"},
-    {DType::Int64, "int64_t", "int64_t", "int64_t", "i64"},
-    {DType::Float16, "thn::Half", "float", "float", "f16"},
-    {DType::BFloat16, "thn::BFloat16", "float", "float", "bf16"},
-    {DType::Float32, "float", "float", "double", "f32"},
-    {DType::Float64, "double", "double", "double", "f64"},
-};
-const TypeRow& row(DType d) {
-  for (const TypeRow& r : kTypes)
-    if (r.dtype == d) return r;
-  throw std::logic_error("cuda library: no row for a dtype");
+// cumsum's accumulator (runtime/reduce.cpp's cumsum_acc, PyTorch's CPU acc type).
+const char* cumsum_acc(DType d) {
+  switch (d) {
+    case DType::Float16: case DType::BFloat16: return "float";
+    case DType::Float32: case DType::Float64: return "double";
+    default: return "int64_t";
+  }
 }
 
 // Copies move bytes: one kernel per element size.
@@ -72,10 +61,10 @@ std::string kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
   switch (kind) {
     case K::Gather: return fmt::format("thn_gather_{}", itemsize(dtype));
     case K::Scatter: return fmt::format("thn_scatter_{}", itemsize(dtype));
-    case K::ScatterAdd: return fmt::format("thn_scatter_add_{}", row(dtype).suffix);
-    case K::Cumsum: return fmt::format("thn_cumsum_{}", row(dtype).suffix);
-    case K::ArgMax: return fmt::format("thn_argmax_{}", row(dtype).suffix);
-    case K::ArgMin: return fmt::format("thn_argmin_{}", row(dtype).suffix);
+    case K::ScatterAdd: return fmt::format("thn_scatter_add_{}", dtype_short(dtype));
+    case K::Cumsum: return fmt::format("thn_cumsum_{}", dtype_short(dtype));
+    case K::ArgMax: return fmt::format("thn_argmax_{}", dtype_short(dtype));
+    case K::ArgMin: return fmt::format("thn_argmin_{}", dtype_short(dtype));
     case K::ZeroAbove: return fmt::format("thn_zero_above_{}", itemsize(dtype));
     case K::ZeroBelow: return fmt::format("thn_zero_below_{}", itemsize(dtype));
   }
@@ -177,11 +166,13 @@ std::string render_library() {
     kernel(fmt::format("thn_zero_above_{}", size), fmt::format("{0}, {0}, {0}", b), 6);
     kernel(fmt::format("thn_zero_below_{}", size), fmt::format("{0}, {0}, {0}", b), 7);
   }
-  for (const TypeRow& r : kTypes) {
-    kernel(fmt::format("thn_scatter_add_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 2);
-    kernel(fmt::format("thn_cumsum_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.acc), 3);
-    kernel(fmt::format("thn_argmax_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 4);
-    kernel(fmt::format("thn_argmin_{}", r.suffix), fmt::format("{}, {}, {}", r.s, r.c, r.c), 5);
+  for (int i = 0; i < kNumDTypes; ++i) {  // typed kernels: storage, compute, accumulator types
+    const DType d = DType(i);
+    const std::string st = kernel_storage_type(d), ct = kernel_compute_type(d);
+    kernel(fmt::format("thn_scatter_add_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 2);
+    kernel(fmt::format("thn_cumsum_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, cumsum_acc(d)), 3);
+    kernel(fmt::format("thn_argmax_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 4);
+    kernel(fmt::format("thn_argmin_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 5);
   }
   return s;
 }
@@ -237,13 +228,8 @@ void walk(const cuda::LineWalk& w) {
 
 std::optional<int64_t> first_out_of_range(cuda::CUdeviceptr index, int64_t n, int64_t size) {
   if (n == 0) return std::nullopt;
-  cuda::CachingAllocator& alloc = cuda::allocator();
-  cuda::CUdeviceptr first = alloc.allocate(8);
-  struct Release {
-    cuda::CachingAllocator& alloc;
-    cuda::CUdeviceptr p;
-    ~Release() { alloc.release(p); }
-  } release{alloc, first};
+  cuda::ScratchBlock block(8);
+  const cuda::CUdeviceptr first = block.get();
   uint64_t none = ~uint64_t(0), pos = none;
   cuda::copy_to_device(first, &none, 8);
   CheckArgs a{{index, first}, n, size};

@@ -1,10 +1,8 @@
 #include "ir/executor.h"
 
 #include "runtime/cuda.h"
-
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
-#include "runtime/indexing.h"
 
 namespace thn {
 
@@ -194,21 +192,20 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       }
       // A step copied: the base's layout is not the one the program's view
       // was traced over (its value came from a tensor of another layout).
-      // The steps then select logical positions (counted on the host),
-      // written one by one (on host copies of CUDA memory, which has no
-      // scatter kernel).
+      // The steps then select logical positions (counted on the host), and
+      // the value is scattered to them: index_copy_ over the flattened base
+      // (on CUDA tensors the library's scatter kernel).
       Tensor pos = empty(out.sizes(), DType::Int64);
       auto* p = static_cast<int64_t*>(pos.raw_data());
       for (int64_t i = 0; i < pos.numel(); ++i) p[i] = i;
-      Tensor sel = contiguous(select(pos));
       Tensor dense = contiguous(out);
-      Tensor value = contiguous(broadcast_to(to_dtype(args[1].as_tensor(), out.dtype()), sel.sizes()));
-      cuda::HostMirror m;
-      Tensor hd = m.host(dense), hv = m.host(value);
-      index_put(hd.as_strided({hd.numel()}, {1}, hd.offset()),
-                {TensorIndex(sel.as_strided({sel.numel()}, {1}, sel.offset()))},
-                hv.as_strided({hv.numel()}, {1}, hv.offset()));
-      m.write_back();
+      auto flat = [&](const Tensor& t) {
+        Tensor c = cuda::to_device(contiguous(t), dense.device());
+        return c.as_strided({c.numel()}, {1}, c.offset());
+      };
+      Tensor picked = select(pos);
+      Tensor sel = flat(picked), value = flat(broadcast_to(to_dtype(args[1].as_tensor(), out.dtype()), picked.sizes()));
+      call_method(flat(dense), "index_copy_", {IValue(int64_t(0)), IValue(sel), IValue(value)});
       if (dense.storage() != out.storage()) copy_into(out, dense);
       return Value::tensor(out);
     }

@@ -114,6 +114,21 @@ class CachingAllocator {
 // The allocator of device 0 (its raw functions are the driver's).
 CachingAllocator& allocator();
 
+// A block of the allocator for one operation (a kernel's argument struct, a
+// value read back), returned to the cache when it goes out of scope: later
+// work on the one stream runs after the kernel that uses it.
+class ScratchBlock {
+ public:
+  explicit ScratchBlock(size_t nbytes) : p_(allocator().allocate(nbytes)) {}
+  ~ScratchBlock() { allocator().release(p_); }
+  ScratchBlock(const ScratchBlock&) = delete;
+  ScratchBlock& operator=(const ScratchBlock&) = delete;
+  CUdeviceptr get() const { return p_; }
+
+ private:
+  CUdeviceptr p_;
+};
+
 // Copies between host and device memory (the driver's synchronous copies).
 void copy_to_device(CUdeviceptr dst, const void* src, size_t nbytes);
 void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);

@@ -339,9 +339,9 @@ bool is_masked_fill(const std::vector<Tensor>& indices, const Tensor& value) {
 }
 
 // Advanced indexing reads its indices and moves blocks of elements on the
-// host: with a CUDA tensor among the view and the indices, it runs on host
-// mirrors of their storages (runtime/cuda.h).
-// Indices of a CPU tensor must be on the CPU (PyTorch's check).
+// host: on a CUDA tensor it runs on host mirrors of the storages
+// (runtime/cuda.h). Indices of a CPU tensor must be on the CPU (PyTorch's
+// check).
 bool on_cuda(const Sliced& s) {
   if (s.view.device().type == DeviceType::CUDA) return true;
   for (const Tensor& t : s.indices)
@@ -364,7 +364,23 @@ Tensor gather_advanced(const Sliced& s) {
   return out;
 }
 
-void put_advanced(const Sliced& s, Tensor v);
+void put_advanced(const Sliced& s, Tensor v) {
+  const Tensor& self = s.view;
+  v = view(v, strip_leading_ones(v.sizes()));
+  if (is_masked_fill(s.indices, v)) v = to_dtype(view(v, {}), self.dtype());
+  check_inplace_write(s.view, {v});
+  AdvancedIndex info = make_info(s.view, s.indices);
+  Dims shape = info.result_shape();
+  THN_CHECK(expandable_to(v.sizes(), shape), "shape mismatch: value tensor of shape {} cannot be broadcast to indexing "
+            "result of shape {}", dims_str(v.sizes()), dims_str(shape));
+  THN_CHECK(v.dtype() == self.dtype(),
+            "Index put requires the source and destination dtypes match, got {} for the destination and {} for the "
+            "source.",
+            dtype_torch_name(self.dtype()), dtype_torch_name(v.dtype()));
+  auto [dst, dst_off] = info.split_src();
+  auto [src, src_off] = info.split_result(broadcast_to(v, shape));
+  copy_blocks(dst, dst_off, src, src_off);
+}
 
 }  // namespace
 
@@ -390,27 +406,5 @@ void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Te
   put_advanced(mirrored(m, s), m.host(v));
   m.write_back();
 }
-
-namespace {
-
-void put_advanced(const Sliced& s, Tensor v) {
-  const Tensor& self = s.view;
-  v = view(v, strip_leading_ones(v.sizes()));
-  if (is_masked_fill(s.indices, v)) v = to_dtype(view(v, {}), self.dtype());
-  check_inplace_write(s.view, {v});
-  AdvancedIndex info = make_info(s.view, s.indices);
-  Dims shape = info.result_shape();
-  THN_CHECK(expandable_to(v.sizes(), shape), "shape mismatch: value tensor of shape {} cannot be broadcast to indexing "
-            "result of shape {}", dims_str(v.sizes()), dims_str(shape));
-  THN_CHECK(v.dtype() == self.dtype(),
-            "Index put requires the source and destination dtypes match, got {} for the destination and {} for the "
-            "source.",
-            dtype_torch_name(self.dtype()), dtype_torch_name(v.dtype()));
-  auto [dst, dst_off] = info.split_src();
-  auto [src, src_off] = info.split_result(broadcast_to(v, shape));
-  copy_blocks(dst, dst_off, src, src_off);
-}
-
-}  // namespace
 
 }  // namespace thn

@@ -380,7 +380,8 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
   check_same_device(op, a);
   // matmul and the other products call cuBLAS themselves; the library ops
   // run their own kernels where the backend installed them.
-  if (op.family == OpFamily::LinAlg || (library_runs_on_cuda(op) && cuda::library_kernels())) return op.impl(a);
+  if (op.family == OpFamily::LinAlg || (cuda_library(op.id) != CudaLibrary::None && cuda::library_kernels()))
+    return op.impl(a);
   if (cuda_handler)
     if (std::optional<IValue> r = cuda_handler(op, a)) return *std::move(r);
   return cuda::run_on_host(a, [&](const Args& h) { return op.impl(h); });
