@@ -150,6 +150,9 @@ class Generator {
   // overlaps only partly and PyTorch cannot tell (a strided or transposed
   // view), the result of such a write depends on PyTorch's loop order.
   std::set<std::pair<int, int>> written_from_;
+  // Pairs one of which is scattered into (index_add_, index_copy_) from the
+  // other: PyTorch refuses any shared storage, even the very same tensor.
+  std::set<std::pair<int, int>> scattered_from_;
 
   DT random_dtype() {
     int x = r_.below(20);
@@ -483,15 +486,58 @@ class Generator {
     } else {
       return std::nullopt;
     }
+    // contiguous() of a contiguous tensor and a conversion to its own dtype
+    // return the tensor itself: the storage (and expansion) stays x's.
+    if (k == 0 ? v.name.find(".contiguous()") != std::string::npos : (k == 4 || k == 5) && v.dt == x->dt) {
+      v.root = x->root;
+      v.input = x->input;
+      if (k != 0) v.writable = x->writable;
+    }
+    return v;
+  }
+
+  // An index into dim `d` of `x`, in range for every size a call gives
+  // (size 0 included): the positions reversed, or (unless `distinct`) each
+  // position twice and the upper half never. Its length is x.shape[d].
+  std::string index_along(const Var& x, int d, bool distinct) {
+    std::string n = fmt::format("{}.shape[{}]", x.name, d), on = cuda_ ? ", device=\"cuda\"" : "";
+    if (distinct || r_.chance(0.5)) return fmt::format("arange({}{}).flip(0)", n, on);
+    return fmt::format("(arange({}{}) // 2)", n, on);
+  }
+
+  std::optional<Var> gathered() {
+    const Var* x = pick([](const Var& v) { return !v.shape.empty(); });
+    if (!x) return std::nullopt;
+    Var v = new_value_like(*x);
+    int d = dim(*x);
+    std::string index = index_along(*x, d, false);
+    if (r_.chance(0.5)) {
+      if (r_.chance(0.3)) {  // every other position: a shorter index
+        index += "[::2]";
+        v.shape[size_t(d)] = new_size();
+      }
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.index_select({}, {})" : "index_select({}, {}, {})"),
+                           x->name, dim_text(*x, d), index);
+      return v;
+    }
+    // gather: the index laid along dim d, broadcast (stride 0) over the others.
+    std::vector<std::string> view(x->shape.size(), "1");
+    view[size_t(d)] = "-1";
+    index = fmt::format("{}.reshape({}{})", index, join(view), view.size() == 1 ? "," : "");
+    if (r_.chance(0.5)) index += fmt::format(".expand_as({})", x->name);
+    else for (size_t i = 0; i < v.shape.size(); ++i)
+        if (int(i) != d) v.shape[i] = kOne;
+    v.name = fmt::format("{}.gather({}, {})", x->name, dim_text(*x, d), index);
     return v;
   }
 
   std::optional<Var> value() {
     for (int attempt = 0; attempt < 20; ++attempt) {
-      int k = r_.below(16);
+      int k = r_.below(17);
       std::optional<Var> v = k < 3 ? unary() : k < 7 ? binary() : k < 9 ? with_number() : k < 11 ? reduction()
                              : k < 14                                 ? view()
-                                                                      : copy();
+                             : k < 16                                 ? copy()
+                                                                      : gathered();
       if (v) return v;
     }
     return std::nullopt;
@@ -537,22 +583,35 @@ class Generator {
     return number(is_float(t.dt)).first;
   }
 
-  void operand_of(const Var& target, const Var& operand) {
+  void operand_of(const Var& target, const Var& operand, bool scattered = false) {
     if (target.root < int(params_.size()) && operand.root < int(params_.size()))
-      written_from_.insert(std::minmax(target.root, operand.root));
+      (scattered ? scattered_from_ : written_from_).insert(std::minmax(target.root, operand.root));
   }
 
   std::optional<std::string> in_place() {
     std::optional<Var> t = target();
     if (!t) return std::nullopt;
-    int k = r_.below(9);
+    int k = r_.below(10);
     bool numeric = t->dt != DT::Bool;
     std::string stmt;
+    if (k == 9 && numeric && !t->shape.empty()) {
+      // index_add_ / index_copy_ from a tensor of the target's type; the
+      // copy's index has no duplicates (their order is unspecified).
+      const Var* s = pick([&](const Var& v) { return v.shape == t->shape && v.dt == t->dt && v.root != t->root; });
+      if (!s) return std::nullopt;
+      operand_of(*t, *s, true);
+      int d = dim(*t);
+      bool add = r_.chance(0.6);
+      std::string index = index_along(*t, d, !add);
+      if (add) return fmt::format("{}.index_add_({}, {}, {}{})", t->name, dim_text(*t, d), index, s->name,
+                                  r_.chance(0.3) ? ", alpha=2" : "");
+      return fmt::format("{}.index_copy_({}, {}, {})", t->name, dim_text(*t, d), index, s->name);
+    }
     if (k <= 1 && numeric) {
       std::string op = r_.pick(std::vector<std::string>{"add_", "sub_", "mul_"});
       stmt = fmt::format("{}.{}({})", t->name, op, *source(*t));
       if (r_.chance(0.25)) stmt += is_float(t->dt) ? ".sin_()" : ".mul_(2)";
-    } else if (k == 2 && numeric) {
+    } else if (k == 2 && numeric && t->name.back() != ')') {  // (`x.t() += y` is not an assignment)
       stmt = fmt::format("{} {}= {}", t->name, r_.pick(std::vector<std::string>{"+", "-", "*"}), *source(*t));
     } else if (k == 3) {
       std::optional<std::string> src = source(*t, false);
@@ -585,8 +644,8 @@ class Generator {
       const Var* a = pick([&](const Var& v) { return fits(v.shape, t->shape) && can_cast(v.dt, t->dt) && v.root != t->root; });
       if (!a) return std::nullopt;
       operand_of(*t, *a);
-      stmt = r_.chance(0.5) ? fmt::format("{}.addcmul_({}, {}, value=0.5)", t->name, a->name, a->name)
-                            : fmt::format("{}.lerp_({}, 0.25)", t->name, a->name);
+      stmt = r_.chance(0.5) || a->dt != t->dt ? fmt::format("{}.addcmul_({}, {}, value=0.5)", t->name, a->name, a->name)
+                                              : fmt::format("{}.lerp_({}, 0.25)", t->name, a->name);  // (same dtype only)
     } else {
       return std::nullopt;
     }
@@ -722,7 +781,8 @@ class Generator {
         if (P.dt != Q.dt || !r_.chance(0.6)) continue;
         // Written from each other: only the very same dense tensor (each
         // element then reads itself), never a partial overlap.
-        bool written = written_from_.count({int(q), int(p)}) > 0;
+        bool written = written_from_.count({int(q), int(p)}) > 0, scattered = scattered_from_.count({int(q), int(p)}) > 0;
+        if (scattered) continue;
         if (P.shape == Q.shape && k < 3 && (!written || c.kinds[q].kind == ArgKind::Fresh)) a = {ArgKind::Same, int(q)};
         else if (written) continue;
         else if (P.shape == Q.shape && k < 5 && !P.shape.empty() && c.kinds[q].kind == ArgKind::Fresh)

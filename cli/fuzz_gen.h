@@ -7,7 +7,8 @@
 // The function body draws from elementwise ops with broadcasting and type
 // promotion, reductions, views (select, slice, narrow, transpose, permute,
 // squeeze/unsqueeze, expand_as, reshape, flatten, unflatten, chunk, split,
-// unbind, diagonal), copies, in-place ops on inputs, intermediates and views
+// unbind, diagonal), copies, gathers (index_select, gather) and scatters
+// (index_add_, index_copy_) with indices in range for every size, in-place ops on inputs, intermediates and views
 // of both (chains included), setitem, and control flow on number and size
 // arguments. The calls pass size-1 and (sometimes) size-0 dims, permuted,
 // strided and expanded inputs, the same tensor twice, overlapping slices of
