@@ -290,7 +290,9 @@ class Generator {
       v.name = fmt::format("{} {} {}", x->name, r_.pick(std::vector<std::string>{">", "<=", "==", "!="}), y->name);
       v.dt = DT::Bool;
     } else if (k == 6 && !is_float(x->dt) && !is_float(y->dt)) {
-      v.name = fmt::format("{} {} {}", x->name, r_.pick(std::vector<std::string>{"&", "|", "^"}), y->name);
+      std::vector<std::string> ops{"&", "|", "^"};
+      if (!any_bool) ops.insert(ops.end(), {"<<", ">>"});  // (any count: a left shift's wraps at the width)
+      v.name = fmt::format("{} {} {}", x->name, r_.pick(ops), y->name);
       v.dt = both;
     } else if (k == 7) {
       const Var* c = pick([&](const Var& c) { return c.dt == DT::Bool && broadcast(v.shape, c.shape); });

@@ -44,7 +44,6 @@ bool fusible_compute(const Trace& t, const BoundSymbol& b) {
       return b.sym.op->id != OpId::round || b.args.size() < 2 || (!b.args[1].is_proxy() && b.args[1].raw_int() == 0);
     case OpFamily::Binary:
       switch (b.sym.op->id) {
-        case OpId::bitwise_left_shift: case OpId::bitwise_right_shift: return false;
         // Integer division raises on a zero divisor; integer pow on a negative exponent.
         case OpId::floor_divide: case OpId::remainder: case OpId::pow: return !integral;
         case OpId::div: return !integral || b.args.size() < 3 || b.args[2].is_none();
@@ -473,7 +472,6 @@ std::string_view codegen_status(const OpDef& op) {
     case OpFamily::Unary: return op.id == OpId::round ? "fused (decimals=0)" : "fused";
     case OpFamily::Binary:
       switch (op.id) {
-        case OpId::bitwise_left_shift: case OpId::bitwise_right_shift: return "library";
         case OpId::floor_divide: case OpId::remainder: case OpId::pow: case OpId::div: return "fused (float)";
         default: return "fused";
       }

@@ -131,13 +131,12 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
     return;
       THN_X(bitwise_and) THN_X(bitwise_or) THN_X(bitwise_xor)
 #undef THN_X
-    case OpId::bitwise_left_shift:
-      // PyTorch 1.13 shifts left without a range check (the count wraps as on x86).
-      if constexpr (is_int) map([](C x, C y) { return C(std::make_unsigned_t<C>(x) << (y & C(sizeof(C) * 8 - 1))); });
-      return;
-    case OpId::bitwise_right_shift:
-      if constexpr (is_int) map([](C x, C y) { return thn_bitwise_right_shift(x, y); });
-      return;
+#define THN_X(name)                                             \
+  case OpId::name:                                              \
+    if constexpr (is_int) map([](C x, C y) { return thn_##name(x, y); }); \
+    return;
+      THN_X(bitwise_left_shift) THN_X(bitwise_right_shift)
+#undef THN_X
 #define THN_X(name) \
   case OpId::name: map_kernel<bool, S, S>(o, [](C x, C y) { return thn_##name(x, y); }, a, b); return;
       THN_BINARY_BOOL(THN_X)
