@@ -33,8 +33,8 @@ struct WalkArgs {
 };
 
 struct CheckArgs {
-  uint64_t p[2];  // the indices, the first bad position (an unsigned 64-bit minimum)
-  int64_t n, size;
+  uint64_t p[3];  // the indices, the first bad position (an unsigned 64-bit minimum), the offsets
+  int64_t n, lo, size, stride, accumulate;
 };
 
 // cumsum's accumulator (runtime/reduce.cpp's cumsum_acc, PyTorch's CPU acc type).
@@ -137,15 +137,24 @@ __device__ void thn_walk(const thn_walk_args& a) {
   }
 }
 struct thn_index_check_args {
-  void* p[2];
-  int64_t n, size;
+  void* p[3];
+  int64_t n, lo, size, stride, accumulate;
 };
-// The first position (in order) of an index outside [0, size).
+// The first position (in order) of an index outside [lo, size); with
+// offsets, each in-range index's element offset stored or added there.
 extern "C" __global__ void thn_index_check(const thn_index_check_args a) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   const int64_t* ix = (const int64_t*)a.p[0];
-  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += step)
-    if (ix[i] < 0 || ix[i] >= a.size) atomicMin((unsigned long long*)a.p[1], (unsigned long long)i);
+  int64_t* offsets = (int64_t*)a.p[2];
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += step) {
+    const int64_t v = ix[i];
+    if (v < a.lo || v >= a.size) {
+      atomicMin((unsigned long long*)a.p[1], (unsigned long long)i);
+    } else if (offsets) {
+      const int64_t e = (v < 0 ? v + a.size : v) * a.stride;
+      offsets[i] = a.accumulate ? offsets[i] + e : e;
+    }
+  }
 }
 )thn_src";
 
@@ -226,18 +235,18 @@ void walk(const cuda::LineWalk& w) {
   launch(kernel_name(w.kind, w.dtype), a, a.n);
 }
 
-std::optional<int64_t> first_out_of_range(cuda::CUdeviceptr index, int64_t n, int64_t size) {
-  if (n == 0) return std::nullopt;
+std::optional<int64_t> check_index(const cuda::IndexCheck& c) {
+  if (c.n == 0) return std::nullopt;
   cuda::ScratchBlock block(8);
   const cuda::CUdeviceptr first = block.get();
   uint64_t none = ~uint64_t(0), pos = none;
   cuda::copy_to_device(first, &none, 8);
-  CheckArgs a{{index, first}, n, size};
-  launch("thn_index_check", a, n);
+  CheckArgs a{{c.index, first, c.offsets}, c.n, c.negative ? -c.size : 0, c.size, c.stride, c.accumulate};
+  launch("thn_index_check", a, c.n);
   cuda::copy_to_host(&pos, first, 8);  // waits for the kernel
   if (pos == none) return std::nullopt;
   int64_t value = 0;
-  cuda::copy_to_host(&value, index + pos * 8, 8);
+  cuda::copy_to_host(&value, c.index + pos * 8, 8);
   return value;
 }
 
@@ -249,7 +258,7 @@ const std::string& cuda_library_source() {
 }
 
 void install_cuda_library() {
-  static const cuda::LibraryKernels kernels{walk, first_out_of_range};
+  static const cuda::LibraryKernels kernels{walk, check_index};
   cuda::set_library_kernels(&kernels);
 }
 

@@ -8,6 +8,7 @@
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
+#include "runtime/index_walk.h"
 #include "runtime/loops.h"
 #include "runtime/views.h"
 
@@ -84,23 +85,6 @@ Tensor stack(const std::vector<Tensor>& ts, int64_t dim) {
 
 // ---- the index ops ----
 
-// One walk over `shape` shared by index_select, gather, index_copy and
-// index_add. `plain` is walked with its strides; `indexed` has stride 0
-// along the indexed dim `dim` and is displaced by index[i] *
-// indexed_dim_stride instead; `index` (int64, in range) is walked with its
-// strides.
-struct IndexedWalk {
-  Dims shape;
-  int64_t dim;
-  Tensor plain;
-  Dims plain_strides;
-  Tensor indexed;
-  Dims indexed_strides;
-  int64_t indexed_dim_stride;
-  Tensor index;
-  Dims index_strides;
-};
-
 // Calls f(plain_element, indexed_element) (storage pointers) for every
 // position, in memory order; index duplicates are visited in index order
 // along each line, so accumulation is deterministic.
@@ -166,13 +150,15 @@ void host_walk(const IndexedWalk& w, WalkKind kind, const Scalar& alpha) {
   throw std::logic_error("host_walk: not an index walk");
 }
 
-// Gather: plain = indexed[index]; Scatter: indexed[index] = plain;
-// ScatterAdd: indexed[index] += alpha * plain.
-void run_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha = Scalar(int64_t(1))) {
+}  // namespace
+
+void run_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha) {
   if (numel_of(w.shape) == 0) return;
   if (w.indexed.device().type == DeviceType::CUDA) return device_walk(w, kind, dtype, alpha);
   dispatch_dtype(dtype, [&]<class S>() { host_walk<S>(w, kind, alpha); });
 }
+
+namespace {
 
 // t's strides over a walk of `ndim` dims, with the indexed dim's stride set
 // to `dim_stride` (a 0-dim t is walked as a broadcast scalar).
@@ -188,7 +174,7 @@ template <class OnBad>
 Tensor checked_index(const Tensor& index, int64_t size, OnBad&& on_bad) {
   Tensor idx = contiguous(to_dtype(index, DType::Int64));
   if (idx.device().type == DeviceType::CUDA) {
-    if (std::optional<int64_t> bad = cuda::first_out_of_range(idx.device_address(), idx.numel(), size)) on_bad(*bad);
+    if (std::optional<int64_t> bad = cuda::check_index({idx.device_address(), idx.numel(), size})) on_bad(*bad);
     return idx;
   }
   const int64_t* p = idx.data<int64_t>();

@@ -138,26 +138,6 @@ void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);
 // layout arrives contiguous.
 Tensor to_device(const Tensor& x, Device device);
 
-// Host copies of CUDA tensors, for work without a CUDA kernel: each CUDA
-// storage is copied to the host whole, once, so that views of one storage
-// still share it; write_back copies the storages that changed back.
-class HostMirror {
- public:
-  Tensor host(const Tensor& t);  // t on the host (t itself when on the CPU)
-  IValue host(const IValue& v);  // tensors mirrored, CUDA devices made the CPU
-  // A result on the device: a view of a mirrored storage as the same view of
-  // the device one, a new tensor copied over.
-  IValue device(const IValue& v);
-  void write_back();
-
- private:
-  struct Mirror {
-    std::shared_ptr<Storage> device, host;
-    std::string before;  // the bytes as copied
-  };
-  std::map<const Storage*, Mirror> mirrors_;
-};
-
 // A batch of row-major products C[i] = A[i] B[i] (+ C[i] when accumulating)
 // for cuBLAS (runtime/cublas.cpp): A [m, k], B [k, n], C [m, n] contiguous,
 // each operand read as stored (ld: its row stride) or, with `trans`, as the
@@ -213,13 +193,27 @@ struct LineWalk {
   int64_t diagonal = 0;
 };
 
+// The range check of `n` contiguous int64 indices at `index`: each must lie
+// in [0, size), or in [-size, size) when `negative` (Python's wrap-around).
+// With `offsets` set (n int64s) each in-range index also gives its element
+// offset, (index < 0 ? index + size : index) * stride, which is stored or,
+// with `accumulate`, added (advanced indexing sums one per indexed dim).
+struct IndexCheck {
+  CUdeviceptr index = 0;
+  int64_t n = 0, size = 0;
+  bool negative = false;
+  CUdeviceptr offsets = 0;
+  int64_t stride = 1;
+  bool accumulate = false;
+};
+
 // The kernels of the library ops that are not fusions, compiled by the
 // CUDA backend (backend/cuda_library.h), which installs them.
 struct LibraryKernels {
   void (*walk)(const LineWalk&) = nullptr;
-  // The first value of `n` contiguous int64 indices at `index` outside
-  // [0, size), in order; nullopt when all are in range.
-  std::optional<int64_t> (*first_out_of_range)(CUdeviceptr index, int64_t n, int64_t size) = nullptr;
+  // Runs the check (a kernel and a synchronisation): the first index out
+  // of range, in order, or nullopt when all are in range.
+  std::optional<int64_t> (*check_index)(const IndexCheck&) = nullptr;
 };
 void set_library_kernels(const LibraryKernels* k);
 // The installed kernels, or null (then ops needing them run on host copies).
@@ -232,6 +226,6 @@ LineWalk plan_walk(LineWalk::Kind kind, DType dtype, const Dims& shape, const st
 // Runs w with the installed kernels (a logic_error without them: the op
 // registry sends ops here only where they are installed).
 void launch_walk(const LineWalk& w);
-std::optional<int64_t> first_out_of_range(CUdeviceptr index, int64_t n, int64_t size);
+std::optional<int64_t> check_index(const IndexCheck& c);
 
 }  // namespace thn::cuda

@@ -8,6 +8,7 @@
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
+#include "runtime/index_walk.h"
 #include "runtime/loops.h"
 #include "runtime/views.h"
 
@@ -338,10 +339,8 @@ bool is_masked_fill(const std::vector<Tensor>& indices, const Tensor& value) {
   return value.numel() == 1 && defined == 1 && mask;
 }
 
-// Advanced indexing reads its indices and moves blocks of elements on the
-// host: on a CUDA tensor it runs on host mirrors of the storages
-// (runtime/cuda.h). Indices of a CPU tensor must be on the CPU (PyTorch's
-// check).
+// Indices of a CPU tensor must be on the CPU (PyTorch's check); those of a
+// CUDA tensor may be on either.
 bool on_cuda(const Sliced& s) {
   if (s.view.device().type == DeviceType::CUDA) return true;
   for (const Tensor& t : s.indices)
@@ -349,13 +348,81 @@ bool on_cuda(const Sliced& s) {
               "indices should be either on cpu or on the same device as the indexed tensor (cpu)");
   return false;
 }
-Sliced mirrored(cuda::HostMirror& m, const Sliced& s) {
-  Sliced h{m.host(s.view), {}};
-  for (const Tensor& t : s.indices) h.indices.push_back(t.defined() ? m.host(t) : t);
-  return h;
+
+// ---- advanced indexing of CUDA tensors ----
+// Stays on the device: a mask's true positions are found on a host copy of
+// the mask (a shape that depends on its values), each index's element
+// offsets are summed by the library's index check (which raises the CPU's
+// error for the first one out of range), and the elements move in the index
+// ops' walk (runtime/index_walk.h).
+
+std::vector<Tensor> masks_on_host(const std::vector<Tensor>& indices) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : indices)
+    out.push_back(t.defined() && t.dtype() == DType::Bool && t.device().type == DeviceType::CUDA ? cuda::to_device(t, kCPU)
+                                                                                                : t);
+  return out;
 }
 
+// The element offset into info.src of each index position: int64, of
+// index_shape, contiguous, on `device`.
+Tensor device_offsets(const AdvancedIndex& info, Device device) {
+  Tensor offsets = empty(info.index_shape, DType::Int64, device);
+  for (size_t j = 0; j < info.indices.size(); j++) {
+    const int64_t size = info.src.sizes()[info.first + int64_t(j)];
+    Tensor idx = contiguous(cuda::to_device(info.indices[j], device));
+    cuda::IndexCheck c{idx.device_address(), idx.numel(), size, /*negative=*/true, offsets.device_address(),
+                       info.src.strides()[info.first + int64_t(j)], /*accumulate=*/j > 0};
+    if (std::optional<int64_t> bad = cuda::check_index(c))
+      fail(ErrorKind::IndexError, "index {} is out of bounds for dimension {} with size {}", *bad, j, size);
+  }
+  return offsets;
+}
+
+// `rest` (strides of the non-indexed dims) with `block` where the index
+// positions go.
+Dims with_block(Dims rest, int64_t first, const Dims& block) {
+  rest.insert(rest.begin() + first, block.begin(), block.end());
+  return rest;
+}
+
+// Every result element in parallel: out = src[offset + its block position].
+Tensor gather_on_device(const Tensor& self, const std::vector<Tensor>& indices) {
+  AdvancedIndex info = make_info(self, masks_on_host(indices));
+  Tensor out = empty_strided(info.result_shape(), info.output_strides(), self.dtype(), self.device());
+  Tensor offsets = device_offsets(info, self.device());
+  const Dims rest = erase_range(info.src.strides(), info.first, info.last());
+  IndexedWalk w{out.sizes(), info.first, out, out.strides(),
+                info.src, with_block(rest, info.first, Dims(info.index_shape.size(), 0)), 1,
+                offsets, with_block(Dims(rest.size(), 0), info.first, offsets.strides())};
+  run_walk(w, cuda::LineWalk::Kind::Gather, self.dtype());
+  return out;
+}
+
+// The index positions as one walk dim taken in order by each thread, so
+// that a duplicate's last value wins, as on the CPU.
+void put_on_device(const AdvancedIndex& info, const Tensor& value) {
+  const Device device = info.src.device();
+  Tensor offsets = device_offsets(info, device);
+  Dims shape = info.result_shape();
+  Tensor v = broadcast_to(cuda::to_device(value, device), shape);
+  Dims flat = erase_range(shape, info.first, info.first + int64_t(info.index_shape.size()));
+  flat.insert(flat.begin() + info.first, offsets.numel());
+  std::optional<Dims> v_strides = view_strides(v, flat);
+  if (!v_strides) {
+    v = contiguous(v);
+    v_strides = view_strides(v, flat);
+  }
+  const Dims rest = erase_range(info.src.strides(), info.first, info.last());
+  IndexedWalk w{flat, info.first, v, *v_strides, info.src, with_block(rest, info.first, {0}), 1,
+                offsets, with_block(Dims(rest.size(), 0), info.first, {1})};
+  run_walk(w, cuda::LineWalk::Kind::Scatter, info.src.dtype());
+}
+
+// ---- the two ----
+
 Tensor gather_advanced(const Sliced& s) {
+  if (on_cuda(s)) return gather_on_device(s.view, s.indices);
   AdvancedIndex info = make_info(s.view, s.indices);
   auto [src, src_off] = info.split_src();
   Tensor out = empty_strided(info.result_shape(), info.output_strides(), s.view.dtype());
@@ -369,7 +436,8 @@ void put_advanced(const Sliced& s, Tensor v) {
   v = view(v, strip_leading_ones(v.sizes()));
   if (is_masked_fill(s.indices, v)) v = to_dtype(view(v, {}), self.dtype());
   check_inplace_write(s.view, {v});
-  AdvancedIndex info = make_info(s.view, s.indices);
+  const bool cuda = on_cuda(s);
+  AdvancedIndex info = make_info(s.view, cuda ? masks_on_host(s.indices) : s.indices);
   Dims shape = info.result_shape();
   THN_CHECK(expandable_to(v.sizes(), shape), "shape mismatch: value tensor of shape {} cannot be broadcast to indexing "
             "result of shape {}", dims_str(v.sizes()), dims_str(shape));
@@ -377,8 +445,9 @@ void put_advanced(const Sliced& s, Tensor v) {
             "Index put requires the source and destination dtypes match, got {} for the destination and {} for the "
             "source.",
             dtype_torch_name(self.dtype()), dtype_torch_name(v.dtype()));
+  if (cuda) return put_on_device(info, v);
   auto [dst, dst_off] = info.split_src();
-  auto [src, src_off] = info.split_result(broadcast_to(v, shape));
+  auto [src, src_off] = info.split_result(broadcast_to(cuda::to_device(v, kCPU), shape));
   copy_blocks(dst, dst_off, src, src_off);
 }
 
@@ -387,9 +456,7 @@ void put_advanced(const Sliced& s, Tensor v) {
 Tensor index(const Tensor& self, const std::vector<TensorIndex>& idx) {
   Sliced s = apply_slicing(self, idx);
   if (s.indices.empty()) return s.view;
-  if (!on_cuda(s)) return gather_advanced(s);
-  cuda::HostMirror m;
-  return cuda::to_device(gather_advanced(mirrored(m, s)), self.device());
+  return gather_advanced(s);
 }
 
 void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Tensor& value) {
@@ -401,10 +468,7 @@ void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Te
   }
   Sliced s = apply_slicing(self, idx);
   if (s.indices.empty()) return copy_to(s.view, v);
-  if (!on_cuda(s) && v.device().type != DeviceType::CUDA) return put_advanced(s, v);
-  cuda::HostMirror m;
-  put_advanced(mirrored(m, s), m.host(v));
-  m.write_back();
+  put_advanced(s, v);
 }
 
 }  // namespace thn

@@ -264,7 +264,8 @@ struct Module {
 
 // The host module emulating `source`'s kernels: each `extern "C" __global__
 // void NAME(const NAME_args a)` gets thn_emu_launch_NAME(void** params),
-// which calls it with the device addresses in a.p made host ones.
+// which calls it with the device addresses in a.p made host ones (a null
+// one stays null).
 void* emulation_module(const std::string& source) {
   std::string text = std::string(kEmuHeader) + source + "\n";
   const std::string mark = "extern \"C\" __global__ void ";
@@ -281,7 +282,7 @@ void* emulation_module(const std::string& source) {
                                         std::to_string(kTag) + "ull)"
                                   : "*(const " + base + "_args*)params[0]";
     text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + base + "_args a = " + from +
-            ";\n  for (void*& q : a.p) q = (void*)(" + untag + ");\n  " + base + "(a);\n}\n";
+            ";\n  for (void*& q : a.p) q = q ? (void*)(" + untag + ") : q;\n  " + base + "(a);\n}\n";
     text += "extern \"C\" unsigned long long thn_emu_parameter_bytes_" + name + "() { return sizeof(" +
             (by_pointer ? std::string("void*") : base + "_args") + "); }\n";
   }
