@@ -500,11 +500,18 @@ class Generator {
 
   // An index into dim `d` of `x`, in range for every size a call gives
   // (size 0 included): the positions reversed, or (unless `distinct`) each
-  // position twice and the upper half never. Its length is x.shape[d].
-  std::string index_along(const Var& x, int d, bool distinct) {
+  // position twice and the upper half never, or (with `negative`, Python's
+  // indexing) counted from the end. Its length is x.shape[d].
+  std::string index_along(const Var& x, int d, bool distinct, bool negative = false) {
     std::string n = fmt::format("{}.shape[{}]", x.name, d), on = cuda_ ? ", device=\"cuda\"" : "";
+    if (negative && r_.chance(0.3)) return fmt::format("(arange({0}{1}) - {0})", n, on);
     if (distinct || r_.chance(0.5)) return fmt::format("arange({}{}).flip(0)", n, on);
     return fmt::format("(arange({}{}) // 2)", n, on);
+  }
+
+  // x[idx] along dim 0 or 1 (a slice before it).
+  std::string subscript(const Var& x, int d, const std::string& index) {
+    return fmt::format("{}[{}{}]", x.name, d == 0 ? "" : ":, ", index);
   }
 
   std::optional<Var> gathered() {
@@ -512,6 +519,10 @@ class Generator {
     if (!x) return std::nullopt;
     Var v = new_value_like(*x);
     int d = dim(*x);
+    if (d <= 1 && r_.chance(0.3)) {  // indexing with a tensor
+      v.name = subscript(*x, d, index_along(*x, d, false, true));
+      return v;
+    }
     std::string index = index_along(*x, d, false);
     if (r_.chance(0.5)) {
       if (r_.chance(0.3)) {  // every other position: a shorter index
@@ -596,6 +607,18 @@ class Generator {
     int k = r_.below(10);
     bool numeric = t->dt != DT::Bool;
     std::string stmt;
+    if (k == 9 && t->shape.size() >= 1 && r_.chance(0.3)) {
+      // x[idx] = source: a tensor of the target's dtype (or a number); a
+      // duplicate index's last value wins.
+      const Var* s = r_.chance(0.7) ? pick([&](const Var& v) {
+        return fits(v.shape, t->shape) && v.dt == t->dt && v.root != t->root;
+      })
+                                    : nullptr;
+      if (s) operand_of(*t, *s, true);
+      int d = dim(*t) % 2;
+      std::string value = s ? s->name : t->dt == DT::Bool ? "True" : number(is_float(t->dt)).first;
+      return fmt::format("{} = {}", subscript(*t, d, index_along(*t, d, false, true)), value);
+    }
     if (k == 9 && numeric && !t->shape.empty()) {
       // index_add_ / index_copy_ from a tensor of the target's type; the
       // copy's index has no duplicates (their order is unspecified).

@@ -293,30 +293,6 @@ Tensor to_device(const Tensor& x, Device device) {
 
 // ---- ops on host copies -------------------------------------------------------
 
-namespace {
-
-// Host copies of CUDA tensors, for work without a CUDA kernel: each CUDA
-// storage is copied to the host whole, once, so that views of one storage
-// still share it; write_back copies the storages that changed back.
-class HostMirror {
- public:
-  Tensor host(const Tensor& t);  // t on the host (t itself when on the CPU)
-  IValue host(const IValue& v);  // tensors mirrored, CUDA devices made the CPU
-  // A result on the device: a view of a mirrored storage as the same view of
-  // the device one, a new tensor copied over.
-  IValue device(const IValue& v);
-  void write_back();
-
- private:
-  struct Mirror {
-    std::shared_ptr<Storage> device, host;
-    std::string before;  // the bytes as copied
-  };
-  std::map<const Storage*, Mirror> mirrors_;
-};
-
-}  // namespace
-
 Tensor HostMirror::host(const Tensor& t) {
   if (t.device().type != DeviceType::CUDA) return t;
   Mirror& m = mirrors_[t.storage().get()];

@@ -138,6 +138,26 @@ void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);
 // layout arrives contiguous.
 Tensor to_device(const Tensor& x, Device device);
 
+// Host copies of CUDA tensors, for work without a CUDA kernel: each CUDA
+// storage is copied to the host whole, once, so that views of one storage
+// still share it; write_back copies the storages that changed back.
+class HostMirror {
+ public:
+  Tensor host(const Tensor& t);  // t on the host (t itself when on the CPU)
+  IValue host(const IValue& v);  // tensors mirrored, CUDA devices made the CPU
+  // A result on the device: a view of a mirrored storage as the same view of
+  // the device one, a new tensor copied over.
+  IValue device(const IValue& v);
+  void write_back();
+
+ private:
+  struct Mirror {
+    std::shared_ptr<Storage> device, host;
+    std::string before;  // the bytes as copied
+  };
+  std::map<const Storage*, Mirror> mirrors_;
+};
+
 // A batch of row-major products C[i] = A[i] B[i] (+ C[i] when accumulating)
 // for cuBLAS (runtime/cublas.cpp): A [m, k], B [k, n], C [m, n] contiguous,
 // each operand read as stored (ld: its row stride) or, with `trans`, as the

@@ -349,12 +349,20 @@ bool on_cuda(const Sliced& s) {
   return false;
 }
 
+// Without the backend's library kernels (under --interpret), advanced
+// indexing of a CUDA tensor runs on host mirrors of the storages.
+Sliced mirrored(cuda::HostMirror& m, const Sliced& s) {
+  Sliced h{m.host(s.view), {}};
+  for (const Tensor& t : s.indices) h.indices.push_back(t.defined() ? m.host(t) : t);
+  return h;
+}
+
 // ---- advanced indexing of CUDA tensors ----
-// Stays on the device: a mask's true positions are found on a host copy of
-// the mask (a shape that depends on its values), each index's element
-// offsets are summed by the library's index check (which raises the CPU's
-// error for the first one out of range), and the elements move in the index
-// ops' walk (runtime/index_walk.h).
+// With them it stays on the device: a mask's true positions are found on a
+// host copy of the mask (a shape that depends on its values), each index's
+// element offsets are summed by the library's index check (which raises the
+// CPU's error for the first one out of range), and the elements move in the
+// index ops' walk (runtime/index_walk.h).
 
 std::vector<Tensor> masks_on_host(const std::vector<Tensor>& indices) {
   std::vector<Tensor> out;
@@ -456,7 +464,9 @@ void put_advanced(const Sliced& s, Tensor v) {
 Tensor index(const Tensor& self, const std::vector<TensorIndex>& idx) {
   Sliced s = apply_slicing(self, idx);
   if (s.indices.empty()) return s.view;
-  return gather_advanced(s);
+  if (!on_cuda(s) || cuda::library_kernels()) return gather_advanced(s);
+  cuda::HostMirror m;
+  return cuda::to_device(gather_advanced(mirrored(m, s)), self.device());
 }
 
 void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Tensor& value) {
@@ -468,7 +478,10 @@ void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Te
   }
   Sliced s = apply_slicing(self, idx);
   if (s.indices.empty()) return copy_to(s.view, v);
-  put_advanced(s, v);
+  if ((!on_cuda(s) && v.device().type != DeviceType::CUDA) || cuda::library_kernels()) return put_advanced(s, v);
+  cuda::HostMirror m;
+  put_advanced(mirrored(m, s), m.host(v));
+  m.write_back();
 }
 
 }  // namespace thn
