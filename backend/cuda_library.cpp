@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
@@ -20,6 +21,8 @@ namespace {
 
 // The most dims a walk indexes after merging (as fusion kernels).
 constexpr int kWalkDims = kMaxKernelDims;
+// The threads of a block that shares one line (a power of two).
+constexpr int kLineBlock = 256;
 
 // The argument struct of the walk kernels, as the source declares it: every
 // member 8 bytes, so host and device agree on the layout.
@@ -71,6 +74,18 @@ std::string kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
   throw std::logic_error("cuda library: unknown walk kind");
 }
 
+// A block per line: argmax/argmin of lines long enough to share (few lines,
+// or lines contiguous in memory, which a block then reads together).
+bool block_per_line(const cuda::LineWalk& w) {
+  using K = cuda::LineWalk::Kind;
+  const int64_t lines = numel_of(w.shape);
+  return (w.kind == K::ArgMax || w.kind == K::ArgMin) && w.serial >= 128 &&
+         (lines < 1024 || std::abs(w.serial_strides[0]) == 1);
+}
+std::string block_kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
+  return fmt::format("{}_lines_{}", kind == cuda::LineWalk::Kind::ArgMax ? "thn_argmax" : "thn_argmin", dtype_short(dtype));
+}
+
 const char* const kWalk = R"thn_src(
 struct thn_walk_args {
   void* p[4];
@@ -82,19 +97,26 @@ struct thn_walk_args {
 // K: 0 gather (*P = *X), 1 scatter (*X = *P), 2 scatter-add (*X += alpha * *P),
 // 3 cumsum (acc += *P; *X = acc), 4 argmax, 5 argmin, 6 zero above the
 // diagonal (tril), 7 zero below it (triu); see runtime/cuda.h's LineWalk.
+// Position i's element offsets in plain, indexed and index, and its last
+// coordinate (tril/triu's row).
+__device__ void thn_walk_at(const thn_walk_args& a, int64_t i, int64_t& op, int64_t& ox, int64_t& oi, int64_t& row) {
+  int64_t r = i;
+  op = ox = oi = row = 0;
+  for (int d = int(a.nd) - 1; d >= 0; --d) {
+    const int64_t c = r % a.sz[d];
+    r /= a.sz[d];
+    if (d == int(a.nd) - 1) row = c;
+    op += c * a.st[d];
+    ox += c * a.st[THN_WALK_DIMS + d];
+    oi += c * a.st[2 * THN_WALK_DIMS + d];
+  }
+}
 template <class S, class C, class A, int K>
 __device__ void thn_walk(const thn_walk_args& a) {
   const int64_t step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n; i += step) {
-    int64_t r = i, op = 0, ox = 0, oi = 0, row = 0;
-    for (int d = int(a.nd) - 1; d >= 0; --d) {
-      const int64_t c = r % a.sz[d];
-      r /= a.sz[d];
-      if (d == int(a.nd) - 1) row = c;
-      op += c * a.st[d];
-      ox += c * a.st[THN_WALK_DIMS + d];
-      oi += c * a.st[2 * THN_WALK_DIMS + d];
-    }
+    int64_t op, ox, oi, row;
+    thn_walk_at(a, i, op, ox, oi, row);
     S* p = (S*)a.p[0] + op;
     S* x = (S*)a.p[1] + ox;
     const int64_t* ix = (const int64_t*)a.p[2] + oi;
@@ -136,6 +158,55 @@ __device__ void thn_walk(const thn_walk_args& a) {
     }
   }
 }
+// argmax/argmin of long lines: a block per line, its threads striding
+// along it, then a tree in shared memory. (value, position) pairs combine so
+// that the result is the walk's in order: the first NaN, else the first
+// extreme (position -1: none yet).
+template <class C, int K>
+__device__ bool thn_arg_better(C v, int64_t j, C best, int64_t at) {
+  if (j < 0) return false;
+  if (at < 0) return true;
+  const bool v_nan = v != v, best_nan = best != best;
+  if (v_nan || best_nan) return v_nan && (!best_nan || j < at);
+  if (K == 4 ? v > best : v < best) return true;
+  return v == best && j < at;
+}
+template <class S, class C, int K>
+__device__ void thn_arg_block(const thn_walk_args& a) {
+  __shared__ C value[THN_LINE_BLOCK];
+  __shared__ int64_t position[THN_LINE_BLOCK];
+  const unsigned t = threadIdx.x;
+  for (int64_t line = blockIdx.x; line < a.n; line += gridDim.x) {
+    int64_t op, ox, oi, row;
+    thn_walk_at(a, line, op, ox, oi, row);
+    const S* p = (const S*)a.p[0] + op;
+    C best = C(0);
+    int64_t at = -1;
+    for (int64_t j = t; j < a.serial; j += blockDim.x) {
+      const C v = C(p[j * a.sst[0]]);
+      if (thn_arg_better<C, K>(v, j, best, at)) {
+        best = v;
+        at = j;
+        if (v != v) break;
+      }
+    }
+    value[t] = best;
+    position[t] = at;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (t < s && thn_arg_better<C, K>(value[t + s], position[t + s], value[t], position[t])) {
+        value[t] = value[t + s];
+        position[t] = position[t + s];
+      }
+      __syncthreads();
+    }
+    if (t == 0) {
+      *((int64_t*)a.p[1] + ox) = position[0];
+      if (a.has_values) *((S*)a.p[3] + oi) = S(value[0]);
+    }
+    __syncthreads();
+  }
+}
 struct thn_index_check_args {
   void* p[3];
   int64_t n, lo, size, stride, accumulate;
@@ -160,7 +231,7 @@ extern "C" __global__ void thn_index_check(const thn_index_check_args a) {
 
 std::string render_library() {
   std::string s = cuda_prelude();
-  s += fmt::format("#define THN_WALK_DIMS {}\n", kWalkDims);
+  s += fmt::format("#define THN_WALK_DIMS {}\n#define THN_LINE_BLOCK {}\n", kWalkDims, kLineBlock);
   s += kWalk;
   // Each kernel's struct is NAME_args (the stand-in driver reads the
   // arguments by that name).
@@ -182,6 +253,11 @@ std::string render_library() {
     kernel(fmt::format("thn_cumsum_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, cumsum_acc(d)), 3);
     kernel(fmt::format("thn_argmax_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 4);
     kernel(fmt::format("thn_argmin_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 5);
+    for (int k : {4, 5})
+      s += fmt::format("typedef thn_walk_args {0}_args;\nextern \"C\" __global__ void {0}(const {0}_args a) {{ "
+                       "thn_arg_block<{1}, {2}, {3}>(a); }}\n",
+                       block_kernel_name(k == 4 ? cuda::LineWalk::Kind::ArgMax : cuda::LineWalk::Kind::ArgMin, d), st,
+                       ct, k);
   }
   return s;
 }
@@ -198,10 +274,13 @@ cuda::CUfunction function(const std::string& name) {
   return f;
 }
 
+// `n` threads (a grid-stride loop past 8 blocks per multiprocessor), or
+// with `per_line` a block of kLineBlock threads for each of `n` lines.
 template <class Args>
-void launch(const std::string& name, Args& args, int64_t n) {
-  const int64_t block = 256;
-  const int64_t grid = std::clamp<int64_t>((n + block - 1) / block, 1, int64_t(cuda::device_info().multiprocessors) * 8);
+void launch(const std::string& name, Args& args, int64_t n, bool per_line = false) {
+  const int64_t block = per_line ? kLineBlock : 256;
+  const int64_t blocks = per_line ? n : (n + block - 1) / block;
+  const int64_t grid = std::clamp<int64_t>(blocks, 1, int64_t(cuda::device_info().multiprocessors) * 8);
   void* params[] = {&args};
   cuda::check(cuda::driver().cuLaunchKernel(function(name), unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, nullptr,
                                             params, nullptr),
@@ -232,6 +311,7 @@ void walk(const cuda::LineWalk& w) {
       std::memcpy(&a.alpha, &alpha, sizeof alpha);
     });
   if (a.n == 0 || a.serial == 0) return;
+  if (block_per_line(w)) return launch(block_kernel_name(w.kind, w.dtype), a, a.n, true);
   launch(kernel_name(w.kind, w.dtype), a, a.n);
 }
 

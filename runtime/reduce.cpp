@@ -359,7 +359,7 @@ std::pair<Tensor, Tensor> arg_extreme(const Tensor& x, std::optional<int64_t> di
   std::vector<bool> mask = single_dim_mask(x, dim);
   Dims sizes = reduced_sizes(x, mask, keepdim);
   Tensor vals = values ? empty(sizes, x.dtype(), x.device()) : Tensor(), idx = empty(sizes, DType::Int64, x.device());
-  if (x.device().type == DeviceType::CUDA) {  // the backend's library kernel, a thread per line, x read in place
+  if (x.device().type == DeviceType::CUDA) {  // the backend's library kernel (a thread or a block per line), x read in place
     Dims lanes = x.sizes();
     int64_t serial = 1, stride = 0;
     for (size_t d = 0; d < lanes.size(); d++)
