@@ -16,6 +16,20 @@ Value Value::size(std::vector<Value> items) {
   obj->is_size = true;
   return Value(Type::Tuple, std::move(obj));
 }
+Value Value::like(std::vector<Value> items) const {
+  if (type_ == Type::List) return list(std::move(items));
+  const auto& o = static_cast<const ListObj&>(*obj_);
+  auto obj = std::make_shared<ListObj>(std::move(items));
+  obj->is_size = o.is_size;
+  obj->return_type = o.return_type;
+  return Value(Type::Tuple, std::move(obj));
+}
+bool Value::same_kind(const Value& other) const {
+  if (type_ != other.type_) return false;
+  if (type_ != Type::Tuple) return true;
+  const auto &a = static_cast<const ListObj&>(*obj_), &b = static_cast<const ListObj&>(*other.obj_);
+  return a.is_size == b.is_size && a.return_type == b.return_type;
+}
 Value Value::tensor(Tensor t) { return Value(Type::Tensor, std::make_shared<TensorObj>(std::move(t))); }
 
 const std::string& Value::as_str() const { return static_cast<const StrObj&>(*obj_).s; }

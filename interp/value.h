@@ -57,6 +57,11 @@ class Value {
   static Value list(std::vector<Value> items);
   static Value tuple(std::vector<Value> items);
   static Value size(std::vector<Value> items);  // torch.Size: a tuple that prints as torch.Size([...])
+  // A list or tuple of this one's kind (a torch.Size, a torch.return_types
+  // pair) holding `items`.
+  Value like(std::vector<Value> items) const;
+  // Both lists, or tuples of one kind (plain, torch.Size, one return_types).
+  bool same_kind(const Value& other) const;
   static Value tensor(Tensor t);
   static Value unbound() {
     Value v;

@@ -87,11 +87,11 @@ TraceExecutor::Ref TraceExecutor::ref(const Value& v) {
   }
   if (v.is_sequence() || v.is(Type::Slice)) {
     r.seq = v.type();
-    r.is_size = v.is_size();
     if (v.is(Type::Slice)) {
       auto& s = v.obj<SliceObj>();
       for (const Value* x : {&s.start, &s.stop, &s.step}) r.items.push_back(ref(*x));
     } else {
+      r.like = v.like({});
       for (const Value& x : v.items()) r.items.push_back(ref(x));
     }
     return r;
@@ -113,8 +113,7 @@ Value TraceExecutor::resolve(const Ref& r, std::vector<Value>& slots) const {
     s->step = items[2];
     return Value(Type::Slice, s);
   }
-  if (r.seq == Type::List) return Value::list(std::move(items));
-  return r.is_size ? Value::size(std::move(items)) : Value::tuple(std::move(items));
+  return r.like.like(std::move(items));
 }
 
 void TraceExecutor::assign(const Ref& r, const Value& v, std::vector<Value>& slots) const {

@@ -44,7 +44,7 @@ class TraceExecutor {
     int slot = -1;
     Value constant;
     Type seq = Type::None;
-    bool is_size = false;
+    Value like;  // for a list or tuple: an empty one of its kind (Value::like)
     std::vector<Ref> items;
   };
   // Where a step's result goes (the buffer plan's `into`): a new tensor, the

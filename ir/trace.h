@@ -257,8 +257,7 @@ template <class F> Value map_items(const Value& v, F f) {
     s->step = out[2];
     return Value(Type::Slice, s);
   }
-  if (v.is(Type::List)) return Value::list(std::move(out));
-  return v.is_size() ? Value::size(std::move(out)) : Value::tuple(std::move(out));
+  return v.like(std::move(out));
 }
 
 // v with every proxy found in `rename` replaced (through lists, tuples, slices).

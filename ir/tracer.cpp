@@ -182,8 +182,7 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     std::vector<Value> items;
     for (size_t i = 0; i < arg.items().size(); ++i)
       items.push_back(flatten(arg.items()[i], self, int(i), fmt::format("{}_{}", name, i), leaves));
-    if (arg.is(Type::List)) return Value::list(std::move(items));
-    return arg.is_size() ? Value::size(std::move(items)) : Value::tuple(std::move(items));
+    return arg.like(std::move(items));
   }
   leaf.kind = arg.is_number() ? InputLeaf::Number : InputLeaf::Constant;
   leaves.push_back(leaf);

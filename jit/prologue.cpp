@@ -41,13 +41,16 @@ bool same_binding(const ExternalGuard& g) {
   return true;
 }
 
-std::string type_label(Type t) {
-  switch (t) {
+std::string type_label(const Value& v) {
+  switch (v.type()) {
     case Type::Int: return "int";
     case Type::Float: return "float";
     case Type::Bool: return "bool";
     case Type::List: return "list";
-    case Type::Tuple: return "tuple";
+    case Type::Tuple:
+      if (v.is_size()) return "size";
+      if (const std::string& rt = v.obj<ListObj>().return_type; !rt.empty()) return "return_types_" + rt;
+      return "tuple";
     default: return "?";
   }
 }
@@ -139,8 +142,10 @@ void Prologue::compile_leaves(const TraceResult& r) {
     const std::string& name = l.name;
     switch (l.kind) {
       case InputLeaf::Sequence:
-        code_.push_back({Op::Sequence, uint8_t(l.value.type()), 0, reg, int32_t(l.value.items().size())});
-        line(fmt::format("check_{}({}, len={})", type_label(l.value.type()), name, l.value.items().size()));
+        kinds_.push_back(l.value.like({}));
+        code_.push_back({Op::Sequence, uint8_t(l.value.type()), int32_t(kinds_.size() - 1), reg,
+                         int32_t(l.value.items().size())});
+        line(fmt::format("check_{}({}, len={})", type_label(l.value), name, l.value.items().size()));
         break;
       case InputLeaf::Tensor: {
         const Tensor& t = l.value.as_tensor();
@@ -174,7 +179,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
           numbers_.emplace_back();
           code_.push_back({Op::Load, 0, nreg, reg, 0});
           number_reg_[&l.proxy.symbolic()] = nreg;
-          line(fmt::format("check_{}({})", type_label(l.value.type()), name));
+          line(fmt::format("check_{}({})", type_label(l.value), name));
           break;
         }
         [[fallthrough]];
@@ -252,7 +257,7 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
         case Op::Item: refs[size_t(i.dst)] = &refs[size_t(i.a)]->items()[size_t(i.b)]; break;
         case Op::Sequence: {
           const Value& v = *refs[size_t(i.a)];
-          if (v.type() != Type(i.type) || v.items().size() != size_t(i.b)) return false;
+          if (!v.same_kind(kinds_[size_t(i.dst)]) || v.items().size() != size_t(i.b)) return false;
           break;
         }
         case Op::Tensor: {

@@ -26,6 +26,7 @@ class Prologue {
   struct Instr {
     Op op;
     uint8_t type = 0;  // Sequence/Number: the Type; Expr: the NumberOp; Assert: by truth
+    // Sequence: dst indexes kinds_ (an empty sequence of the kind expected).
     int32_t dst = 0, a = 0, b = 0;
   };
   struct TensorMeta {
@@ -43,6 +44,7 @@ class Prologue {
   void line(const std::string& s) { body_ += "  " + s + "\n"; }
 
   std::vector<Instr> code_;
+  std::vector<Value> kinds_;
   int refs_ = 0;
   std::vector<Value> numbers_;  // register file template: constants filled in
   std::vector<TensorMeta> metas_;
