@@ -14,8 +14,11 @@ using namespace ast;
 
 namespace {
 
+// An op by its function name, else its method name (`dim` is x.dim() only).
 const OpDef& op_named(const char* name) {
   const OpDef* op = find_function(name);
+  if (!op)
+    if (std::optional<MethodRef> m = find_method(name)) op = m->op;
   if (!op) throw std::logic_error(std::string("op table lacks ") + name);
   return *op;
 }
