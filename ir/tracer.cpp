@@ -64,6 +64,15 @@ bool order_dependent(const Tensor& dst, const Tensor& src) {
   return a0 < b1 && b0 < a1;
 }
 
+// Whether a list item is still the one it was: Python's `is` (a number,
+// bool or None by value, a proxy by its symbol).
+bool same_item(const Value& a, const Value& b) {
+  if (a.type() != b.type() || a.is_proxy() != b.is_proxy()) return false;
+  if (a.is_proxy()) return &a.symbolic() == &b.symbolic();
+  if (a.object() || b.object()) return a.object() == b.object();
+  return to_repr(a) == to_repr(b);
+}
+
 }  // namespace
 
 
@@ -182,7 +191,9 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     std::vector<Value> items;
     for (size_t i = 0; i < arg.items().size(); ++i)
       items.push_back(flatten(arg.items()[i], self, int(i), fmt::format("{}_{}", name, i), leaves));
-    return arg.like(std::move(items));
+    Value traced_arg = arg.like(items);
+    if (arg.is(Type::List)) lists_.push_back({self, traced_arg, std::move(items)});
+    return traced_arg;
   }
   leaf.kind = arg.is_number() ? InputLeaf::Number : InputLeaf::Constant;
   leaves.push_back(leaf);
@@ -215,6 +226,19 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   } restore{in_, in_.set_dispatch(this), rng};
   Value out = in_.call(fn, args);
   trace_.output = traced(out);
+  // A list argument the code changed: its new items become outputs.
+  std::vector<Value> outputs{trace_.output};
+  for (const ListArgument& l : lists_) {
+    const std::vector<Value>& now = l.list.items();
+    bool same = now.size() == l.items.size();
+    for (size_t i = 0; same && i < now.size(); ++i) same = same_item(now[i], l.items[i]);
+    if (same) continue;
+    std::vector<int> path;
+    for (int k = l.leaf; k >= 0; k = r.leaves[size_t(k)].parent) path.insert(path.begin(), r.leaves[size_t(k)].index);
+    r.list_updates.push_back(std::move(path));
+    outputs.push_back(traced(l.list));
+  }
+  if (outputs.size() > 1) trace_.output = Value::tuple(std::move(outputs));
 
   bool writes_input = false;
   for (const BoundSymbol& b : trace_.body) {

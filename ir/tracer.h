@@ -63,6 +63,11 @@ struct TraceResult {
   // reshape that is a view or a copy by them, stride()) or on the storage
   // offsets of the inputs (storage_offset()).
   bool depends_on_strides = false, depends_on_offset = false;
+  // The list arguments the function changed (append, item assignment, ...),
+  // each by its path: the parameter's index, then item indices. The trace's
+  // output is then a tuple of the return value and each list's new items,
+  // which the caller's lists take after every run.
+  std::vector<std::vector<int>> list_updates;
 };
 
 // The overlap pattern of tensors: for each, the index of the first earlier
@@ -149,6 +154,14 @@ class Tracer : public OpDispatch {
   std::vector<ExternalGuard> externals_;
   std::vector<std::shared_ptr<NumberProxy>> numbers_;
   std::vector<std::shared_ptr<TensorProxy>> tensors_;
+  // The list arguments as the traced code sees them, with their items at
+  // the start: by leaf index.
+  struct ListArgument {
+    int leaf;
+    Value list;
+    std::vector<Value> items;
+  };
+  std::vector<ListArgument> lists_;
   std::unordered_map<const Storage*, std::shared_ptr<Storage>> shadow_storage_;
   std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy
   std::unordered_map<const Object*, std::string> external_names_;

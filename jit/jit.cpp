@@ -50,13 +50,26 @@ struct JitObj : BuiltinObj {
     std::vector<Value> inputs;
     if ((last = cache.find(in, params, inputs))) {
       ++hits;
-      return execute(in, inputs);
+      return update_lists(params, execute(in, inputs));
     }
     ++misses;
     Tracer tracer(in, trace_opts);
     last = cache.add(tracer.trace(function, params, param_names()), opts.pipeline, caching, inputs);
     report(*last);
-    return execute(in, inputs);
+    return update_lists(params, execute(in, inputs));
+  }
+
+  // The list arguments the function changed take their new items (the
+  // trace's output is the return value, then those items).
+  Value update_lists(const std::vector<Value>& params, const Value& r) const {
+    if (last->list_updates.empty()) return r;
+    for (size_t k = 0; k < last->list_updates.size(); ++k) {
+      const std::vector<int>& path = last->list_updates[k];
+      Value list = params[size_t(path[0])];
+      for (size_t i = 1; i < path.size(); ++i) list = list.items()[size_t(path[i])];
+      list.items() = r.items()[k + 1].items();
+    }
+    return r.items()[0];
   }
 
   Value execute(Interpreter& in, const std::vector<Value>& inputs) {

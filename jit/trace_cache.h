@@ -20,6 +20,7 @@ struct CacheEntry {
   TraceExecutor executor;
   std::vector<PassRecord> passes;
   std::vector<size_t> mutated;  // the inputs it writes into, by position
+  std::vector<std::vector<int>> list_updates;  // TraceResult's: the list arguments it changes
   CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p);
 };
 
