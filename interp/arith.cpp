@@ -263,6 +263,11 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
   if (a.is(Type::Tensor) || b.is(Type::Tensor)) {
     if (a.is(Type::Tensor) && (b.is(Type::Tensor) || b.is_number()))
       return dispatch_->call(tensor_op(op), nullptr, std::vector<Value>{a, b}, CallArgs{}, false);
+    if (a.is_number() && op == BinOp::Div) {
+      // 2 / t: PyTorch's __rtruediv__ is t.reciprocal() * 2 (two roundings).
+      Value r = dispatch_->call(op_named("reciprocal"), nullptr, std::vector<Value>{b}, CallArgs{}, false);
+      return dispatch_->call(tensor_op(BinOp::Mul), nullptr, std::vector<Value>{r, a}, CallArgs{}, false);
+    }
     if (a.is_number() && op != BinOp::MatMul) {
       // 2 - t: the number becomes a wrapped 0-dim tensor, as PyTorch's reflected ops do.
       Value wrapped = dispatch_->wrap_number(a);

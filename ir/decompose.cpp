@@ -146,12 +146,24 @@ class Decomposer {
   // `out` (bool for predicates). Intermediates of a composite op pass
   // compute_dtype(out) as `out`, so they are not rounded in between.
   Value elementwise(OpId id, std::vector<Value> operands, std::vector<Value> extra, DType out, const Sizes& sizes) {
-    DType cd = compute_dtype(is_predicate(id) ? promoted(operands) : out);
+    const DType common = is_predicate(id) ? promoted(operands) : out, cd = compute_dtype(common);
     std::vector<Value> args;
-    for (const Value& x : operands) args.push_back(expand(convert(x, cd), sizes));
+    for (const Value& x : operands) args.push_back(expand(convert(in_common(x, common), cd), sizes));
     args.insert(args.end(), extra.begin(), extra.end());
     Meta m{is_predicate(id) ? DType::Bool : cd, device(), sizes};
     return convert(prim(id, std::move(args), m), out);
+  }
+
+  // An operand as eager's kernels take it: in the op's common dtype. Where
+  // that is float16 or bfloat16 (computed in float32), a float32 tensor or
+  // a Python number is rounded to it first (70000.0 is inf in float16).
+  Value in_common(const Value& x, DType common) {
+    if (compute_dtype(common) == common) return x;
+    if (is_tensor_proxy(x)) return convert(x, common);
+    if (!x.is_number()) return x;
+    if (x.is_proxy())  // a symbolic number: a 0-dim tensor of the common dtype
+      return prim(OpId::full, {Value::tuple({}), x, Value(common), Value(device())}, Meta{common, device(), {}});
+    return from_ivalue(IValue(to_dtype(wrap_scalar(to_ivalue(x).to_scalar()), common).item()));
   }
 
   Device device() const { return device_; }
@@ -323,7 +335,7 @@ class Decomposer {
     DType out = result_dtype(id);
     Sizes sizes = result_sizes();
     DType cd = compute_dtype(out);
-    auto operand = [&](const Value& v) { return expand(convert(v, cd), sizes); };
+    auto operand = [&](const Value& v) { return expand(convert(in_common(v, out), cd), sizes); };
     switch (id) {
       case OpId::where: {
         Value c = expand(arg("condition"), sizes);
