@@ -175,17 +175,13 @@ template <class T> THN_HD bool thn_logical_xor(T a, T b) { return bool(a) != boo
 template <class T> THN_HD T thn_bitwise_and(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a && b; else return a & b; }
 template <class T> THN_HD T thn_bitwise_or(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a || b; else return a | b; }
 template <class T> THN_HD T thn_bitwise_xor(T a, T b) { if constexpr (std::is_same_v<T, bool>) return a != b; else return a ^ b; }
-// PyTorch 1.13 shifts left without a range check: the count wraps, as x86's
-// shift instructions do (1 << 65 == 2, 8 << -1 == 0); the right shift
-// saturates (a count past the width gives the sign).
+// PyTorch 1.13 shifts without a range check: the count wraps at the width,
+// as x86's shift instructions do (1 << 65 == 2, 8 << -1 == 0, 8 >> 65 == 4).
 template <class T> THN_HD T thn_bitwise_left_shift(T a, T b) {
   using U = std::make_unsigned_t<T>;
   return T(U(a) << (b & T(sizeof(T) * 8 - 1)));
 }
-template <class T> THN_HD T thn_bitwise_right_shift(T a, T b) {
-  constexpr T bits = sizeof(T) * 8;
-  return (b < 0 || b >= bits) ? (a < 0 ? T(-1) : T(0)) : T(a >> b);
-}
+template <class T> THN_HD T thn_bitwise_right_shift(T a, T b) { return T(a >> (b & T(sizeof(T) * 8 - 1))); }
 
 // More inputs
 template <class T> THN_HD T thn_where(bool c, T a, T b) { return c ? a : b; }
