@@ -53,7 +53,12 @@ Storage::~Storage() {
 }
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, int64_t offset, Dims sizes, Dims strides, DType dtype)
-    : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)), strides_(std::move(strides)), dtype_(dtype) {}
+    : storage_(std::move(storage)), offset_(offset), sizes_(std::move(sizes)), strides_(std::move(strides)), dtype_(dtype) {
+  // PyTorch's safe numel: a view may not have more elements than int64 counts.
+  int64_t n = 1;
+  for (int64_t s : sizes_)
+    if (__builtin_mul_overflow(n, s, &n)) fail("numel: integer multiplication overflow");
+}
 
 int64_t Tensor::size(int64_t d) const { return sizes_[wrap_dim(d, dim())]; }
 int64_t Tensor::stride(int64_t d) const { return strides_[wrap_dim(d, dim())]; }
@@ -117,7 +122,7 @@ Dims contiguous_strides(const Dims& sizes) {
   int64_t acc = 1;
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; d--) {
     s[d] = acc;
-    acc *= std::max<int64_t>(sizes[d], 1);
+    acc = int64_t(uint64_t(acc) * uint64_t(std::max<int64_t>(sizes[d], 1)));  // (wraps: empty() checks first)
   }
   return s;
 }
@@ -137,18 +142,35 @@ int64_t wrap_dim(int64_t dim, int64_t ndim) {
 
 std::string dims_str(const Dims& d) { return fmt::format("[{}]", fmt::join(d, ", ")); }
 
+namespace {
+void check_sizes(const Dims& sizes) {
+  for (int64_t s : sizes)
+    THN_CHECK(s >= 0, "Trying to create tensor with negative dimension {}: {}", s, dims_str(sizes));
+}
+[[noreturn]] void storage_overflow(const Dims& sizes) {
+  fail("Storage size calculation overflowed with sizes={}", dims_str(sizes));
+}
+}  // namespace
+
 Tensor empty(const Dims& sizes, DType dtype, Device device) {
+  check_sizes(sizes);
+  int64_t bytes = itemsize(dtype);
+  for (int64_t s : sizes)
+    if (__builtin_mul_overflow(bytes, s, &bytes)) storage_overflow(sizes);
   return empty_strided(sizes, contiguous_strides(sizes), dtype, device);
 }
 
 Tensor empty_strided(const Dims& sizes, const Dims& strides, DType dtype, Device device) {
-  int64_t span = 1;
+  check_sizes(sizes);
+  int64_t span = 1, bytes = 0;
   for (size_t d = 0; d < sizes.size(); d++) {
-    THN_CHECK(sizes[d] >= 0, "Trying to create tensor with negative dimension {}: {}", sizes[d], dims_str(sizes));
     if (sizes[d] == 0) { span = 0; break; }
-    span += (sizes[d] - 1) * strides[d];
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(sizes[d] - 1, strides[d], &reach) || __builtin_add_overflow(span, reach, &span))
+      storage_overflow(sizes);
   }
-  auto storage = std::make_shared<Storage>(span * itemsize(dtype), device);
+  if (__builtin_mul_overflow(span, int64_t(itemsize(dtype)), &bytes)) storage_overflow(sizes);
+  auto storage = std::make_shared<Storage>(bytes, device);
   return Tensor(std::move(storage), 0, sizes, strides, dtype);
 }
 
