@@ -48,6 +48,7 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
       if (is_integral(common, true) && opt.alpha.is_float())
         fail("For integral input tensors, argument alpha must not be a floating point number.");
       if (common != DType::Bool && opt.alpha.is_bool()) fail("Boolean alpha only supported for Boolean results.");
+      check_fits(opt.alpha, common);
       break;
     case OpId::floor_divide:
       if (common == DType::Bool) fail("\"div_floor_cpu\" not implemented for 'Bool'");

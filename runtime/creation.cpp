@@ -22,47 +22,6 @@ Device creation_device(std::optional<Device> device) {
 
 namespace {
 
-// PyTorch's c10::overflows for a Python number stored as dtype d: an integer
-// type must hold the value (never NaN); a float type any infinity or NaN and
-// finite values within its range; bool and float64 hold anything.
-template <class I> bool int_overflows(const Scalar& v) {
-  using L = std::numeric_limits<I>;
-  if (v.is_int()) return v.to_int() < int64_t(L::lowest()) || v.to_int() > int64_t(L::max());
-  double f = v.to_double();
-  return !(f >= double(L::lowest()) && f <= double(L::max()));
-}
-bool float_overflows(const Scalar& v, double max) {
-  double f = v.to_double();
-  return std::isfinite(f) && std::fabs(f) > max;
-}
-bool overflows(const Scalar& v, DType d) {
-  if (v.is_bool()) return false;
-  switch (d) {
-    case DType::Int32: return int_overflows<int32_t>(v);
-    case DType::Int64: return int_overflows<int64_t>(v);
-    case DType::Float16: return float_overflows(v, 65504.0);
-    case DType::BFloat16: return float_overflows(v, 3.3895313892515355e38);
-    case DType::Float32: return float_overflows(v, std::numeric_limits<float>::max());
-    default: return false;
-  }
-}
-
-void check_fits(const Scalar& v, DType d, std::string_view type_name) {
-  if (overflows(v, d)) fail("value cannot be converted to type {} without overflow", type_name);
-}
-
-// How PyTorch's fill_ names the C++ type in its overflow message.
-std::string_view fill_type_name(DType d) {
-  switch (d) {
-    case DType::Int32: return "int";
-    case DType::Int64: return "int64_t";
-    case DType::Float16: return "at::Half";
-    case DType::BFloat16: return "at::BFloat16";
-    case DType::Float32: return "float";
-    default: return "double";  // bool and float64 never overflow
-  }
-}
-
 // Writes v into every element of t, a tensor allocated in this file: dense
 // from its first element, so its numel elements are one block.
 void fill_new(const Tensor& t, const Scalar& v) {
@@ -71,7 +30,7 @@ void fill_new(const Tensor& t, const Scalar& v) {
 
 // fill_ of a Python number, with its overflow check.
 void fill_checked(const Tensor& t, const Scalar& v) {
-  check_fits(v, t.dtype(), fill_type_name(t.dtype()));
+  check_fits(v, t.dtype());
   fill_new(t, v);
 }
 

@@ -199,11 +199,11 @@ void cast_kernel(const Tensor& dst, const Tensor& src) {
 }
 }  // namespace
 
-void copy_into(const Tensor& dst, const Tensor& src) {
+void copy_into(const Tensor& dst, const Tensor& src, bool check_write) {
   Dims shape = broadcast_shapes(dst.sizes(), src.sizes());
   if (shape != dst.sizes())
     fail("output with shape {} doesn't match the broadcast shape {}", dims_str(dst.sizes()), dims_str(shape));
-  check_inplace_write(dst, {src});
+  if (check_write) check_inplace_write(dst, {src});
   if (overlap(dst, src) == Overlap::Full && dst.dtype() == src.dtype()) return;
   Tensor s = broadcast_to(src, dst.sizes());
   if (overlap(dst, src) != Overlap::No) s = clone(s);  // TooHard: read from a copy
@@ -230,8 +230,58 @@ Tensor clone(const Tensor& t) {
   return out;
 }
 
+namespace {
+
+// PyTorch's c10::overflows for a Python number stored as dtype d: an integer
+// type must hold the value (never NaN); a float type any infinity or NaN and
+// finite values within its range; bool and float64 hold anything.
+template <class I> bool int_overflows(const Scalar& v) {
+  using L = std::numeric_limits<I>;
+  if (v.is_int()) return v.to_int() < int64_t(L::lowest()) || v.to_int() > int64_t(L::max());
+  double f = v.to_double();
+  return !(f >= double(L::lowest()) && f <= double(L::max()));
+}
+bool float_overflows(const Scalar& v, double max) {
+  double f = v.to_double();
+  return std::isfinite(f) && std::fabs(f) > max;
+}
+bool overflows(const Scalar& v, DType d) {
+  if (v.is_bool()) return false;
+  switch (d) {
+    case DType::Int32: return int_overflows<int32_t>(v);
+    case DType::Int64: return int_overflows<int64_t>(v);
+    case DType::Float16: return float_overflows(v, 65504.0);
+    case DType::BFloat16: return float_overflows(v, 3.3895313892515355e38);
+    case DType::Float32: return float_overflows(v, std::numeric_limits<float>::max());
+    default: return false;
+  }
+}
+
+}  // namespace
+
+void check_fits(const Scalar& v, DType d, std::string_view type_name) {
+  if (overflows(v, d)) fail("value cannot be converted to type {} without overflow", type_name);
+}
+
+namespace {
+// How PyTorch's fill_ names the C++ type in its overflow message.
+std::string_view fill_type_name(DType d) {
+  switch (d) {
+    case DType::Int32: return "int";
+    case DType::Int64: return "int64_t";
+    case DType::Float16: return "at::Half";
+    case DType::BFloat16: return "at::BFloat16";
+    case DType::Float32: return "float";
+    default: return "double";  // bool and float64 never overflow
+  }
+}
+
+}  // namespace
+
+void check_fits(const Scalar& v, DType d) { check_fits(v, d, fill_type_name(d)); }
+
+// (No internal-overlap check: PyTorch fills an expanded tensor.)
 void fill(const Tensor& dst, const Scalar& v) {
-  check_inplace_write(dst, {});
   Tensor s = scalar_tensor(v, dst.dtype());
   cast_kernel(dst, broadcast_to(s, dst.sizes()));
 }
@@ -268,6 +318,8 @@ IValue op_where(const Args& a) {
     fail("where expected condition to be a boolean tensor, but got a tensor with dtype {}",
          dtype_torch_name(cond.dtype()));
   DType dt = result_type({x, y});
+  for (const Tensor& t : {x, y})
+    if (t.is_wrapped_number()) check_fits(t.item(), dt);
   Dims shape = broadcast_all({cond, x, y});
   Tensor o = elementwise_output(shape, dt, {cond, x, y}, a.target());
   Tensor xc = to_dtype(x, dt), yc = to_dtype(y, dt);
@@ -293,6 +345,8 @@ IValue op_clamp(const Args& a) {
   DType dt = result_type({self, lo.value_or(Tensor()), hi.value_or(Tensor())});
   if (a.inplace() && !can_cast(dt, self.dtype()))  // clamp_'s message names C++ types
     fail("result type {} can't be cast to the desired output type {}", dtype_torch_name(dt), cpp_type_name(self.dtype()));
+  for (const auto& bound : {lo, hi})
+    if (bound && bound->is_wrapped_number()) check_fits(bound->item(), dt);
   if (lo && hi) {
     return pointwise(a, dt, {self, *lo, *hi}, [](const Tensor& o, const std::vector<Tensor>& c) {
       dispatch_dtype(o.dtype(), [&]<class S>() {
@@ -362,6 +416,7 @@ IValue op_masked_fill(const Args& a) {
   Dims shape = broadcast_shapes(self.sizes(), mask.sizes());
   const Tensor* out = a.target();
   Tensor o = elementwise_output(shape, self.dtype(), {self, mask}, out);
+  check_fits(value.item(), self.dtype());
   Tensor v = to_dtype(value, self.dtype());
   Tensor m = to_dtype(mask, DType::Bool);
   dispatch_dtype(self.dtype(), [&]<class S>() {
@@ -379,6 +434,7 @@ IValue op_fill_(const Args& a) {
   const Tensor& v = a.tensor(1);
   if (v.dim() != 0)
     fail("fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", v.dim());
+  check_fits(v.item(), a.tensor(0).dtype());
   fill(a.tensor(0), v.item());
   return a.tensor(0);
 }

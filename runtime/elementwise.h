@@ -33,9 +33,17 @@ Tensor empty_like(const Tensor& t, std::optional<DType> dtype = std::nullopt);
 Tensor to_dtype(const Tensor& t, DType d);
 Tensor contiguous(const Tensor& t);  // t itself when contiguous
 Tensor clone(const Tensor& t);       // a copy with t's layout (when dense)
-// dst.copy_(src): broadcasts src to dst, casts, checks overlap.
-void copy_into(const Tensor& dst, const Tensor& src);
+// dst.copy_(src): broadcasts src to dst, casts, checks overlap (unless
+// !check_write: a write the caller knows eager allowed, fill_ of an
+// expanded tensor replayed by a trace).
+void copy_into(const Tensor& dst, const Tensor& src, bool check_write = true);
 void fill(const Tensor& dst, const Scalar& v);
+// PyTorch's checked conversion of a Python number written into a tensor of
+// dtype d (fill_, a scalar assignment, masked_fill, a scalar clamp bound,
+// alpha): "value cannot be converted to type int without overflow" (d's C++
+// name, or `type_name`) where d cannot hold it.
+void check_fits(const Scalar& v, DType d);
+void check_fits(const Scalar& v, DType d, std::string_view type_name);
 
 // Errors PyTorch raises before writing `out`: internal overlap (an expanded
 // tensor) and partial overlap with any input.

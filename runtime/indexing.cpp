@@ -470,6 +470,7 @@ Tensor index(const Tensor& self, const std::vector<TensorIndex>& idx) {
 }
 
 void index_put(const Tensor& self, const std::vector<TensorIndex>& idx, const Tensor& value) {
+  if (value.is_wrapped_number()) check_fits(value.item(), self.dtype());
   Tensor v = value.is_wrapped_number() ? to_dtype(value, self.dtype()) : value;
   // A lone bool is basic indexing in PyTorch's setitem (no dtype check).
   if (idx.size() == 1 && std::holds_alternative<bool>(idx[0].value)) {
