@@ -644,7 +644,12 @@ class Decomposer {
 
   std::optional<Value> creation() {
     Meta out = out_meta();
-    switch (b_.sym.op->id) {
+    // A *_like of a non-contiguous tensor keeps its layout (PyTorch's
+    // preserve_format): the library op, which computes it on every call.
+    const OpId id = b_.sym.op->id;
+    const bool like = id == OpId::zeros_like || id == OpId::ones_like || id == OpId::full_like || id == OpId::empty_like;
+    if (like && !tensor_proxy(self()).shadow.is_contiguous()) return passthrough();
+    switch (id) {
       case OpId::zeros: case OpId::ones: case OpId::zeros_like: case OpId::ones_like: {
         bool one = b_.sym.op->id == OpId::ones || b_.sym.op->id == OpId::ones_like;
         return prim(OpId::full, {Value::tuple(out.sizes), Value(int64_t(one)), Value(out.dtype), Value(out.device)}, out);
