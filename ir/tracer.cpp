@@ -224,7 +224,13 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
       philox_set_state(rng);
     }
   } restore{in_, in_.set_dispatch(this), rng};
-  Value out = in_.call(fn, args);
+  Value out;
+  try {
+    out = in_.call(fn, args);
+  } catch (...) {
+    std::fwrite(printed_.data(), 1, printed_.size(), in_.out());  // what eager printed before the error
+    throw;
+  }
   trace_.output = traced(out);
   // A list argument the code changed: its new items become outputs.
   std::vector<Value> outputs{trace_.output};
@@ -498,6 +504,16 @@ Value Tracer::wrap_number(const Value& n) {
 }
 
 void Tracer::print(Interpreter&, std::span<const Value> args, const std::string& sep, const std::string& end) {
+  // The text eager prints here, which the output gets if tracing fails later
+  // (the trace's print steps print it on every run otherwise).
+  for (size_t i = 0; i < args.size(); ++i) {
+    Value v = traced(args[i]);
+    Value s = shadow(v);
+    if (is_tensor_proxy(v) && tensor_proxy(v).device() != kCPU)
+      s = Value::tensor(cuda::to_device(s.as_tensor(), tensor_proxy(v).device()));
+    printed_ += (i ? sep : "") + to_str(s);
+  }
+  printed_ += end;
   std::vector<Value> a;
   for (const Value& v : args) a.push_back(traced(v));
   a.push_back(Value::str(sep));

@@ -162,6 +162,7 @@ class Tracer : public OpDispatch {
     std::vector<Value> items;
   };
   std::vector<ListArgument> lists_;
+  std::string printed_;  // what the traced code printed so far
   std::unordered_map<const Storage*, std::shared_ptr<Storage>> shadow_storage_;
   std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy
   std::unordered_map<const Object*, std::string> external_names_;
