@@ -327,6 +327,21 @@ class Decomposer {
     } else if (id == OpId::div) {
       extra.push_back(arg("rounding_mode"));
     }
+    // x ** e for a Python number e in float32/float64: PyTorch's formulas
+    // for six exponents (runtime/scalar_math.h's thn_pow_number).
+    if (id == OpId::pow && is_tensor_proxy(a) && o.is_number() && !o.is_proxy() &&
+        (out == DType::Float32 || out == DType::Float64)) {
+      const double e = o.is(Type::Float) ? o.raw_float() : double(o.raw_int());
+      const Sizes sizes = result_sizes();
+      auto unary = [&](OpId u, const Value& x) { return elementwise(u, {x}, {}, out, sizes); };
+      auto mul = [&](const Value& x, const Value& y) { return elementwise(OpId::mul, {x, y}, {}, out, sizes); };
+      if (e == 0.5) return unary(OpId::sqrt, a);
+      if (e == -0.5) return unary(OpId::rsqrt, a);
+      if (e == -1.0) return unary(OpId::reciprocal, a);
+      if (e == 2.0) return mul(a, a);
+      if (e == 3.0) return mul(mul(a, a), a);
+      if (e == -2.0) return unary(OpId::reciprocal, mul(a, a));
+    }
     return elementwise(id, {a, o}, extra, out, result_sizes());
   }
 

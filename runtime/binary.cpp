@@ -154,6 +154,13 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
   Dims shape = broadcast_shapes(a.sizes(), b.sizes());
   Tensor o = elementwise_output(shape, rd, {a, b}, out);
   Tensor ac = to_dtype(a, compute), bc = to_dtype(b, compute);
+  if (op == OpId::pow && b.is_wrapped_number() && (common == DType::Float32 || common == DType::Float64)) {
+    const double e = b.item().to_double();  // x ** 3.0: PyTorch's pow with a number exponent
+    dispatch_dtype(compute, [&]<class S>() {
+      if constexpr (std::is_floating_point_v<S>) map_kernel<S, S>(o, [e](S x) { return thn_pow_number(x, e); }, ac);
+    });
+    return finish_inplace(o, out);
+  }
   dispatch_dtype(compute, [&]<class S>() { run<S>(op, o, ac, bc, opt); });
   return finish_inplace(o, out);
 }

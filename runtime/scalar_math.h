@@ -138,6 +138,18 @@ template <class T> THN_HD T thn_remainder(T a, T b) {
     return m;
   }
 }
+// x ** e for a Python number e, as PyTorch 1.13's pow_tensor_scalar
+// computes it in float32 and float64: 0.5, -0.5, -1, 2, 3 and -2 by their
+// formulas (two roundings for 3, -2, -0.5), other exponents by pow.
+template <class T> THN_HD T thn_pow_number(T a, double e) {
+  if (e == 0.5) return std::sqrt(a);
+  if (e == -0.5) return T(1) / std::sqrt(a);
+  if (e == -1.0) return T(1) / a;
+  if (e == 2.0) return a * a;
+  if (e == 3.0) return a * a * a;
+  if (e == -2.0) return T(1) / (a * a);
+  return std::pow(a, T(e));
+}
 template <class T> THN_HD T thn_pow(T a, T b) {
   if constexpr (thn_is_float<T>) {
     return std::pow(a, b);
