@@ -248,9 +248,26 @@ Value jit_builtin(Interpreter& in, CallArgs& a) {
   return f;
 }
 
+// The functions whose first argument may be a Python number, which becomes
+// a wrapped 0-dim tensor (PyTorch's argument parser allows numbers as
+// tensors for these: add(3, t)).
+bool takes_number_self(OpId id) {
+  switch (id) {
+    case OpId::add: case OpId::sub: case OpId::mul: case OpId::div: case OpId::floor_divide: case OpId::remainder:
+    case OpId::pow: case OpId::bitwise_and: case OpId::bitwise_or: case OpId::bitwise_xor:
+    case OpId::bitwise_left_shift: case OpId::bitwise_right_shift: return true;
+    default: return false;
+  }
+}
+
 // A function of the tensor API: one entry of the op table.
 Value op_function(const OpDef& op) {
   return make_builtin(std::string(op.name), [&op](Interpreter& in, CallArgs& a) {
+    if (takes_number_self(op.id) && a.args.size() >= 2 && a.args[0].is_number() && a.args[1].is(Type::Tensor)) {
+      std::vector<Value> args = a.args;
+      args[0] = in.dispatch().wrap_number(args[0]);
+      return in.dispatch().call(op, nullptr, args, a, false);
+    }
     return in.dispatch().call(op, nullptr, a.args, a, false);
   });
 }
