@@ -540,8 +540,14 @@ class Emitter {
       case OpId::where: return fmt::format("thn::thn_where<{}>(bool({}), {}, {})", c, v(e.operands[0]), arg(e, 1), arg(e, 2));
       case OpId::clamp:
         if (present(1) && present(2)) return fmt::format("thn::thn_clamp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
-        if (present(1)) return fmt::format("thn::thn_clamp_min<{}>({}, {})", c, arg(e, 0), arg(e, 1));
-        return fmt::format("thn::thn_clamp_max<{}>({}, {})", c, arg(e, 0), arg(e, 2));
+      {
+        // A number bound (a constant or a scalar argument): its NaN is ignored.
+        const int bound = present(1) ? 1 : 2;
+        const KExpr::Kind kind = k_.exprs[size_t(e.operands[size_t(bound)])].kind;
+        const char* number = kind == KExpr::Kind::Const || kind == KExpr::Kind::Scalar ? "_number" : "";
+        return fmt::format("thn::thn_clamp_{}{}<{}>({}, {})", bound == 1 ? "min" : "max", number, c, arg(e, 0),
+                           arg(e, bound));
+      }
       case OpId::lerp: return fmt::format("thn::thn_lerp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
       case OpId::addcmul:
         return fmt::format("thn::thn_muladd<{0}>({0}({4} * {2}), {3}, {1})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));

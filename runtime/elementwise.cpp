@@ -354,10 +354,14 @@ IValue op_clamp(const Args& a) {
       });
     });
   }
-  bool is_min = bool(lo);
-  return pointwise(a, dt, {self, is_min ? *lo : *hi}, [is_min](const Tensor& o, const std::vector<Tensor>& c) {
+  // One bound: a number bound that is NaN leaves the values as they are
+  // (PyTorch 1.13's clamp_min/clamp_max with a scalar); a tensor's NaN spreads.
+  const bool is_min = bool(lo), number = (is_min ? *lo : *hi).is_wrapped_number();
+  return pointwise(a, dt, {self, is_min ? *lo : *hi}, [is_min, number](const Tensor& o, const std::vector<Tensor>& c) {
     dispatch_dtype(o.dtype(), [&]<class S>() {
-      if (is_min) map_kernel<S, S, S>(o, [](auto x, auto l) { return thn_clamp_min(x, l); }, c[0], c[1]);
+      if (number && is_min) map_kernel<S, S, S>(o, [](auto x, auto l) { return thn_clamp_min_number(x, l); }, c[0], c[1]);
+      else if (number) map_kernel<S, S, S>(o, [](auto x, auto h) { return thn_clamp_max_number(x, h); }, c[0], c[1]);
+      else if (is_min) map_kernel<S, S, S>(o, [](auto x, auto l) { return thn_clamp_min(x, l); }, c[0], c[1]);
       else map_kernel<S, S, S>(o, [](auto x, auto h) { return thn_clamp_max(x, h); }, c[0], c[1]);
     });
   });

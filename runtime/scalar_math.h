@@ -203,6 +203,9 @@ template <class T> THN_HD T thn_clamp(T a, T lo, T hi) {
 }
 template <class T> THN_HD T thn_clamp_min(T a, T lo) { return thn_maximum(a, lo); }
 template <class T> THN_HD T thn_clamp_max(T a, T hi) { return thn_minimum(a, hi); }
+// With a Python number as the one bound, PyTorch 1.13 ignores a NaN bound.
+template <class T> THN_HD T thn_clamp_min_number(T a, T lo) { return lo != lo ? a : thn_maximum(a, lo); }
+template <class T> THN_HD T thn_clamp_max_number(T a, T hi) { return hi != hi ? a : thn_minimum(a, hi); }
 template <class T> THN_HD T thn_lerp(T a, T b, T w) {
   T d = b - a;
   return std::fabs(w) < T(0.5) ? thn_muladd(w, d, a) : thn_muladd(-d, T(1) - w, b);
