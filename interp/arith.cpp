@@ -280,6 +280,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
     if (a.is_sequence() && b.is(a.type())) {
       std::vector<Value> items = a.items();
       items.insert(items.end(), b.items().begin(), b.items().end());
+      if (a.is_size()) return Value::size(std::move(items));  // torch.Size + tuple is a torch.Size
       return a.is(Type::List) ? Value::list(std::move(items)) : Value::tuple(std::move(items));
     }
     if (a.is_sequence())
