@@ -199,11 +199,23 @@ void cast_kernel(const Tensor& dst, const Tensor& src) {
 }
 }  // namespace
 
+namespace {
+// t's first element along each expanded (stride-0) dim: its distinct memory.
+Tensor first_of_repeats(const Tensor& t, const Tensor& like) {
+  Dims sizes = t.sizes();
+  for (size_t d = 0; d < sizes.size(); d++)
+    if (like.strides()[d] == 0) sizes[d] = std::min<int64_t>(sizes[d], 1);
+  return t.as_strided(sizes, t.strides(), t.offset());
+}
+}  // namespace
+
 void copy_into(const Tensor& dst, const Tensor& src, bool check_write) {
   Dims shape = broadcast_shapes(dst.sizes(), src.sizes());
   if (shape != dst.sizes())
     fail("output with shape {} doesn't match the broadcast shape {}", dims_str(dst.sizes()), dims_str(shape));
   if (check_write) check_inplace_write(dst, {src});
+  else if (has_internal_overlap(dst))  // a value the same along the repeats: written once
+    return copy_into(first_of_repeats(dst, dst), first_of_repeats(broadcast_to(src, dst.sizes()), dst), true);
   if (overlap(dst, src) == Overlap::Full && dst.dtype() == src.dtype()) return;
   Tensor s = broadcast_to(src, dst.sizes());
   if (overlap(dst, src) != Overlap::No) s = clone(s);  // TooHard: read from a copy
@@ -282,6 +294,7 @@ void check_fits(const Scalar& v, DType d) { check_fits(v, d, fill_type_name(d));
 
 // (No internal-overlap check: PyTorch fills an expanded tensor.)
 void fill(const Tensor& dst, const Scalar& v) {
+  if (has_internal_overlap(dst)) return fill(first_of_repeats(dst, dst), v);
   Tensor s = scalar_tensor(v, dst.dtype());
   cast_kernel(dst, broadcast_to(s, dst.sizes()));
 }
