@@ -164,7 +164,12 @@ class Rules {
         if (!is_static(out[i]) || value_of(out[i]) != -1) continue;
         Sizes others = out;
         others.erase(others.begin() + long(i));
-        out[i] = floordiv(product(in, 0, in.size()), product(others, 0, others.size()));
+        Value numel = product(in, 0, in.size()), rest = product(others, 0, others.size());
+        out[i] = floordiv(numel, rest);
+        // The trace serves only sizes that divide evenly (others miss the
+        // cache, and eager gives its error for the shape as written).
+        if (!is_static(out[i]) && is_static(rest) && value_of(rest) != 0)
+          tr_.assume(tr_.number_node(NumberOp::eq, {tr_.number_node(NumberOp::mod, {numel, rest}), Value(int64_t(0))}));
       }
       return one(out);
     }
