@@ -537,7 +537,8 @@ class Generator {
     std::vector<std::string> view(x->shape.size(), "1");
     view[size_t(d)] = "-1";
     index = fmt::format("{}.reshape({}{})", index, join(view), view.size() == 1 ? "," : "");
-    if (r_.chance(0.5)) index += fmt::format(".expand_as({})", x->name);
+    // (a size-1 index over the other dims is larger than a size-0 one)
+    if (r_.chance(0.5) || zero_sizes_) index += fmt::format(".expand_as({})", x->name);
     else for (size_t i = 0; i < v.shape.size(); ++i)
         if (int(i) != d) v.shape[i] = kOne;
     v.name = fmt::format("{}.gather({}, {})", x->name, dim_text(*x, d), index);

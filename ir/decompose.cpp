@@ -166,6 +166,31 @@ class Decomposer {
     return from_ivalue(IValue(to_dtype(wrap_scalar(to_ivalue(x).to_scalar()), common).item()));
   }
 
+  // A symbolic number an op writes into tensors of dtype d, checked by eager
+  // (masked_fill, a clamp bound, where, alpha: "value cannot be converted"):
+  // the trace serves only values that fit, so another misses the cache and
+  // eager's check runs. A value past the bounds that eager accepts (an
+  // infinity or NaN into a float type) is guarded by value instead.
+  void guard_fits(const Value& n, DType d) {
+    if (!n.is_proxy() || !n.is_number() || number_proxy(n).depends_on_data()) return;
+    double lo = 0, hi = 0;
+    switch (d) {
+      case DType::Int32: lo = -2147483648.0, hi = 2147483647.0; break;
+      case DType::Int64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+      case DType::Float16: lo = -65504.0, hi = 65504.0; break;
+      case DType::BFloat16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
+      case DType::Float32: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;
+      default: return;
+    }
+    auto bound = [&](double b) { return n.is(Type::Int) && d == DType::Int32 ? Value(int64_t(b)) : Value(b); };
+    if (d == DType::Int64 && n.is(Type::Int)) return;  // a Python int is an int64
+    const Value now = n.without_proxy();
+    const double v = now.is(Type::Float) ? now.raw_float() : double(now.raw_int());
+    if (!(v >= lo && v <= hi)) return tr_.make_static(number_proxy(n));
+    tr_.assume(tr_.number_node(NumberOp::ge, {n, bound(lo)}));
+    tr_.assume(tr_.number_node(NumberOp::le, {n, bound(hi)}));
+  }
+
   Device device() const { return device_; }
 
   // The device of the op's tensors: its output's (a wrapped number operand
@@ -324,14 +349,18 @@ class Decomposer {
     // prims.mul would not reproduce.
     if (id == OpId::add || id == OpId::sub) {
       extra.push_back(arg("alpha"));
+      guard_fits(arg("alpha"), out);
     } else if (id == OpId::div) {
       extra.push_back(arg("rounding_mode"));
     }
     // x ** e for a Python number e in float32/float64: PyTorch's formulas
     // for six exponents (runtime/scalar_math.h's thn_pow_number).
-    if (id == OpId::pow && is_tensor_proxy(a) && o.is_number() && !o.is_proxy() &&
-        (out == DType::Float32 || out == DType::Float64)) {
-      const double e = o.is(Type::Float) ? o.raw_float() : double(o.raw_int());
+    if (id == OpId::pow && is_tensor_proxy(a) && o.is_number() && (out == DType::Float32 || out == DType::Float64) &&
+        (!o.is_proxy() || !number_proxy(o).depends_on_data())) {
+      // (a symbolic exponent is guarded by value: the formula depends on it)
+      if (o.is_proxy()) tr_.make_static(number_proxy(o));
+      const Value ev = o.without_proxy();
+      const double e = ev.is(Type::Float) ? ev.raw_float() : double(ev.raw_int());
       const Sizes sizes = result_sizes();
       auto unary = [&](OpId u, const Value& x) { return elementwise(u, {x}, {}, out, sizes); };
       auto mul = [&](const Value& x, const Value& y) { return elementwise(OpId::mul, {x, y}, {}, out, sizes); };
@@ -350,6 +379,8 @@ class Decomposer {
     DType out = result_dtype(id);
     Sizes sizes = result_sizes();
     DType cd = compute_dtype(out);
+    if (id == OpId::where || id == OpId::clamp)
+      for (const Value& a : b_.args) guard_fits(a, out);
     auto operand = [&](const Value& v) { return expand(convert(in_common(v, out), cd), sizes); };
     switch (id) {
       case OpId::where: {
@@ -368,6 +399,7 @@ class Decomposer {
                        out);
       case OpId::masked_fill: {
         Value v = arg("value");
+        guard_fits(v, out);
         if (is_tensor_proxy(v)) v = convert(v, out);
         return prim(id, {self(), expand(arg("mask"), sizes), v}, Meta{out, device(), sizes});
       }
@@ -663,7 +695,8 @@ class Decomposer {
     // preserve_format): the library op, which computes it on every call.
     const OpId id = b_.sym.op->id;
     const bool like = id == OpId::zeros_like || id == OpId::ones_like || id == OpId::full_like || id == OpId::empty_like;
-    if (like && !tensor_proxy(self()).shadow.is_contiguous()) return passthrough();
+    const Tensor& shadow = tensor_proxy(self()).shadow;
+    if (like && shadow.strides() != contiguous_strides(shadow.sizes())) return passthrough();
     switch (id) {
       case OpId::zeros: case OpId::ones: case OpId::zeros_like: case OpId::ones_like: {
         bool one = b_.sym.op->id == OpId::ones || b_.sym.op->id == OpId::ones_like;

@@ -508,7 +508,7 @@ void Tracer::print(Interpreter&, std::span<const Value> args, const std::string&
   // (the trace's print steps print it on every run otherwise).
   for (size_t i = 0; i < args.size(); ++i) {
     Value v = traced(args[i]);
-    Value s = shadow(v);
+    Value s = v.is(Type::Device) || device_string(v) ? v : shadow(v);
     if (is_tensor_proxy(v) && tensor_proxy(v).device() != kCPU)
       s = Value::tensor(cuda::to_device(s.as_tensor(), tensor_proxy(v).device()));
     printed_ += (i ? sep : "") + to_str(s);
