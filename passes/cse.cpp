@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace thn {
 
@@ -29,6 +31,23 @@ void key_of(const Value& v, std::string& out) {
 }  // namespace
 
 Trace cse(const Trace& t) {
+  // Values a step writes in place later (a library step functionalize left
+  // as it is, setitem_ with tensor indices): two equal computations of one
+  // are two tensors, not one.
+  std::unordered_set<const Symbolic*> written;
+  for (const BoundSymbol& b : t.body) {
+    if (!b.sym.mutates() || b.args.empty()) continue;
+    std::vector<Value> targets;
+    collect_proxies(b.args[b.sym.op ? size_t(std::max(b.sym.op->schema.self_index, 0)) : 0], targets);
+    for (const Value& v : targets) written.insert(&v.symbolic());
+  }
+  auto is_written = [&](const Value& v) {
+    std::vector<Value> ps;
+    collect_proxies(v, ps);
+    for (const Value& p : ps)
+      if (written.count(&p.symbolic())) return true;
+    return false;
+  };
   std::unordered_map<const Symbolic*, Value> replace;
   std::unordered_map<std::string, Value> seen;  // key -> the first one's outputs
   Trace out = t;
@@ -37,7 +56,7 @@ Trace cse(const Trace& t) {
     BoundSymbol c = b;
     for (Value& a : c.args) a = substitute(a, replace);
     if (c.sym.mutates()) seen.clear();  // what was read before a write is not what is read after it
-    if (!c.sym.has_side_effect() && !c.out.is_none()) {
+    if (!c.sym.has_side_effect() && !c.out.is_none() && !is_written(c.out)) {
       std::string key = c.sym.name();
       for (const Value& a : c.args) key_of(a, key);
       auto [it, fresh] = seen.try_emplace(key, c.out);
