@@ -150,7 +150,7 @@ __device__ void thn_walk(const thn_walk_args& a) {
         *xj = *pj;
       } else if constexpr (K == 2) {
         const C alpha = *(const C*)&a.alpha;
-        *xj = S(C(C(*xj) + alpha * C(*pj)));
+        *xj = thn::thn_index_add(*xj, *pj, alpha);
       } else {
         acc += A(C(*pj));
         *xj = S(C(acc));

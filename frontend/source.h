@@ -25,6 +25,19 @@ struct Loc {
   int col = 0;   // 0-based, printed 1-based
 };
 
+// One line of a traceback: a function and where in it.
+struct TraceEntry {
+  std::string function;
+  Loc loc;
+};
+
+// Where a traced op was performed, with the calls inside the jitted function
+// that led there, innermost first: a traceback for an error raised when a
+// cached trace runs names them as eager's would.
+struct Place : Loc {
+  std::shared_ptr<const std::vector<TraceEntry>> calls;
+};
+
 // "file:line:col: Kind: message", the source line and a caret under col;
 // with colour, ANSI escapes for a terminal.
 std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message, bool colour = false);

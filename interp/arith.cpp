@@ -295,7 +295,10 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
         for (int64_t i = 0; i < n->as_int(); ++i) out += seq->as_str();
         return Value::str(std::move(out));
       }
-      if (seq->is_sequence()) return repeat(seq->items(), n->as_int(), seq->is(Type::Tuple));
+      if (seq->is_sequence()) {
+        Value r = repeat(seq->items(), n->as_int(), seq->is(Type::Tuple));
+        return seq->is_size() ? Value::size(r.items()) : r;  // torch.Size * n is a torch.Size
+      }
     }
   }
   fail(ErrorKind::TypeError, "unsupported operand type(s) for {}: '{}' and '{}'", binop_symbol(op), type_name(a),

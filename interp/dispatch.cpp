@@ -61,6 +61,9 @@ Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Va
   IValue result = call_op(op, s, positional, kwargs, inplace);
   // In-place ops return their receiver: the same object, so `is` and aliasing hold.
   if (inplace && self) return *self;
+  const Value* src = self ? self : args.empty() ? nullptr : &args[0];
+  if (src && src->is(Type::Tensor) && result.is_tensor() && returns_input(op, src->as_tensor(), result.to_tensor()))
+    return *src;
   return present_result(op.name, from_ivalue(result));
 }
 

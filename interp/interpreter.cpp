@@ -71,6 +71,7 @@ Value Interpreter::run_interactive(std::shared_ptr<const Source> src) {
   f.slots.resize(ast->locals.size(), Value::unbound());
   const Module& m = *interactive_.emplace_back(std::move(ast));
   Value ret, result = Value::none();
+  f.caller = current_;
   Frame* caller = std::exchange(current_, &f);
   try {
     if (m.body.size() == 1 && m.body[0]->kind == StmtKind::ExprStmt) {
@@ -120,6 +121,7 @@ ModuleObj& Interpreter::load_module(const std::string& name, const std::string& 
   f.module = m.get();
   f.slots.resize(m->ast->locals.size(), Value::unbound());
   Value ret;
+  f.caller = current_;
   Frame* caller = std::exchange(current_, &f);
   try {
     exec(m->ast->body, f, ret);
@@ -631,6 +633,12 @@ void release(std::shared_ptr<Frame>& frame, const FunctionDef& def) {
 
 }  // namespace
 
+std::vector<TraceEntry> Interpreter::traced_calls() const {
+  std::vector<TraceEntry> out;
+  for (const Frame* f = current_; f && f->in_trace; f = f->caller) out.push_back({f->name, f->loc ? *f->loc : Loc{}});
+  return out;
+}
+
 Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
   const FunctionDef& def = *fn.def;
   auto frame = std::make_shared<Frame>();
@@ -645,6 +653,7 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
 
   if (depth_ >= kMaxDepth) fail(ErrorKind::RecursionError, "maximum recursion depth exceeded");
   ++depth_;
+  f.caller = current_;
   Frame* caller = std::exchange(current_, &f);
   Value ret;
   try {

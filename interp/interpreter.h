@@ -23,13 +23,9 @@ struct Frame : std::enable_shared_from_this<Frame> {
   const char* name = "<module>";
   const Loc* loc = nullptr;  // what is executing now, for error locations
   bool in_trace = false;     // created while tracing: its locals are the trace's own
+  const Frame* caller = nullptr;  // the frame running when this one started
 };
 
-// One line of a thn traceback.
-struct TraceEntry {
-  std::string function;
-  Loc loc;
-};
 // A runtime error placed in the program: the location where it was raised
 // and the frames it unwound through, innermost first.
 class TracedError : public LocatedError {
@@ -86,6 +82,9 @@ class Interpreter {
   const InterpOptions& options() const { return opts_; }
   // The innermost running frame (its `loc` is the statement executing now).
   const Frame* current_frame() const { return current_; }
+  // The frames created while tracing, innermost first, as traceback lines:
+  // the calls inside a jitted function that lead to the op it records.
+  std::vector<TraceEntry> traced_calls() const;
   std::unordered_map<std::string, Value>& builtins() { return builtins_; }
 
  private:

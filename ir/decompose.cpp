@@ -161,9 +161,13 @@ class Decomposer {
     if (compute_dtype(common) == common) return x;
     if (is_tensor_proxy(x)) return convert(x, common);
     if (!x.is_number()) return x;
-    if (x.is_proxy())  // a symbolic number: a 0-dim tensor of the common dtype
+    // A symbolic number: a 0-dim tensor of the common dtype. One guarded by
+    // value (an infinity or NaN bound, see guard_fits) is the constant
+    // eager sees: a NaN clamp bound as a number leaves x as it is, as a
+    // tensor it would make every element NaN.
+    if (x.is_proxy() && number_proxy(x).constraint != Constraint::Static)
       return prim(OpId::full, {Value::tuple({}), x, Value(common), Value(device())}, Meta{common, device(), {}});
-    return from_ivalue(IValue(to_dtype(wrap_scalar(to_ivalue(x).to_scalar()), common).item()));
+    return from_ivalue(IValue(to_dtype(wrap_scalar(to_ivalue(x.without_proxy()).to_scalar()), common).item()));
   }
 
   // A symbolic number an op writes into tensors of dtype d, checked by eager
@@ -348,14 +352,36 @@ class Decomposer {
     // with one rounding (an FMA where the CPU has one), which a separate
     // prims.mul would not reproduce.
     if (id == OpId::add || id == OpId::sub) {
-      extra.push_back(arg("alpha"));
-      guard_fits(arg("alpha"), out);
+      Value alpha = arg("alpha");
+      guard_fits(alpha, out);
+      // float16 and bfloat16 take alpha rounded to their dtype (a symbolic
+      // alpha is guarded by value); float16 rounds alpha * o as well (see
+      // runtime/binary.cpp): a separate prims.mul into float16.
+      if (compute_dtype(out) != out && !(alpha.is_proxy() && number_proxy(alpha).depends_on_data())) {
+        if (alpha.is_proxy()) tr_.make_static(number_proxy(alpha));
+        alpha = in_common(alpha.without_proxy(), out);
+        const double av = alpha.is(Type::Float) ? alpha.raw_float() : double(alpha.raw_int());
+        if (out == DType::Float16 && av != 1.0 && !(o.is_number() && o.is_proxy() && number_proxy(o).depends_on_data())) {
+          Value p;
+          if (is_tensor_proxy(o)) {
+            p = elementwise(OpId::mul, {o, alpha}, {}, out, result_sizes());
+          } else {  // a number o: the product folded, rounded as eager's
+            if (o.is_proxy()) tr_.make_static(number_proxy(o));
+            const Value on = in_common(o.without_proxy(), out);
+            p = in_common(Value(av * (on.is(Type::Float) ? on.raw_float() : double(on.raw_int()))), out);
+          }
+          return elementwise(id, {a, p}, {Value(int64_t(1))}, out, result_sizes());
+        }
+      }
+      extra.push_back(alpha);
     } else if (id == OpId::div) {
       extra.push_back(arg("rounding_mode"));
     }
-    // x ** e for a Python number e in float32/float64: PyTorch's formulas
-    // for six exponents (runtime/scalar_math.h's thn_pow_number).
-    if (id == OpId::pow && is_tensor_proxy(a) && o.is_number() && (out == DType::Float32 || out == DType::Float64) &&
+    // x ** e for a Python number e in float32/float64/bfloat16: PyTorch's
+    // formulas for six exponents (runtime/scalar_math.h's thn_pow_number;
+    // each mul rounds to `out`, as bfloat16's does).
+    if (id == OpId::pow && is_tensor_proxy(a) && o.is_number() &&
+        (out == DType::Float32 || out == DType::Float64 || out == DType::BFloat16) &&
         (!o.is_proxy() || !number_proxy(o).depends_on_data())) {
       // (a symbolic exponent is guarded by value: the formula depends on it)
       if (o.is_proxy()) tr_.make_static(number_proxy(o));
@@ -390,9 +416,12 @@ class Decomposer {
       case OpId::clamp:
         return convert(prim(id, {operand(self()), operand(arg("min")), operand(arg("max"))}, Meta{cd, device(), sizes}),
                        out);
-      case OpId::lerp:
-        return convert(prim(id, {operand(self()), operand(arg("end")), operand(arg("weight"))}, Meta{cd, device(), sizes}),
+      case OpId::lerp: {  // a number weight is not rounded to out (runtime/elementwise.cpp)
+        const Value& w = arg("weight");
+        return convert(prim(id, {operand(self()), operand(arg("end")), w.is_number() ? w : operand(w)},
+                            Meta{cd, device(), sizes}),
                        out);
+      }
       case OpId::addcmul: case OpId::addcdiv:  // prims: one expression, rounded as eager rounds it
         return convert(prim(id, {operand(self()), operand(arg("tensor1")), operand(arg("tensor2")), arg("value")},
                             Meta{cd, device(), sizes}),
@@ -695,8 +724,10 @@ class Decomposer {
     // preserve_format): the library op, which computes it on every call.
     const OpId id = b_.sym.op->id;
     const bool like = id == OpId::zeros_like || id == OpId::ones_like || id == OpId::full_like || id == OpId::empty_like;
-    const Tensor& shadow = tensor_proxy(self()).shadow;
-    if (like && shadow.strides() != contiguous_strides(shadow.sizes())) return passthrough();
+    if (like) {
+      const Tensor& shadow = tensor_proxy(self()).shadow;
+      if (shadow.strides() != contiguous_strides(shadow.sizes())) return passthrough();
+    }
     switch (id) {
       case OpId::zeros: case OpId::ones: case OpId::zeros_like: case OpId::ones_like: {
         bool one = b_.sym.op->id == OpId::ones || b_.sym.op->id == OpId::ones_like;

@@ -266,7 +266,9 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
       // Data the guards cannot see (an index out of range, say): report it
       // where the traced program performed the op.
       if (!s.loc.source || dynamic_cast<const LocatedError*>(&e)) throw;
-      throw TracedError(e.kind(), e.what(), s.loc);
+      TracedError t(e.kind(), e.what(), s.loc);
+      if (s.loc.calls) t.trace = *s.loc.calls;
+      throw t;
     }
     for (int f : s.frees) slots[size_t(f)] = Value();
   }

@@ -58,7 +58,7 @@ class TraceExecutor {
     Ref into;
     std::vector<int> frees;  // slots dropped after the step
     int fusion = -1;         // prims.fusion: its kernel
-    Loc loc;  // the statement that recorded it, for errors raised while running
+    Place loc;  // the statement that recorded it, for errors raised while running
   };
 
   Ref ref(const Value& v);

@@ -1,5 +1,6 @@
 #include "ir/shape_rules.h"
 
+#include <algorithm>
 #include <optional>
 
 namespace thn {
@@ -61,6 +62,29 @@ class Rules {
     for (const Value& x : v.items())
       if (!x.is_int_like()) return std::nullopt;
     return v.items();
+  }
+
+  // Whether the product of `part` divides the product of `whole` whatever
+  // their symbolic sizes are: each symbolic factor of part is a distinct one
+  // of whole's, and the static rest divides whole's static rest.
+  static bool divides(const Sizes& part, const Sizes& whole) {
+    std::vector<const Value*> left;
+    int64_t whole_static = 1, part_static = 1;
+    for (const Value& w : whole)
+      if (is_static(w)) whole_static *= value_of(w);
+      else left.push_back(&w);
+    for (const Value& p : part) {
+      if (is_static(p)) {
+        part_static *= value_of(p);
+        continue;
+      }
+      auto it = std::find_if(left.begin(), left.end(), [&](const Value* w) {
+        return w->is_proxy() && p.is_proxy() && &w->symbolic() == &p.symbolic();
+      });
+      if (it == left.end()) return false;
+      left.erase(it);
+    }
+    return part_static != 0 && whole_static % part_static == 0;
   }
 
   // Two sizes that must be equal: one of them, with the equality guarded.
@@ -167,8 +191,10 @@ class Rules {
         Value numel = product(in, 0, in.size()), rest = product(others, 0, others.size());
         out[i] = floordiv(numel, rest);
         // The trace serves only sizes that divide evenly (others miss the
-        // cache, and eager gives its error for the shape as written).
-        if (!is_static(out[i]) && is_static(rest) && value_of(rest) != 0)
+        // cache, and eager gives its error for the shape as written; a
+        // symbolic divisor of 0 fails the guard the same way), unless they
+        // always do (x.reshape(x.shape[0], -1)).
+        if (!is_static(out[i]) && !(is_static(rest) && value_of(rest) == 0) && !divides(others, in))
           tr_.assume(tr_.number_node(NumberOp::eq, {tr_.number_node(NumberOp::mod, {numel, rest}), Value(int64_t(0))}));
       }
       return one(out);

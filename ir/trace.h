@@ -101,7 +101,7 @@ struct BoundSymbol {
   // Its decomposition into prims (ir/decompose.h); empty for prims and for
   // ops that have none (ops that return an alias of their input, say).
   std::vector<BoundSymbol> subsymbols;
-  Loc loc;
+  Place loc;
   // Set by the buffer plan. `into`: the tensor whose memory the result is
   // written into (an input being updated, or an operand whose value dies
   // here); None: a new buffer. A fusion has one entry per output (a tuple). `frees`: the values whose last use this is,

@@ -385,12 +385,24 @@ bool Tracer::aliases_input(const Tensor& shadow) const {
   return false;
 }
 
+std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
+  std::vector<TraceEntry> now = in_.traced_calls();
+  auto same = [](const TraceEntry& a, const TraceEntry& b) {
+    return a.function == b.function && a.loc.source == b.loc.source && a.loc.line == b.loc.line &&
+           a.loc.col == b.loc.col;
+  };
+  if (!calls_ || !std::equal(now.begin(), now.end(), calls_->begin(), calls_->end(), same))
+    calls_ = std::make_shared<const std::vector<TraceEntry>>(std::move(now));
+  return calls_;
+}
+
 BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
   BoundSymbol b;
   b.sym = sym;
   b.args = std::move(args);
   b.out = std::move(out);
-  if (const Frame* f = in_.current_frame(); f && f->loc) b.loc = *f->loc;
+  if (const Frame* f = in_.current_frame(); f && f->loc) static_cast<Loc&>(b.loc) = *f->loc;
+  b.loc.calls = calls();
   decompose(*this, b);
   trace_.body.push_back(std::move(b));
   return trace_.body.back();
@@ -602,7 +614,10 @@ namespace {
 // Where an op's tensor result lives: the device it names (creation, `to`),
 // else the device of its tensor operands (CUDA if any is: a CPU operand
 // beside one is a wrapped number).
-Device result_device(std::span<const Value> args) {
+Device result_device(const OpDef& op, std::span<const Value> args) {
+  // x.to(other): other's device.
+  if (op.id == OpId::to && args.size() > 1 && args[1].is_proxy() && args[1].is(Type::Tensor))
+    return tensor_proxy(args[1]).device();
   std::optional<Device> named;
   bool cuda = false;
   std::function<void(const Value&)> visit = [&](const Value& v) {
@@ -671,7 +686,13 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
       !tensor_proxy(targs[0]).shadow.is_contiguous())
     depends_on_strides_ = true;
   IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
-  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result, result_device(targs));
+  // x.float() of a float32 x is x (the prologue guards the dtype); the
+  // shadows all live on the CPU, so x.to("cpu") of a CUDA x is not.
+  if (!inplace && result.is_tensor() && is_tensor_proxy(targs[0]) &&
+      tensor_proxy(targs[0]).device() == result_device(op, targs) &&
+      returns_input(op, tensor_proxy(targs[0]).shadow, result.to_tensor()))
+    return self ? *self : args[0];
+  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result, result_device(op, targs));
   // Under shapes="symbolic" a shape rule gives the outputs symbolic sizes;
   // an op without one (or whose rule disagrees with the eager result) makes
   // the sizes of its inputs static instead.

@@ -135,6 +135,9 @@ class Tracer : public OpDispatch {
   Value attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw);
   void make_static_all(const Value& v);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
+  // The interpreter's traced calls now, shared with the last op's when the
+  // same.
+  std::shared_ptr<const std::vector<TraceEntry>> calls();
   bool aliases_input(const Tensor& shadow) const;
   // Whether an in-place write into dst reads one of `operands` through
   // memory it shares with dst but not element for element (eager allows
@@ -166,6 +169,7 @@ class Tracer : public OpDispatch {
   std::unordered_map<const Storage*, std::shared_ptr<Storage>> shadow_storage_;
   std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy
   std::unordered_map<const Object*, std::string> external_names_;
+  std::shared_ptr<const std::vector<TraceEntry>> calls_;
   int next_id_ = 0;
   bool depends_on_strides_ = false, depends_on_offset_ = false;
 };

@@ -108,7 +108,7 @@ class Functionalizer {
     }
   }
 
-  Value emit(Symbol sym, std::vector<Value> args, Value out, const Loc& loc) {
+  Value emit(Symbol sym, std::vector<Value> args, Value out, const Place& loc) {
     BoundSymbol b;
     b.sym = sym;
     b.args = std::move(args);
@@ -333,7 +333,7 @@ class Functionalizer {
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
   std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views
   std::unordered_set<const Symbolic*> shared_bases_;     // the bases of inputs that share memory
-  Loc loc_;
+  Place loc_;
 };
 
 }  // namespace

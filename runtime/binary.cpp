@@ -100,8 +100,13 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
       if constexpr (is_bool) {
         map([alpha](C x, C y) { return thn_add(x, C(alpha && y)); });
       } else {
+        // float16 and bfloat16 take alpha rounded to their dtype; float16
+        // (PyTorch 1.13's scalar Half loop) rounds alpha * y too, bfloat16
+        // (its vectorized fmadd) rounds once.
+        if constexpr (!std::is_same_v<S, C>) alpha = C(S(alpha));
         if (op == OpId::sub) alpha = C(-alpha);
         if (alpha == C(1)) map([](C x, C y) { return thn_add(x, y); });
+        else if constexpr (std::is_same_v<S, Half>) map([alpha](C x, C y) { return thn_add(x, C(S(alpha * y))); });
         else map([alpha](C x, C y) { return thn_muladd(alpha, y, x); });
       }
       return;
@@ -154,10 +159,14 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
   Dims shape = broadcast_shapes(a.sizes(), b.sizes());
   Tensor o = elementwise_output(shape, rd, {a, b}, out);
   Tensor ac = to_dtype(a, compute), bc = to_dtype(b, compute);
-  if (op == OpId::pow && b.is_wrapped_number() && (common == DType::Float32 || common == DType::Float64)) {
-    const double e = b.item().to_double();  // x ** 3.0: PyTorch's pow with a number exponent
+  if (op == OpId::pow && b.is_wrapped_number() &&
+      (common == DType::Float32 || common == DType::Float64 || common == DType::BFloat16)) {
+    // x ** 3.0: PyTorch's pow with a number exponent, which bfloat16 takes
+    // rounded to bfloat16 (float16 has no formulas: one pow, rounded once).
+    const double e = (common == DType::BFloat16 ? bc : b).item().to_double();
     dispatch_dtype(compute, [&]<class S>() {
-      if constexpr (std::is_floating_point_v<S>) map_kernel<S, S>(o, [e](S x) { return thn_pow_number(x, e); }, ac);
+      using C = compute_t<S>;
+      if constexpr (thn_is_float<C>) map_kernel<S, S>(o, [e](C x) { return thn_pow_number<C, S>(x, e); }, ac);
     });
     return finish_inplace(o, out);
   }

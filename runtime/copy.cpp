@@ -10,6 +10,7 @@
 #include "runtime/error.h"
 #include "runtime/index_walk.h"
 #include "runtime/loops.h"
+#include "runtime/scalar_math.h"
 #include "runtime/views.h"
 
 namespace thn {
@@ -143,7 +144,7 @@ void host_walk(const IndexedWalk& w, WalkKind kind, const Scalar& alpha) {
     case WalkKind::ScatterAdd: {
       using C = compute_t<S>;
       const C a = alpha.to<C>();
-      return walk<S>(w, [a](const S* src, S* dst) { *dst = S(C(C(*dst) + a * C(*src))); });
+      return walk<S>(w, [a](const S* src, S* dst) { *dst = thn_index_add(*dst, *src, a); });
     }
     default: break;
   }

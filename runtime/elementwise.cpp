@@ -385,9 +385,16 @@ IValue op_lerp(const Args& a) {
   if (!is_floating(self.dtype())) fail("\"lerp_kernel_scalar\" not implemented for '{}'", dtype_torch_name(self.dtype()));
   if (end.dtype() != self.dtype())
     fail("expected dtype {} for `end` but got dtype {}", dtype_torch_name(self.dtype()), dtype_torch_name(end.dtype()));
-  return pointwise(a, self.dtype(), {self, end, w}, [](const Tensor& o, const std::vector<Tensor>& c) {
+  // A number weight is taken in the computation dtype (float for float16
+  // and bfloat16), not rounded to self's.
+  const bool number = w.is_wrapped_number();
+  return pointwise(a, self.dtype(), {self, end, w}, [&](const Tensor& o, const std::vector<Tensor>& c) {
     dispatch_floating(o.dtype(), [&]<class S>() {
-      map_kernel<S, S, S, S>(o, [](auto x, auto e, auto t) { return thn_lerp(x, e, t); }, c[0], c[1], c[2]);
+      using C = compute_t<S>;
+      if (number)
+        map_kernel<S, S, S, C>(o, [](C x, C e, C t) { return thn_lerp(x, e, t); }, c[0], c[1],
+                               to_dtype(w, dtype_of<C>()));
+      else map_kernel<S, S, S, S>(o, [](auto x, auto e, auto t) { return thn_lerp(x, e, t); }, c[0], c[1], c[2]);
     });
   });
 }
@@ -475,7 +482,7 @@ IValue op_to(const Args& a) {
     const IValue& v = a[i];
     if (v.is_dtype()) dtype = v.to_dtype();
     else if (v.is_device()) device = v.to_device();
-    else if (v.is_tensor()) dtype = v.to_tensor().dtype();
+    else if (v.is_tensor()) dtype = v.to_tensor().dtype(), device = v.to_tensor().device();  // x.to(other)
     else if (v.is_string()) device = parse_device(v.to_string());
     else if (!v.is_none()) fail(ErrorKind::TypeError, "to() received an invalid combination of arguments");
   }

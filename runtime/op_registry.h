@@ -97,6 +97,15 @@ struct OpDef {
   bool has(char flag) const { return flags.find(flag) != std::string_view::npos; }
 };
 
+// Whether `result` of op is its tensor argument `arg` itself: a conversion
+// to what it already is (x.float() of a float32 x, x.contiguous() of a
+// contiguous one) returns the same object, as PyTorch's does.
+inline bool returns_input(const OpDef& op, const Tensor& arg, const Tensor& result) {
+  return (op.family == OpFamily::Conversion || op.id == OpId::contiguous) && arg.storage() == result.storage() &&
+         arg.offset() == result.offset() && arg.dtype() == result.dtype() && arg.sizes() == result.sizes() &&
+         arg.strides() == result.strides();
+}
+
 const std::vector<OpDef>& all_ops();
 inline const OpDef& op_def(OpId id) { return all_ops()[size_t(id)]; }
 const OpDef* find_function(std::string_view name);

@@ -139,15 +139,17 @@ template <class T> THN_HD T thn_remainder(T a, T b) {
   }
 }
 // x ** e for a Python number e, as PyTorch 1.13's pow_tensor_scalar
-// computes it in float32 and float64: 0.5, -0.5, -1, 2, 3 and -2 by their
-// formulas (two roundings for 3, -2, -0.5), other exponents by pow.
-template <class T> THN_HD T thn_pow_number(T a, double e) {
+// computes it in float32, float64 and bfloat16: 0.5, -0.5, -1, 2, 3 and -2
+// by their formulas (two roundings for 3, -2, -0.5, the first to the
+// storage type R: bfloat16's x * x, computed in float, is rounded to
+// bfloat16 before it is used again), other exponents by pow.
+template <class T, class R = T> THN_HD T thn_pow_number(T a, double e) {
   if (e == 0.5) return std::sqrt(a);
   if (e == -0.5) return T(1) / std::sqrt(a);
   if (e == -1.0) return T(1) / a;
   if (e == 2.0) return a * a;
-  if (e == 3.0) return a * a * a;
-  if (e == -2.0) return T(1) / (a * a);
+  if (e == 3.0) return T(R(a * a)) * a;
+  if (e == -2.0) return T(1) / T(R(a * a));
   return std::pow(a, T(e));
 }
 template <class T> THN_HD T thn_pow(T a, T b) {
@@ -206,6 +208,12 @@ template <class T> THN_HD T thn_clamp_max(T a, T hi) { return thn_minimum(a, hi)
 // With a Python number as the one bound, PyTorch 1.13 ignores a NaN bound.
 template <class T> THN_HD T thn_clamp_min_number(T a, T lo) { return lo != lo ? a : thn_maximum(a, lo); }
 template <class T> THN_HD T thn_clamp_max_number(T a, T hi) { return hi != hi ? a : thn_minimum(a, hi); }
+// index_add's dst += alpha * src in the storage type S, computed in C: as
+// PyTorch 1.13's loop over scalar_t, which rounds the product to S (float16
+// and bfloat16; a no-op for the others) before the sum. alpha is taken in S.
+template <class S, class C> THN_HD S thn_index_add(S dst, S src, C alpha) {
+  return S(C(C(dst) + C(S(C(S(alpha)) * C(src)))));
+}
 template <class T> THN_HD T thn_lerp(T a, T b, T w) {
   T d = b - a;
   return std::fabs(w) < T(0.5) ? thn_muladd(w, d, a) : thn_muladd(-d, T(1) - w, b);

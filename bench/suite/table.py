@@ -15,6 +15,8 @@ here = os.path.dirname(os.path.abspath(__file__))
 parser = argparse.ArgumentParser()
 parser.add_argument("--thn", required=True)
 parser.add_argument("--plot", type=int, default=1)
+parser.add_argument("--python", default="/usr/bin/python3",
+                    help="the Python whose PyTorch is the baseline (default Debian's, with python3-torch)")
 args = parser.parse_args()
 
 titles = {}
@@ -40,7 +42,7 @@ def run_thn(cache, device="cpu"):
 def run_torch(*extra):
     """PyTorch's medians per workload; {} when PyTorch (or its CUDA, or torch.compile) is missing."""
     try:
-        p = subprocess.run(["/usr/bin/python3", os.path.join(here, "torch_suite.py"), *extra], capture_output=True,
+        p = subprocess.run([args.python, os.path.join(here, "torch_suite.py"), *extra], capture_output=True,
                            text=True, check=True)
     except (OSError, subprocess.CalledProcessError):
         return {}

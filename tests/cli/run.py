@@ -16,7 +16,8 @@
 - `thn fuzz`: usage errors, `--emit` is deterministic per seed, and with a
   kernel compiler that turns float additions into subtractions
   (miscompiling_cxx) it reports the mismatch, reduces the program and writes
-  it out, exit 1.
+  it out, exit 1;
+- a runtime error in a compiled trace shows the interpreter's traceback.
 
 Runs with a plain python3: no dependencies.
 """
@@ -272,7 +273,35 @@ def check_kernel_arguments(thn):
     return errors
 
 
+TRACEBACK = """def h(x, i):
+    return x.index_select(0, i) * 2
+def f(x, i):
+    return h(x, i) + 1
+g = jit(f)
+print(g(randn(4), tensor([1, 2])).shape)
+print(g(randn(4), tensor([1, 9])).shape)
+"""
+
+
+def check_traceback(thn):
+    """An error raised while a compiled trace runs (a cache hit: the index is
+    only checked then) shows the same traceback as the interpreter: every
+    Python frame between the call and the op, not just the call site."""
+    problems, stderrs = [], []
+    for code in (TRACEBACK, TRACEBACK.replace("g = jit(f)", "g = f")):
+        r = run(thn, ["run", "FILE"], code)
+        if r.returncode != 1 or r.stdout != "torch.Size([2])\n":
+            problems.append(f"exit {r.returncode}, stdout {r.stdout!r}, want 1 and one line:\n{r.stderr}")
+        frames = [l.strip() for l in r.stderr.splitlines() if l.lstrip().startswith("File ")]
+        stderrs.append(frames)
+    want = ["line 7, in <module>", "line 4, in f", "line 2, in h"]
+    for name, frames in zip(("jit", "eager"), stderrs):
+        if [f.split(", ", 1)[-1] for f in frames] != want:
+            problems.append(f"{name}: traceback frames {frames}, want {want}")
+    return problems
+
+
 if __name__ == "__main__":
     run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
-                ("kernel arguments", check_kernel_arguments)])
+                ("kernel arguments", check_kernel_arguments), ("traceback", check_traceback)])
