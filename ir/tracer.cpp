@@ -650,6 +650,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   if (self) s = shadow_ivalue(*self);
   std::vector<ArgSource> sources;
   Args bound = bind_args(op, s, pos, kws, inplace, &sources);
+  if (where_alone(op, bound)) data_dependent("where(condition) has a shape that depends on tensor data");
 
   const Schema& schema = op.schema;
   std::vector<Value> targs(schema.params.size());

@@ -520,7 +520,15 @@ IValue op_index_add(const Args& a) {
 }
 
 IValue op_masked_select(const Args& a) { return masked_select(a.tensor(0), a.tensor(1)); }
-IValue op_nonzero(const Args& a) { return nonzero(a.tensor(0)); }
+IValue op_nonzero(const Args& a) {
+  const Tensor& x = a.tensor(0);
+  if (!a.boolean(1)) return nonzero(x);
+  // as_tuple: one index tensor per dim (a 0-dim tensor counts as 1-dim).
+  Tensor n = nonzero(x.dim() == 0 ? view(x, {1}) : x);
+  std::vector<IValue> indices;
+  for (int64_t d = 0; d < n.size(1); d++) indices.push_back(IValue(select(n, 1, d)));
+  return IValue::tuple(std::move(indices));
+}
 IValue op_tril(const Args& a) { return triangle(a, true); }
 IValue op_triu(const Args& a) { return triangle(a, false); }
 IValue op_flip(const Args& a) { return flip(a.tensor(0), a.dims(1)); }

@@ -326,6 +326,10 @@ Tensor pointwise(const Args& a, DType dtype, std::initializer_list<Tensor> ins, 
 }  // namespace
 
 IValue op_where(const Args& a) {
+  // where(condition) alone is nonzero(condition, as_tuple=True) (call_bound).
+  if (a[1].is_none() || a[2].is_none())
+    fail(ErrorKind::TypeError,
+         "where() received an invalid combination of arguments: give the condition alone, or it with self and other");
   const Tensor &cond = a.tensor(0), &x = a.tensor(1), &y = a.tensor(2);
   if (cond.dtype() != DType::Bool)
     fail("where expected condition to be a boolean tensor, but got a tensor with dtype {}",

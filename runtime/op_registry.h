@@ -107,6 +107,11 @@ inline bool returns_input(const OpDef& op, const Tensor& arg, const Tensor& resu
 }
 
 const std::vector<OpDef>& all_ops();
+
+// where(condition) without self and other: nonzero(condition, as_tuple=True).
+inline bool where_alone(const OpDef& op, const Args& a) {
+  return op.id == OpId::where && a[1].is_none() && a[2].is_none();
+}
 inline const OpDef& op_def(OpId id) { return all_ops()[size_t(id)]; }
 const OpDef* find_function(std::string_view name);
 const OpDef* find_attribute(std::string_view name);
