@@ -27,6 +27,8 @@ void tune_malloc_once() {
 
 thread_local int64_t Storage::allocations_ = 0;
 thread_local int64_t Storage::allocated_bytes_ = 0;
+int64_t Storage::allocations() { return allocations_; }
+int64_t Storage::allocated_bytes() { return allocated_bytes_; }
 
 Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   ++allocations_;

@@ -35,8 +35,10 @@ class Storage {
   Device device() const { return device_; }
   // Storages (and their bytes) allocated so far by this thread: --stats
   // counts a jit call's buffers with them.
-  static int64_t allocations() { return allocations_; }
-  static int64_t allocated_bytes() { return allocated_bytes_; }
+  // (Defined in tensor.cpp: GCC 12 miscompiles the UBSan null check of a
+  // thread_local read through its TLS wrapper in other translation units.)
+  static int64_t allocations();
+  static int64_t allocated_bytes();
   // The largest host allocation allowed; a larger one raises the same
   // out-of-memory error as a failed malloc. Unlimited unless lowered (the
   // front-end fuzzer lowers it, so no input can exhaust the machine).
