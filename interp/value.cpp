@@ -178,7 +178,11 @@ std::string to_str(const Value& v) {
   return to_repr(v);
 }
 
-IValue to_ivalue(const Value& v) {
+namespace {
+
+// `open`: the lists and tuples being converted around v (one that holds
+// itself has no IValue).
+IValue to_ivalue(const Value& v, std::vector<const Object*>& open) {
   switch (v.type()) {
     case Type::None: return IValue();
     case Type::Bool: return IValue(v.as_bool());
@@ -189,9 +193,13 @@ IValue to_ivalue(const Value& v) {
     case Type::Device: return IValue(v.as_device());
     case Type::Tensor: return IValue(v.as_tensor());
     case Type::List: case Type::Tuple: {
+      if (std::find(open.begin(), open.end(), v.object().get()) != open.end())
+        fail(ErrorKind::TypeError, "self-referential lists are incompatible: a list that contains itself has no tensor value");
+      open.push_back(v.object().get());
       std::vector<IValue> items;
       items.reserve(v.items().size());
-      for (auto& x : v.items()) items.push_back(to_ivalue(x));
+      for (auto& x : v.items()) items.push_back(to_ivalue(x, open));
+      open.pop_back();
       return IValue::list(std::move(items), v.is(Type::Tuple));
     }
     case Type::Range: {
@@ -209,6 +217,13 @@ IValue to_ivalue(const Value& v) {
     default: break;
   }
   fail(ErrorKind::TypeError, "a '{}' object cannot be passed to a tensor op", type_name(v));
+}
+
+}  // namespace
+
+IValue to_ivalue(const Value& v) {
+  std::vector<const Object*> open;
+  return to_ivalue(v, open);
 }
 
 Value present_result(std::string_view op, Value result) {

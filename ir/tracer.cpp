@@ -76,6 +76,12 @@ bool same_item(const Value& a, const Value& b) {
 }  // namespace
 
 
+struct Tracer::Links {
+  std::vector<TraceResult::OutputLink>& out;
+  std::unordered_map<const Object*, std::vector<int>> arguments;  // the traced argument lists' paths
+  std::unordered_map<const Object*, std::vector<int>> seen;       // lists output so far, at their paths
+};
+
 Tracer::Tracer(Interpreter& in, TraceOptions opts) : in_(in), opts_(opts) {}
 
 Tracer::~Tracer() {
@@ -185,15 +191,28 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     leaves.push_back(leaf);
     return leaf.proxy;
   }
+  if (arg.is(Type::List)) {
+    auto [it, fresh] = list_index_.try_emplace(arg.object().get(), lists_.size());
+    if (!fresh) {
+      leaf.kind = InputLeaf::Same;
+      leaf.same = lists_[it->second].leaf;
+      leaves.push_back(leaf);
+      return lists_[it->second].list;
+    }
+    // Known before its items, so an item that is this list is the same one.
+    lists_.push_back({self, Value::list({}), {}});
+  }
   if (arg.is_sequence()) {
     leaf.kind = InputLeaf::Sequence;
     leaves.push_back(leaf);
     std::vector<Value> items;
     for (size_t i = 0; i < arg.items().size(); ++i)
       items.push_back(flatten(arg.items()[i], self, int(i), fmt::format("{}_{}", name, i), leaves));
-    Value traced_arg = arg.like(items);
-    if (arg.is(Type::List)) lists_.push_back({self, traced_arg, std::move(items)});
-    return traced_arg;
+    if (!arg.is(Type::List)) return arg.like(std::move(items));
+    ListArgument& l = lists_[list_index_.at(arg.object().get())];
+    l.list.items() = items;
+    l.items = std::move(items);
+    return l.list;
   }
   leaf.kind = arg.is_number() ? InputLeaf::Number : InputLeaf::Constant;
   leaves.push_back(leaf);
@@ -231,20 +250,36 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     std::fwrite(printed_.data(), 1, printed_.size(), in_.out());  // what eager printed before the error
     throw;
   }
-  trace_.output = traced(out);
   // A list argument the code changed: its new items become outputs.
-  std::vector<Value> outputs{trace_.output};
+  auto argument_path = [&r](int leaf) {
+    std::vector<int> path;
+    for (int k = leaf; k >= 0; k = r.leaves[size_t(k)].parent) path.insert(path.begin(), r.leaves[size_t(k)].index);
+    return path;
+  };
+  std::vector<const ListArgument*> changed;
   for (const ListArgument& l : lists_) {
     const std::vector<Value>& now = l.list.items();
     bool same = now.size() == l.items.size();
     for (size_t i = 0; same && i < now.size(); ++i) same = same_item(now[i], l.items[i]);
     if (same) continue;
-    std::vector<int> path;
-    for (int k = l.leaf; k >= 0; k = r.leaves[size_t(k)].parent) path.insert(path.begin(), r.leaves[size_t(k)].index);
-    r.list_updates.push_back(std::move(path));
-    outputs.push_back(traced(l.list));
+    r.list_updates.push_back(argument_path(l.leaf));
+    changed.push_back(&l);
   }
-  if (outputs.size() > 1) trace_.output = Value::tuple(std::move(outputs));
+  Links links{r.output_links, {}, {}};
+  for (const ListArgument& l : lists_) links.arguments.emplace(l.list.object().get(), argument_path(l.leaf));
+  std::vector<int> path;
+  if (changed.empty()) {
+    trace_.output = link_output(out, path, false, links);
+  } else {
+    std::vector<Value> outputs;
+    path.push_back(0);
+    outputs.push_back(link_output(out, path, false, links));
+    for (const ListArgument* l : changed) {
+      path.back() = int(outputs.size());
+      outputs.push_back(link_output(l->list, path, true, links));
+    }
+    trace_.output = Value::tuple(std::move(outputs));
+  }
 
   bool writes_input = false;
   for (const BoundSymbol& b : trace_.body) {
@@ -422,7 +457,29 @@ Value Tracer::shadow(const Value& v) {
   if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();
   if (v.is(Type::Device) || device_string(v)) return Value(kCPU);  // shadows live on the host
   if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).shadow);
-  return map_items(v, [this](const Value& x) { return shadow(x); });
+  return map_open(v, [this](const Value& x) { return shadow(x); });
+}
+
+Value Tracer::link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links) {
+  if (!v.is_sequence()) return traced(v);
+  if (v.is(Type::List) && !update_root) {
+    if (auto a = links.arguments.find(v.object().get()); a != links.arguments.end()) {
+      links.out.push_back({path, a->second, true});
+      return Value();
+    }
+    auto [it, fresh] = links.seen.try_emplace(v.object().get(), path);
+    if (!fresh) {
+      links.out.push_back({path, it->second, false});
+      return Value();
+    }
+  }
+  std::vector<Value> items;
+  for (size_t i = 0; i < v.items().size(); ++i) {
+    path.push_back(int(i));
+    items.push_back(link_output(v.items()[i], path, false, links));
+    path.pop_back();
+  }
+  return v.like(std::move(items));
 }
 
 Value Tracer::traced(const Value& v) {
@@ -439,7 +496,19 @@ Value Tracer::traced(const Value& v) {
     }
     return it->second;
   }
-  return map_items(v, [this](const Value& x) { return traced(x); });
+  return map_open(v, [this](const Value& x) { return traced(x); });
+}
+
+template <class F> Value Tracer::map_open(const Value& v, F f) {
+  if (!v.is_sequence()) return map_items(v, f);
+  // A list that holds itself is no op's argument: to_ivalue reports it.
+  if (std::find(open_.begin(), open_.end(), v.object().get()) != open_.end()) return v;
+  open_.push_back(v.object().get());
+  struct Close {
+    std::vector<const Object*>& open;
+    ~Close() { open.pop_back(); }
+  } close{open_};
+  return map_items(v, f);
 }
 
 void Tracer::make_static_all(const Value& v) {

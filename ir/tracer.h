@@ -26,9 +26,12 @@ struct TraceOptions {
 // One node of the call's arguments, flattened in the order the prologue
 // checks them: a parameter or an item of a list/tuple argument.
 struct InputLeaf {
-  enum Kind : uint8_t { Tensor, Number, Sequence, Constant } kind = Constant;
+  // Same: a list met before (passed twice, or holding itself); the traced
+  // code sees one list, so the prologue checks it is still the same object.
+  enum Kind : uint8_t { Tensor, Number, Sequence, Constant, Same } kind = Constant;
   int parent = -1;  // the Sequence leaf holding it; -1 for a parameter
   int index = 0;    // parameter index or item index
+  int same = -1;    // Same: the leaf of that list
   Value value;      // the argument itself
   std::string name;  // x, or p_0 for item 0 of p
   Value proxy;      // Tensor leaves, and Number leaves under cache="symbolic"
@@ -68,6 +71,16 @@ struct TraceResult {
   // output is then a tuple of the return value and each list's new items,
   // which the caller's lists take after every run.
   std::vector<std::vector<int>> list_updates;
+  // Lists the caller gets back as themselves, as eager returns them: an
+  // argument list in the output (`return xs`), or a list the output holds
+  // twice or inside itself. The trace outputs None at `at` (a path of item
+  // indices into its output); the caller puts there the argument at `from`
+  // (parameter index, then item indices) or the output's item at `from`.
+  struct OutputLink {
+    std::vector<int> at, from;
+    bool argument;
+  };
+  std::vector<OutputLink> output_links;
 };
 
 // The overlap pattern of tensors: for each, the index of the first earlier
@@ -124,6 +137,10 @@ class Tracer : public OpDispatch {
 
  private:
   Value flatten(const Value& arg, int parent, int index, const std::string& name, std::vector<InputLeaf>& leaves);
+  // The trace's output for `v` at `path`: proxies, with None where an
+  // OutputLink puts a list (an update root is not linked itself).
+  struct Links;
+  Value link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links);
   // A proxy of `shadow` on `device` (shadows live on the host).
   Value new_tensor(Tensor shadow, Device device, const std::string& name = "");
   Value input_tensor(const Tensor& t, const std::string& name);
@@ -165,6 +182,10 @@ class Tracer : public OpDispatch {
     std::vector<Value> items;
   };
   std::vector<ListArgument> lists_;
+  std::unordered_map<const Object*, size_t> list_index_;  // an argument list -> its lists_ entry
+  std::vector<const Object*> open_;  // the sequences map_open is inside
+  // map_items, keeping an item that is a sequence around it as it is.
+  template <class F> Value map_open(const Value& v, F f);
   std::string printed_;  // what the traced code printed so far
   std::unordered_map<const Storage*, std::shared_ptr<Storage>> shadow_storage_;
   std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy

@@ -59,16 +59,26 @@ struct JitObj : BuiltinObj {
     return update_lists(params, execute(in, inputs));
   }
 
-  // The list arguments the function changed take their new items (the
-  // trace's output is the return value, then those items).
-  Value update_lists(const std::vector<Value>& params, const Value& r) const {
-    if (last->list_updates.empty()) return r;
-    for (size_t k = 0; k < last->list_updates.size(); ++k) {
-      const std::vector<int>& path = last->list_updates[k];
-      Value list = params[size_t(path[0])];
-      for (size_t i = 1; i < path.size(); ++i) list = list.items()[size_t(path[i])];
-      list.items() = r.items()[k + 1].items();
+  // The lists eager would give back as themselves go into the trace's
+  // output; then the list arguments the function changed take their new
+  // items (the output is the return value, then those items).
+  Value update_lists(const std::vector<Value>& params, Value r) const {
+    auto at = [](const Value& root, std::span<const int> path) {
+      Value v = root;
+      for (int i : path) v = v.items()[size_t(i)];
+      return v;
+    };
+    for (const auto& link : last->output_links) {
+      Value v = link.argument ? at(params[size_t(link.from[0])], std::span(link.from).subspan(1)) : at(r, link.from);
+      if (link.at.empty()) r = v;
+      else at(r, std::span(link.at).first(link.at.size() - 1)).items()[size_t(link.at.back())] = v;
     }
+    if (last->list_updates.empty()) return r;
+    // Every list is found before any changes: a changed list may move another.
+    std::vector<Value> lists;
+    for (const std::vector<int>& path : last->list_updates)
+      lists.push_back(at(params[size_t(path[0])], std::span(path).subspan(1)));
+    for (size_t k = 0; k < lists.size(); ++k) lists[k].items() = r.items()[k + 1].items();
     return r.items()[0];
   }
 

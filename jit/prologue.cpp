@@ -141,7 +141,14 @@ void Prologue::compile_leaves(const TraceResult& r) {
     else code_.push_back({Op::Item, 0, reg, reg_of[size_t(l.parent)], l.index});
     const std::string& name = l.name;
     switch (l.kind) {
+      case InputLeaf::Same: {
+        const InputLeaf& first = r.leaves[size_t(l.same)];
+        code_.push_back({Op::Same, 0, 0, reg, reg_of[size_t(l.same)]});
+        line(fmt::format("check_is({}, {})  # the same list", name, first.name));
+        break;
+      }
       case InputLeaf::Sequence:
+        if (l.value.is(Type::List)) lists_.push_back(reg);
         kinds_.push_back(l.value.like({}));
         code_.push_back({Op::Sequence, uint8_t(l.value.type()), int32_t(kinds_.size() - 1), reg,
                          int32_t(l.value.items().size())});
@@ -192,6 +199,15 @@ void Prologue::compile_leaves(const TraceResult& r) {
           line(fmt::format("check_same({})  # the same {}", name, type_name(l.value)));
         break;
     }
+  }
+  // Lists traced as different objects must stay different: the code may
+  // change one and read the other.
+  if (lists_.size() > 1) {
+    code_.push_back({Op::Distinct, 0, 0, 0, 0});
+    std::vector<std::string> names;
+    for (size_t k = 0; k < r.leaves.size(); ++k)
+      if (r.leaves[k].kind == InputLeaf::Sequence && r.leaves[k].value.is(Type::List)) names.push_back(r.leaves[k].name);
+    line(fmt::format("check_distinct({})  # different lists", fmt::join(names, ", ")));
   }
 }
 
@@ -295,6 +311,16 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           const Value& v = num[size_t(i.a)];
           const Value& want = constants_[size_t(i.b)];
           if (i.type ? in.truth(v) != want.raw_int() : !same_constant(v, want)) return false;
+          break;
+        }
+        case Op::Same:
+          if (refs[size_t(i.a)]->object() != refs[size_t(i.b)]->object()) return false;
+          break;
+        case Op::Distinct: {
+          std::vector<const Object*> objects;
+          for (int reg : lists_) objects.push_back(refs[size_t(reg)]->object().get());
+          std::sort(objects.begin(), objects.end());
+          if (std::adjacent_find(objects.begin(), objects.end()) != objects.end()) return false;
           break;
         }
         case Op::External:

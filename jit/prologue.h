@@ -22,7 +22,7 @@ class Prologue {
   const std::string& text() const { return text_; }
 
  private:
-  enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap };
+  enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap, Same, Distinct };
   struct Instr {
     Op op;
     uint8_t type = 0;  // Sequence/Number: the Type; Expr: the NumberOp; Assert: by truth
@@ -50,6 +50,7 @@ class Prologue {
   std::vector<TensorMeta> metas_;
   std::vector<Value> constants_;
   std::vector<ExternalGuard> externals_;
+  std::vector<int> lists_;     // Distinct: the argument lists' ref registers
   std::vector<int> overlap_;  // the tensor inputs' (then captured tensors') overlap_pattern() when traced
   OverlapGroups groups_;      // and their overlap_groups() when the trace has storage groups
   std::vector<Tensor> captured_;

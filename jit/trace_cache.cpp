@@ -39,7 +39,7 @@ FusionKernels compile(const Trace& t) {
 
 CacheEntry::CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
     : prologue(r), computation(std::move(t)), executor(computation, compile(computation)), passes(std::move(p)),
-      mutated(mutated_inputs(passes)), list_updates(r.list_updates) {}
+      mutated(mutated_inputs(passes)), list_updates(r.list_updates), output_links(r.output_links) {}
 
 std::shared_ptr<CacheEntry> TraceCache::find(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) {
   for (size_t i = 0; i < entries.size(); ++i) {

@@ -21,6 +21,7 @@ struct CacheEntry {
   std::vector<PassRecord> passes;
   std::vector<size_t> mutated;  // the inputs it writes into, by position
   std::vector<std::vector<int>> list_updates;  // TraceResult's: the list arguments it changes
+  std::vector<TraceResult::OutputLink> output_links;  // and the lists it gives back as themselves
   CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p);
 };
 
