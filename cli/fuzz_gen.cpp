@@ -55,6 +55,7 @@ struct Var {
   bool writable = true;  // no expanded (stride-0) dims
   bool input = false;    // an input, or (perhaps) a view of one
   int root = -1;         // the storage it (perhaps) views: a parameter's index, another number per new value
+  bool list = false;     // returned: the argument list ps itself
 };
 
 // An operand of a promoting op: a tensor (0-dim or not) or a Python number.
@@ -120,11 +121,21 @@ class Generator {
   std::string program(uint64_t seed, uint64_t index) {
     choose_signature();
     std::vector<std::string> lines = body(r_.between(3, 10), 1);
+    if (packed_) {
+      // The tensors come in one list: unpacked first; the list may change.
+      for (size_t i = 0; i < params_.size(); ++i) lines.insert(lines.begin() + long(i), fmt::format("    p{} = ps[{}]", i, i));
+      if (r_.chance(0.6)) {
+        const Var* v = any();
+        lines.push_back(r_.chance(0.5) ? fmt::format("    ps.append({})", v->name)
+                                       : fmt::format("    ps[{}] = {}", r_.below(int(params_.size())), v->name));
+      }
+    }
     std::string ret = returns();
     std::string out = fmt::format("# thn fuzz --seed {} program {}{}\n", seed, index, cuda_ ? " --device cuda" : "");
     out += "def show(t):\n    print(t.dtype, t.shape, t.tolist())\n\n\n";
     std::vector<std::string> names;
-    for (const Var& p : params_) names.push_back(p.name);
+    if (packed_) names.push_back("ps");
+    else for (const Var& p : params_) names.push_back(p.name);
     if (has_n_) names.push_back("n");
     if (has_s_) names.push_back("s");
     out += fmt::format("def f({}):\n", join(names));
@@ -141,6 +152,7 @@ class Generator {
   int rank_ = 2;  // sizes named 1..rank_ shape the inputs
   std::vector<Var> params_;
   bool has_n_ = false, has_s_ = false, zero_sizes_ = false;
+  bool packed_ = false;  // f takes its tensors as one list, ps
   std::string cache_, shapes_;
   std::vector<Var> vars_;  // in scope in f's body
   std::vector<Var> returned_;
@@ -192,6 +204,7 @@ class Generator {
       }
       params_.push_back(p);
     }
+    packed_ = r_.chance(0.15);
     has_n_ = r_.chance(0.6);
     has_s_ = r_.chance(0.35);
     cache_ = r_.pick(std::vector<std::string>{"constant", "constant", "symbolic", "symbolic", "none"});
@@ -756,6 +769,13 @@ class Generator {
       parts.push_back(v->name);
       returned_.push_back(*v);
     }
+    if (packed_ && r_.chance(0.25)) {
+      parts.push_back("ps");  // the caller's list itself, as eager returns it
+      Var list;
+      list.name = "ps";
+      list.list = true;
+      returned_.push_back(list);
+    }
     if (has_n_ && r_.chance(0.15)) {
       parts.push_back("n + 1");
       Var number;  // no name: a number, printed as it is
@@ -907,6 +927,10 @@ class Generator {
         }
       }
       std::vector<std::string> call_args = args;
+      if (packed_) {
+        out += fmt::format("l = [{}]\n", join(args));
+        call_args = {"l"};
+      }
       std::string shapes_key, numbers_key, kinds_key;
       for (size_t p = 0; p < params_.size(); ++p) {
         shapes_key += fmt::format("{}/", fmt::join(concrete(c, params_[p].shape), "x"));
@@ -930,6 +954,7 @@ class Generator {
       for (size_t k = 0; k < returned_.size(); ++k) {
         std::string rk = tuple ? fmt::format("r[{}]", k) : "r";
         if (returned_[k].name.empty()) out += fmt::format("print({})\n", rk);
+        else if (returned_[k].list) out += fmt::format("print({} is l, len({}))\n", rk, rk);
         else {
           out += fmt::format("show({})\n", rk);
           results.push_back(rk);
@@ -937,6 +962,7 @@ class Generator {
       }
       // A returned view of an input must still be one: write through it.
       if (!results.empty() && r_.chance(0.5)) out += fmt::format("{}.fill_(7)\n", r_.pick(results));
+      if (packed_) out += "for t in l:\n    show(t)\n";
       for (const std::string& b : bases) out += fmt::format("show({})\n", b);
     }
     return out;
