@@ -222,6 +222,10 @@ Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
 Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
   f.loc = &s.loc;
   if (interrupt_pending.load(std::memory_order_relaxed) && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
+  if (live_lists() >= collect_at_) [[unlikely]] {
+    collect_cycles();
+    collect_at_ = std::max<size_t>(10000, 2 * live_lists());
+  }
   switch (s.kind) {
     case StmtKind::ExprStmt: eval(*static_cast<const ExprStmt&>(s).value, f); return Flow::Normal;
     case StmtKind::Assign: {

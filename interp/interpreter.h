@@ -107,6 +107,11 @@ class Interpreter {
   void exec_import(const ast::Stmt& s, Frame& f);
   ModuleObj& load_module(const std::string& name, const std::string& path);
 
+  // First, so destroyed last: frees what cycles of lists kept alive.
+  struct CollectCyclesLast {
+    ~CollectCyclesLast() { collect_cycles(); }
+  } collect_last_;
+  size_t collect_at_ = 10000;  // collect_cycles() at a statement once this many lists live
   InterpOptions opts_;
   std::unique_ptr<OpDispatch> eager_;
   OpDispatch* dispatch_;

@@ -4,7 +4,82 @@
 
 #include "runtime/format.h"
 
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
 namespace thn {
+
+namespace {
+std::mutex lists_mutex;  // guards the registry (a list may die on another thread at exit)
+ListObj* lists_head = nullptr;
+std::atomic<size_t> lists_count{0};
+}  // namespace
+
+ListObj::ListObj(std::vector<Value> v) : items(std::move(v)) {
+  std::lock_guard lock(lists_mutex);
+  next_ = lists_head;
+  if (lists_head) lists_head->prev_ = this;
+  lists_head = this;
+  lists_count.fetch_add(1, std::memory_order_relaxed);
+}
+
+ListObj::~ListObj() {
+  std::lock_guard lock(lists_mutex);
+  if (prev_) prev_->next_ = next_;
+  else lists_head = next_;
+  if (next_) next_->prev_ = prev_;
+  lists_count.fetch_sub(1, std::memory_order_relaxed);
+}
+
+size_t live_lists() { return lists_count.load(std::memory_order_relaxed); }
+
+size_t collect_cycles() {
+  std::vector<std::shared_ptr<ListObj>> garbage;
+  {
+    std::lock_guard lock(lists_mutex);
+    // References from outside the lists: all, less those lists hold.
+    std::unordered_map<ListObj*, long> outside;
+    for (ListObj* o = lists_head; o; o = o->next_)
+      if (long n = o->weak_from_this().use_count(); n > 0) outside.emplace(o, n);  // 0: being made or freed
+    auto held = [&](const Value& v) -> ListObj* {
+      if ((!v.is(Type::List) && !v.is(Type::Tuple)) || v.is_proxy() || !v.object()) return nullptr;
+      auto it = outside.find(static_cast<ListObj*>(v.object().get()));
+      return it == outside.end() ? nullptr : it->first;
+    };
+    for (auto& [o, n] : outside)
+      for (const Value& v : o->items)
+        if (ListObj* c = held(v)) --outside[c];
+    // Everything reachable from a list referenced from outside stays.
+    std::vector<ListObj*> stack;
+    for (auto& [o, n] : outside)
+      if (n > 0) stack.push_back(o);
+    std::unordered_map<ListObj*, bool> reached;
+    for (ListObj* o : stack) reached[o] = true;
+    while (!stack.empty()) {
+      ListObj* o = stack.back();
+      stack.pop_back();
+      for (const Value& v : o->items)
+        if (ListObj* c = held(v); c && !reached[c]) {
+          reached[c] = true;
+          stack.push_back(c);
+        }
+    }
+    for (auto& [o, n] : outside)
+      if (!reached[o])
+        if (auto p = o->weak_from_this().lock()) garbage.push_back(std::move(p));
+  }
+  // Outside the lock: clearing frees lists, whose destructors take it.
+  std::vector<Value> items;
+  for (auto& o : garbage) {
+    items.clear();
+    items.swap(o->items);
+  }
+  items.clear();
+  size_t freed = garbage.size();
+  garbage.clear();
+  return freed;
+}
 
 Value Value::str(std::string s) { return Value(Type::Str, std::make_shared<StrObj>(std::move(s))); }
 Value Value::list(std::vector<Value> items) { return Value(Type::List, std::make_shared<ListObj>(std::move(items))); }

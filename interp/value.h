@@ -129,12 +129,30 @@ struct StrObj : Object {
   std::string s;
   explicit StrObj(std::string v) : s(std::move(v)) {}
 };
-struct ListObj : Object {
+// Lists and tuples (always made by make_shared). References are counted,
+// so lists that hold each other (`l.append(l)`) would outlive their last
+// name: every ListObj is registered, and collect_cycles() frees those only
+// such cycles keep alive.
+struct ListObj : Object, std::enable_shared_from_this<ListObj> {
   std::vector<Value> items;
   bool is_size = false;
   std::string return_type;  // "max": a torch.return_types.max (values, indices) pair
-  explicit ListObj(std::vector<Value> v) : items(std::move(v)) {}
+  explicit ListObj(std::vector<Value> v);
+  ~ListObj() override;
+  ListObj(const ListObj&) = delete;
+  ListObj& operator=(const ListObj&) = delete;
+
+ private:
+  friend size_t collect_cycles();
+  ListObj *prev_ = nullptr, *next_ = nullptr;  // the registry
 };
+// CPython's trial deletion over the registered lists: a list referenced
+// more often than other lists reference it is reachable from outside, and
+// so is every list it holds; the others have their items cleared, which
+// frees them. Returns how many were freed. The interpreter runs it at the
+// end and whenever the number of lists has doubled since the last run.
+size_t collect_cycles();
+size_t live_lists();
 struct TensorObj : Object {
   Tensor t;
   explicit TensorObj(Tensor v) : t(std::move(v)) {}
