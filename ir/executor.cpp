@@ -132,6 +132,14 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     std::vector<Value> targets = into.is_none() ? std::vector<Value>() : into.items();
     return Value::tuple(kernels_[size_t(s.fusion)]->run(in, args, targets));
   }
+  if (s.sym.is_prim && s.sym.op && s.sym.op->id == OpId::copy_ && s.mode == Mode::Fresh &&
+      has_internal_overlap(args[0].as_tensor())) {
+    // A write into a tensor with repeated elements (an expanded input) is
+    // fill_'s or zero_'s: tracing ran it eagerly, where a copy_ raised, and
+    // the prologue guards the layout. Every repeat gets the one value.
+    copy_into(args[0].as_tensor(), args[1].as_tensor(), /*check_write=*/false);
+    return s.sym.inplace ? Value() : args[0];
+  }
   if (s.sym.op) {
     std::vector<IValue> values;
     values.reserve(args.size());

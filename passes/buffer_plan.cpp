@@ -160,6 +160,7 @@ class Planner {
         if (owner(p) != memory) continue;
         if (&p.symbolic() != &occ.symbolic()) return Value();  // a view of it: other elements
         if (is_fusion(b) && !fusion_reads_elementwise(b, p)) return Value();  // viewed inside the fusion
+        if (is_fusion(b) && !fusion_stores_after_reads(b, r, p)) return Value();  // a later sweep reads it
         ++count;
       }
       live = occ;

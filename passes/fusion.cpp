@@ -520,4 +520,28 @@ bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf) {
   return !viewed.count(&leaf.symbolic());
 }
 
+bool fusion_stores_after_reads(const BoundSymbol& f, const Value& out, const Value& leaf) {
+  // A value's sweep: the reductions it needs, nested (backend/kernel_ir:
+  // a reduction's is its operand's plus its own). A prim reads its operands
+  // in the sweep of the latest of them.
+  std::unordered_map<const Symbolic*, int> level;
+  int last_read = 0;
+  for (const BoundSymbol& m : f.subsymbols) {
+    std::vector<Value> ps;
+    for (const Value& a : m.args) collect_proxies(a, ps);
+    int l = 0;
+    bool reads_leaf = false;
+    for (const Value& p : ps) {
+      if (auto it = level.find(&p.symbolic()); it != level.end()) l = std::max(l, it->second);
+      reads_leaf |= &p.symbolic() == &leaf.symbolic();
+    }
+    if (reads_leaf) last_read = std::max(last_read, l);
+    std::vector<Value> outs;
+    collect_proxies(m.out, outs);
+    for (const Value& o : outs) level[&o.symbolic()] = l + int(is_fusible_reduction(m));
+  }
+  auto it = level.find(&out.symbolic());
+  return (it == level.end() ? 0 : it->second) >= last_read;
+}
+
 }  // namespace thn

@@ -45,4 +45,11 @@ std::string_view codegen_status(const OpDef& op);
 // with no view in between. A fusion may write an output into such a leaf.
 bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf);
 
+// Whether fusion f stores output `out` no earlier than its last read of
+// `leaf`: with reductions the kernel sweeps the reduced elements several
+// times, storing a value in the sweep after the reductions it needs and
+// reading a leaf in each sweep whose values use it. An output stored in an
+// earlier sweep than a read of the leaf may not take the leaf's memory.
+bool fusion_stores_after_reads(const BoundSymbol& f, const Value& out, const Value& leaf);
+
 }  // namespace thn

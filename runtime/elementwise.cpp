@@ -126,14 +126,14 @@ Overlap overlap(const Tensor& a, const Tensor& b) {
   return Overlap::No;
 }
 
+}  // namespace
+
 bool has_internal_overlap(const Tensor& t) {
   if (t.numel() == 0) return false;  // as PyTorch: an empty tensor is contiguous
   for (int64_t d = 0; d < t.dim(); d++)
     if (t.strides()[d] == 0 && t.sizes()[d] > 1) return true;
   return false;
 }
-
-}  // namespace
 
 void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs) {
   if (has_internal_overlap(out))

@@ -48,6 +48,8 @@ void check_fits(const Scalar& v, DType d, std::string_view type_name);
 // Errors PyTorch raises before writing `out`: internal overlap (an expanded
 // tensor) and partial overlap with any input.
 void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs);
+// Some dim of size > 1 has stride 0: elements share memory (an expansion).
+bool has_internal_overlap(const Tensor& t);
 
 // The elementwise ops by id, for C++ callers (other families, later the trace
 // executor). `out` set: the in-place form writing into it.
