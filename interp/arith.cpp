@@ -340,6 +340,11 @@ Value Interpreter::unary(UnaryOp op, const Value& v) {
   fail(ErrorKind::TypeError, "bad operand type for unary {}: '{}'", sym, type_name(v));
 }
 
+bool Interpreter::same_object(const Value& a, const Value& b) {
+  if (a.is(Type::Tensor) && b.is(Type::Tensor)) return dispatch_->same_tensor(a, b);
+  return a.object() == b.object();
+}
+
 bool Interpreter::equals(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (has_proxy(a, b)) return truth(dispatch_->number_op(*this, NumberOp::eq, std::vector<Value>{a, b}));
@@ -347,7 +352,7 @@ bool Interpreter::equals(const Value& a, const Value& b) {
     return a.as_int() == b.as_int();
   }
   if (a.type() != b.type()) return false;
-  if (a.object() && a.object() == b.object() && !a.is(Type::Tensor)) return true;  // identity, as Python's containers
+  if (a.object() && same_object(a, b)) return true;  // identity first, as Python's containers
   switch (a.type()) {
     case Type::None: case Type::Ellipsis: return true;
     case Type::Str: return a.as_str() == b.as_str();
@@ -390,7 +395,7 @@ Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
   switch (op) {
     case CmpOp::Is: case CmpOp::IsNot: {
       bool same = a.type() == b.type() &&
-                  (a.object() ? a.object() == b.object() : (a.is_none() || a.type() == Type::Ellipsis || equals(a, b)));
+                  (a.object() ? same_object(a, b) : (a.is_none() || a.type() == Type::Ellipsis || equals(a, b)));
       return Value(same == (op == CmpOp::Is));
     }
     case CmpOp::In: case CmpOp::NotIn: {

@@ -54,6 +54,10 @@ class OpDispatch {
   virtual Value wrap_number(const Value& n);
   // print(...)'s text, written now (eager) or recorded in the trace.
   virtual void print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end);
+  // Whether two tensors are one object (`is`, and the identity check
+  // containers make before ==). While tracing, two input proxies are when
+  // their arguments are: a predicate the prologue then checks.
+  virtual bool same_tensor(const Value& a, const Value& b) { return a.object() == b.object(); }
   // A name read from outside the traced code: a module global, or a local of
   // a frame that existed before tracing began. `slot` is where it lives.
   virtual void external_load(const std::string& name, const Value& slot) {}

@@ -67,6 +67,7 @@ class Interpreter {
   Value unary(ast::UnaryOp op, const Value& v);
   Value compare(ast::CmpOp op, const Value& a, const Value& b);
   bool equals(const Value& a, const Value& b);
+  bool same_object(const Value& a, const Value& b);  // `a is b` for objects
   bool less(const Value& a, const Value& b);  // a < b for sorting, min and max
   std::vector<Value> iterate(const Value& v);  // the items `for` visits
   int64_t tensor_dim(const Value& t);

@@ -170,9 +170,11 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
   leaf.value = arg;
   leaf.name = name;
   int self = int(leaves.size());
+  leaf_objects_.push_back(arg.object().get());
   if (arg.is(Type::Tensor)) {
     leaf.kind = InputLeaf::Tensor;
     leaf.proxy = input_tensor(arg.as_tensor(), name);
+    input_leaf_[leaf.proxy.object().get()] = self;
     trace_.inputs.push_back(leaf.proxy);
     leaves.push_back(leaf);
     return leaf.proxy;
@@ -320,6 +322,7 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   r.trace = std::move(trace_);
   r.guards = std::move(guards_);
   r.externals = std::move(externals_);
+  r.identities = std::move(identities_);
   r.depends_on_strides = depends_on_strides_;
   r.depends_on_offset = depends_on_offset_;
   return r;
@@ -480,6 +483,41 @@ Value Tracer::link_output(const Value& v, std::vector<int>& path, bool update_ro
     path.pop_back();
   }
   return v.like(std::move(items));
+}
+
+bool Tracer::same_tensor(const Value& a, const Value& b) {
+  if (a.object() == b.object()) return true;
+  // Proxies made by the trace are new objects, as eager's results are; an
+  // input proxy stands for its argument, a captured one for its tensor, and
+  // a tensor from outside is itself.
+  struct Id {
+    const Object* object;
+    int leaf = -1;
+    const Value* outside = nullptr;
+  };
+  auto id = [&](const Value& v) -> Id {
+    if (!v.is_proxy()) return {v.object().get(), -1, &v};
+    if (auto it = input_leaf_.find(v.object().get()); it != input_leaf_.end())
+      return {leaf_objects_[size_t(it->second)], it->second};
+    for (const auto& [proxy, tensor] : trace_.captured)
+      if (proxy.object() == v.object()) return {tensor.object().get(), -1, &tensor};
+    return {v.object().get()};
+  };
+  Id x = id(a), y = id(b);
+  bool same = x.object == y.object;
+  if (x.leaf < 0) std::swap(x, y);
+  // Nothing to guard unless an argument is compared with an argument or a
+  // tensor from outside (those are checked by identity already).
+  if (x.leaf < 0 || (y.leaf < 0 && !y.outside)) return same;
+  IdentityGuard g{x.leaf, y.leaf, y.leaf < 0 ? *y.outside : Value(), "", same};
+  if (y.leaf < 0) {
+    auto name = external_names_.find(y.object);
+    g.name = name != external_names_.end() ? name->second : "a tensor from outside";
+  }
+  for (const IdentityGuard& h : identities_)
+    if (h.a == g.a && h.b == g.b && h.object.object() == g.object.object()) return same;
+  identities_.push_back(std::move(g));
+  return same;
 }
 
 Value Tracer::traced(const Value& v) {

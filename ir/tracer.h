@@ -54,11 +54,22 @@ struct ExternalGuard {
   std::vector<Value> items;  // a list's items: lists are mutable
 };
 
+// What the trace assumed about the identity of an argument tensor (`a is b`
+// was asked): leaf `a` is (or is not) leaf `b`, or, with b = -1, `object` (a
+// tensor from outside, named `name`).
+struct IdentityGuard {
+  int a = -1, b = -1;
+  Value object;
+  std::string name;
+  bool same = false;
+};
+
 struct TraceResult {
   Trace trace;
   std::vector<InputLeaf> leaves;
   std::vector<Guard> guards;
   std::vector<ExternalGuard> externals;
+  std::vector<IdentityGuard> identities;
   // The trace writes into an input or returns an alias of one, so how the
   // tensor inputs share memory is part of what it assumed.
   bool depends_on_overlap = false;
@@ -123,6 +134,7 @@ class Tracer : public OpDispatch {
   Value wrap_number(const Value& n) override;
   void print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end) override;
   void external_load(const std::string& name, const Value& slot) override;
+  bool same_tensor(const Value& a, const Value& b) override;
 
   // Called by proxies whose concrete value some code read.
   void make_static(NumberProxy& p);
@@ -183,6 +195,9 @@ class Tracer : public OpDispatch {
   };
   std::vector<ListArgument> lists_;
   std::unordered_map<const Object*, size_t> list_index_;  // an argument list -> its lists_ entry
+  std::unordered_map<const Object*, int> input_leaf_;      // an input tensor proxy -> its leaf
+  std::vector<const Object*> leaf_objects_;                // by leaf: the argument's object
+  std::vector<IdentityGuard> identities_;
   std::vector<const Object*> open_;  // the sequences map_open is inside
   // map_items, keeping an item that is a sequence around it as it is.
   template <class F> Value map_open(const Value& v, F f);

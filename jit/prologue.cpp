@@ -75,6 +75,17 @@ Prologue::Prologue(const TraceResult& r) {
     if (!g.by_truth) line(fmt::format("assert {} == {}", render(g.expr), to_repr(g.expected)));
     else line(fmt::format("assert {}{}", g.expected.raw_int() ? "" : "not ", render(g.expr)));
   }
+  for (const IdentityGuard& g : r.identities) {
+    const std::string& a = r.leaves[size_t(g.a)].name;
+    if (g.b >= 0) {
+      code_.push_back({Op::Same, uint8_t(g.same), 0, leaf_reg_[size_t(g.a)], leaf_reg_[size_t(g.b)]});
+      line(fmt::format("assert {} is {}{}", a, g.same ? "" : "not ", r.leaves[size_t(g.b)].name));
+    } else {
+      objects_.push_back(g.object);
+      code_.push_back({Op::SameAs, uint8_t(g.same), 0, leaf_reg_[size_t(g.a)], int32_t(objects_.size() - 1)});
+      line(fmt::format("assert {} is {}{}", a, g.same ? "" : "not ", g.name));
+    }
+  }
   for (const ExternalGuard& g : r.externals) {
     externals_.push_back(g);
     code_.push_back({Op::External, 0, 0, int32_t(externals_.size() - 1), 0});
@@ -132,7 +143,8 @@ Prologue::Prologue(const TraceResult& r) {
 }
 
 void Prologue::compile_leaves(const TraceResult& r) {
-  std::vector<int> reg_of(r.leaves.size());
+  std::vector<int>& reg_of = leaf_reg_;
+  reg_of.resize(r.leaves.size());
   for (size_t k = 0; k < r.leaves.size(); ++k) {
     const InputLeaf& l = r.leaves[k];
     int reg = refs_++;
@@ -143,7 +155,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
     switch (l.kind) {
       case InputLeaf::Same: {
         const InputLeaf& first = r.leaves[size_t(l.same)];
-        code_.push_back({Op::Same, 0, 0, reg, reg_of[size_t(l.same)]});
+        code_.push_back({Op::Same, 1, 0, reg, reg_of[size_t(l.same)]});
         line(fmt::format("check_is({}, {})  # the same list", name, first.name));
         break;
       }
@@ -314,7 +326,10 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           break;
         }
         case Op::Same:
-          if (refs[size_t(i.a)]->object() != refs[size_t(i.b)]->object()) return false;
+          if ((refs[size_t(i.a)]->object() == refs[size_t(i.b)]->object()) != bool(i.type)) return false;
+          break;
+        case Op::SameAs:
+          if ((refs[size_t(i.a)]->object() == objects_[size_t(i.b)].object()) != bool(i.type)) return false;
           break;
         case Op::Distinct: {
           std::vector<const Object*> objects;

@@ -22,10 +22,10 @@ class Prologue {
   const std::string& text() const { return text_; }
 
  private:
-  enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap, Same, Distinct };
+  enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap, Same, SameAs, Distinct };
   struct Instr {
     Op op;
-    uint8_t type = 0;  // Sequence/Number: the Type; Expr: the NumberOp; Assert: by truth
+    uint8_t type = 0;  // Sequence/Number: the Type; Expr: the NumberOp; Assert: by truth; Same/SameAs: is (1) or is not
     // Sequence: dst indexes kinds_ (an empty sequence of the kind expected).
     int32_t dst = 0, a = 0, b = 0;
   };
@@ -49,6 +49,8 @@ class Prologue {
   std::vector<Value> numbers_;  // register file template: constants filled in
   std::vector<TensorMeta> metas_;
   std::vector<Value> constants_;
+  std::vector<Value> objects_;  // SameAs: tensors from outside
+  std::vector<int> leaf_reg_;   // by input leaf: its ref register
   std::vector<ExternalGuard> externals_;
   std::vector<int> lists_;     // Distinct: the argument lists' ref registers
   std::vector<int> overlap_;  // the tensor inputs' (then captured tensors') overlap_pattern() when traced
