@@ -737,6 +737,24 @@ Device result_device(const OpDef& op, std::span<const Value> args) {
   return named ? *named : cuda ? Device{DeviceType::CUDA} : kCPU;
 }
 
+// PyTorch's one-device check (runtime/op_registry.cpp) on the proxies'
+// devices: their shadows all live on the host.
+void check_one_device(std::span<const Value> args) {
+  std::optional<Device> first;
+  std::function<void(const Value&)> visit = [&](const Value& v) {
+    if (v.is_sequence()) {
+      for (const Value& x : v.items()) visit(x);
+      return;
+    }
+    if (!is_tensor_proxy(v)) return;
+    const TensorProxy& p = tensor_proxy(v);
+    if (p.device().type == DeviceType::CPU && joins_any_device(p.shadow)) return;
+    if (!first) first = p.device();
+    else if (*first != p.device()) fail_two_devices(*first, p.device());
+  };
+  for (const Value& a : args) visit(a);
+}
+
 }  // namespace
 
 Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
@@ -788,6 +806,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
 
+  if (checks_one_device(op)) check_one_device(targs);
   // Whether a reshape of a non-contiguous tensor is a view or a copy depends
   // on its strides, which the prologue then checks.
   if ((op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten || op.id == OpId::view) &&

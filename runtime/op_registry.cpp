@@ -331,9 +331,7 @@ IValue on_host(const IValue& v) {
   return v;
 }
 
-// PyTorch's check that an op's tensors are on one device; a 0-dim CPU tensor
-// (a number) may join CUDA ones, and so may its expansion (which only
-// decompositions make). copy_ copies between devices.
+// PyTorch's check that an op's tensors are on one device.
 void same_device(const IValue& v, std::optional<Device>& first) {
   if (v.is_list()) {
     for (const IValue& e : v.to_list().items) same_device(e, first);
@@ -341,14 +339,12 @@ void same_device(const IValue& v, std::optional<Device>& first) {
   }
   if (!v.is_tensor()) return;
   const Tensor& t = v.to_tensor();
-  if (t.device().type == DeviceType::CPU && is_one_value(t)) return;
+  if (joins_any_device(t)) return;
   if (!first) first = t.device();
-  else if (*first != t.device())
-    fail("Expected all tensors to be on the same device, but found at least two devices, {} and {}!", first->str(),
-         t.device().str());
+  else if (*first != t.device()) fail_two_devices(*first, t.device());
 }
 void check_same_device(const OpDef& op, const Args& a) {
-  if (op.id == OpId::copy_) return;
+  if (!checks_one_device(op)) return;
   std::optional<Device> first;
   for (size_t i = 0; i < a.size(); i++) same_device(a[i], first);
   if (a.out()) same_device(IValue(*a.out()), first);
@@ -388,6 +384,18 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
 }
 
 }  // namespace
+
+bool checks_one_device(const OpDef& op) {
+  switch (op.family) {
+    case OpFamily::Creation: case OpFamily::Random: case OpFamily::Attribute: return false;
+    case OpFamily::View: return op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten;
+    default: return op.id != OpId::copy_ && op.id != OpId::to && op.id != OpId::item && op.id != OpId::tolist;
+  }
+}
+
+void fail_two_devices(Device a, Device b) {
+  fail("Expected all tensors to be on the same device, but found at least two devices, {} and {}!", a.str(), b.str());
+}
 
 void set_cuda_op_handler(CudaOpHandler h) { cuda_handler = h; }
 

@@ -141,6 +141,11 @@ CudaLibrary cuda_library(OpId id);
 inline bool library_runs_on_cuda(const OpDef& op) {
   return op.family == OpFamily::LinAlg || cuda_library(op.id) != CudaLibrary::None;
 }
+// Whether op requires its tensor arguments on one device (joins_any_device
+// aside), as PyTorch's kernels do: not copy_ and to (they move data), nor
+// creation, random and attribute ops and views (they read only metadata).
+bool checks_one_device(const OpDef& op);
+[[noreturn]] void fail_two_devices(Device a, Device b);
 // Where a bound parameter's value came from (the tracer records arguments by
 // parameter): a default, the receiver, positional arguments [index, index +
 // count) (count > 1 only for `int...` varargs), or keyword argument `index`.

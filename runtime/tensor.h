@@ -115,6 +115,12 @@ inline bool is_one_value(const Tensor& t) {
     if (t.sizes()[d] != 1 && t.strides()[d] != 0) return false;
   return true;
 }
+// Whether a CPU tensor may join an op's tensors on another device, as
+// PyTorch's CPU scalars do: a 0-dim tensor (a number), or an expansion of
+// one (which only decompositions make); not tensor([2.]).
+inline bool joins_any_device(const Tensor& t) {
+  return t.device().type == DeviceType::CPU && (t.dim() == 0 || (t.numel() > 1 && is_one_value(t)));
+}
 // That one value as a 0-dim tensor (is_one_value(t), t not empty).
 inline Tensor one_value(const Tensor& t) { return t.as_strided({}, {}, t.offset()); }
 // Wraps a possibly negative dim into [0, ndim); IndexError when out of range.
