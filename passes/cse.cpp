@@ -32,20 +32,27 @@ void key_of(const Value& v, std::string& out) {
 
 Trace cse(const Trace& t) {
   // Values a step writes in place later (a library step functionalize left
-  // as it is, setitem_ with tensor indices): two equal computations of one
-  // are two tensors, not one.
-  std::unordered_set<const Symbolic*> written;
+  // as it is, setitem_ with tensor indices), directly or through a view:
+  // two equal computations of one are two tensors, not one.
+  std::unordered_map<const Symbolic*, const Symbolic*> base;  // a view -> what it views
+  auto root = [&](const Symbolic* s) {
+    for (auto it = base.find(s); it != base.end(); it = base.find(s)) s = it->second;
+    return s;
+  };
+  std::unordered_set<const Symbolic*> written;  // roots
   for (const BoundSymbol& b : t.body) {
+    if (b.sym.is_view() && !b.args.empty() && b.args[0].is_proxy() && b.out.is_proxy())
+      base[&b.out.symbolic()] = &b.args[0].symbolic();
     if (!b.sym.mutates() || b.args.empty()) continue;
     std::vector<Value> targets;
     collect_proxies(b.args[b.sym.op ? size_t(std::max(b.sym.op->schema.self_index, 0)) : 0], targets);
-    for (const Value& v : targets) written.insert(&v.symbolic());
+    for (const Value& v : targets) written.insert(root(&v.symbolic()));
   }
   auto is_written = [&](const Value& v) {
     std::vector<Value> ps;
     collect_proxies(v, ps);
     for (const Value& p : ps)
-      if (written.count(&p.symbolic())) return true;
+      if (written.count(root(&p.symbolic()))) return true;
     return false;
   };
   std::unordered_map<const Symbolic*, Value> replace;
