@@ -131,7 +131,7 @@ class Generator {
       }
     }
     std::string ret = returns();
-    std::string out = fmt::format("# thn fuzz --seed {} program {}{}\n", seed, index, cuda_ ? " --device cuda" : "");
+    std::string out = fmt::format("# thn fuzz --seed {} program {}{}\nimport nn\n\n", seed, index, cuda_ ? " --device cuda" : "");
     out += "def show(t):\n    print(t.dtype, t.shape, t.tolist())\n\n\n";
     std::vector<std::string> names;
     if (packed_) names.push_back("ps");
@@ -259,8 +259,12 @@ class Generator {
     Var v = new_value_like(*x);
     if (is_float(x->dt)) {
       std::string op = r_.pick(std::vector<std::string>{"sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "atan",
-                                                        "exp", "square"});
+                                                        "exp", "square", "sqrt", "log", "rsqrt", "erf", "nn"});
       if (op == "exp") v.name = fmt::format("{}.tanh().exp()", x->name);
+      // (on |x| + 1: in their domain, away from their poles)
+      else if (op == "sqrt" || op == "log" || op == "rsqrt") v.name = fmt::format("({}.abs() + 1).{}()", x->name, op);
+      else if (op == "nn")  // the standard library's activations, written in thn
+        v.name = fmt::format("nn.{}({})", r_.pick(std::vector<std::string>{"gelu", "silu", "relu"}), x->name);
       else if (r_.chance(0.5)) v.name = fmt::format("{}({})", op, x->name);
       else v.name = fmt::format("{}.{}()", x->name, op);
       if (r_.chance(0.15)) v.name = "-" + x->name;
@@ -365,7 +369,8 @@ class Generator {
     if (is_float(x->dt))
       // (argmax of floats could flip on a near tie after a reduction that
       // rounds differently when compiled: integers only)
-      op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std"});
+      op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std",
+                                            "softmax", "log_softmax", "layer_norm"});
     else if (is_int(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin"});
     else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
     if (op == "sum" || op == "cumsum") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
@@ -375,6 +380,16 @@ class Generator {
     if ((op == "var" || op == "std") && r_.chance(0.5)) extra = r_.chance(0.5) ? ", correction=0" : ", unbiased=False";
     if (op == "cumsum") {
       v.name = fmt::format("{}.cumsum({})", x->name, dim_text(*x, d));
+      return v;
+    }
+    // The standard library's reductions with elementwise consumers (nn.thn):
+    // fusion's main case. Same shape and dtype.
+    if (op == "softmax" || op == "log_softmax") {
+      v.name = fmt::format("nn.{}({}, {})", op, x->name, dim_text(*x, d));
+      return v;
+    }
+    if (op == "layer_norm") {
+      v.name = fmt::format("nn.layer_norm({}, ({}.shape[-1],))", x->name, x->name);
       return v;
     }
     if (r_.chance(0.15) && op != "logsumexp") {  // every dim
