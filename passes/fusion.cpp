@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <limits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -521,27 +522,58 @@ bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf) {
 }
 
 bool fusion_stores_after_reads(const BoundSymbol& f, const Value& out, const Value& leaf) {
-  // A value's sweep: the reductions it needs, nested (backend/kernel_ir:
-  // a reduction's is its operand's plus its own). A prim reads its operands
-  // in the sweep of the latest of them.
+  // As backend/kernel_ir sweeps: a value's level is the reductions it needs,
+  // nested (a reduction's is its operand's plus its own). An output is
+  // stored in the sweep of its level; one of the reduced shape after every
+  // sweep (per reduced element). An elementwise value is computed, and its
+  // leaves loaded, in every sweep whose values use it: the latest of them
+  // is where the leaf is read last. A reduction folds its operand in the
+  // sweep before its level.
+  constexpr int kEnd = std::numeric_limits<int>::max();
   std::unordered_map<const Symbolic*, int> level;
-  int last_read = 0;
+  const Value* reduced = nullptr;
+  auto level_of = [&](const Value& v) {
+    auto it = level.find(&v.symbolic());
+    return it == level.end() ? 0 : it->second;
+  };
   for (const BoundSymbol& m : f.subsymbols) {
     std::vector<Value> ps;
     for (const Value& a : m.args) collect_proxies(a, ps);
     int l = 0;
-    bool reads_leaf = false;
-    for (const Value& p : ps) {
-      if (auto it = level.find(&p.symbolic()); it != level.end()) l = std::max(l, it->second);
-      reads_leaf |= &p.symbolic() == &leaf.symbolic();
-    }
-    if (reads_leaf) last_read = std::max(last_read, l);
+    for (const Value& p : ps) l = std::max(l, level_of(p));
+    if (is_fusible_reduction(m) && !reduced) reduced = &m.out;
     std::vector<Value> outs;
     collect_proxies(m.out, outs);
     for (const Value& o : outs) level[&o.symbolic()] = l + int(is_fusible_reduction(m));
   }
-  auto it = level.find(&out.symbolic());
-  return (it == level.end() ? 0 : it->second) >= last_read;
+  auto stored_at = [&](const Value& o) {
+    return reduced && same_sizes(tensor_proxy(o), tensor_proxy(*reduced)) ? kEnd : level_of(o);
+  };
+  std::unordered_map<const Symbolic*, int> need;  // the latest sweep that reads a value
+  auto read_in = [&](const Value& v, int sweep) {
+    auto [it, fresh] = need.try_emplace(&v.symbolic(), sweep);
+    if (!fresh) it->second = std::max(it->second, sweep);
+  };
+  std::vector<Value> outs;
+  collect_proxies(f.out, outs);
+  for (const Value& o : outs)
+    if (o.is(Type::Tensor)) read_in(o, stored_at(o));
+  for (size_t k = f.subsymbols.size(); k-- > 0;) {
+    const BoundSymbol& m = f.subsymbols[k];
+    std::vector<Value> mine;
+    collect_proxies(m.out, mine);
+    int sweep = -1;
+    for (const Value& o : mine)
+      if (auto it = need.find(&o.symbolic()); it != need.end()) sweep = std::max(sweep, it->second);
+    if (sweep < 0) continue;  // unused
+    if (is_fusible_reduction(m)) sweep = level_of(m.out) - 1;
+    std::vector<Value> ps;
+    for (const Value& a : m.args) collect_proxies(a, ps);
+    for (const Value& p : ps)
+      if (p.is(Type::Tensor)) read_in(p, sweep);
+  }
+  auto it = need.find(&leaf.symbolic());
+  return it == need.end() || stored_at(out) >= it->second;
 }
 
 }  // namespace thn
