@@ -222,9 +222,10 @@ Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
 Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
   f.loc = &s.loc;
   if (interrupt_pending.load(std::memory_order_relaxed) && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
-  if (live_lists() >= collect_at_) [[unlikely]] {
+  if (live_containers() >= collect_at_ || Storage::live_bytes() >= collect_bytes_at_) [[unlikely]] {
     collect_cycles();
-    collect_at_ = std::max<size_t>(10000, 2 * live_lists());
+    collect_at_ = std::max<size_t>(10000, 2 * live_containers());
+    collect_bytes_at_ = std::max<int64_t>(int64_t(256) << 20, 2 * Storage::live_bytes());
   }
   switch (s.kind) {
     case StmtKind::ExprStmt: eval(*static_cast<const ExprStmt&>(s).value, f); return Flow::Normal;
@@ -537,8 +538,8 @@ Value Interpreter::make_function(const FunctionDef& def, Frame& f) {
   }
   // A function defined inside a function reads its names through `env`.
   // (The frame then holds the function and the function the frame: a cycle
-  // that lives as long as the program, as Python's would until collected.)
-  if (f.name != std::string_view("<module>")) fn->env = f.shared_from_this();
+  // release() or the cycle collector frees.)
+  if (f.name != std::string_view("<module>")) fn->close_over(f.shared_from_this());
   return Value(Type::Function, fn);
 }
 
@@ -617,7 +618,8 @@ namespace {
 //   holds them, the slots are cleared (a nested helper that did not escape);
 // - if something else still holds it (a closure that escaped), only the
 //   locals some inner function reads are kept. A closure that escapes and
-//   reads its own name (a recursive one) keeps its cycle: no cycle collector.
+//   reads its own name (a recursive one) keeps its cycle, which the cycle
+//   collector frees once nothing else holds it.
 void release(std::shared_ptr<Frame>& frame, const FunctionDef& def) {
   if (frame.use_count() == 1) return;  // freed right after
   long held_by_own_functions = 0;
@@ -636,6 +638,16 @@ void release(std::shared_ptr<Frame>& frame, const FunctionDef& def) {
 }
 
 }  // namespace
+
+void Frame::visit(const std::function<void(Container*)>& f) const {
+  visit_containers(slots, f);
+  if (env) f(env.get());
+}
+
+void Frame::clear() {
+  std::vector<Value>().swap(slots);
+  env.reset();
+}
 
 std::vector<TraceEntry> Interpreter::traced_calls() const {
   std::vector<TraceEntry> out;

@@ -16,7 +16,16 @@
 namespace thn {
 
 // A function activation (or a module body).
-struct Frame : std::enable_shared_from_this<Frame> {
+// A function call's locals. A frame a closure reads its names from is a
+// Container (enrolled when the closure is made).
+struct Frame : Container, std::enable_shared_from_this<Frame> {
+  ~Frame() override { unenroll(); }
+  void enroll_frame() { enroll(); }
+  void visit(const std::function<void(Container*)>& f) const override;
+  long uses() const override { return weak_from_this().use_count(); }
+  std::shared_ptr<const void> keep() override { return weak_from_this().lock(); }
+  void clear() override;
+
   std::vector<Value> slots;
   std::shared_ptr<Frame> env;  // the frame the function was defined in
   ModuleObj* module = nullptr;
@@ -112,7 +121,10 @@ class Interpreter {
   struct CollectCyclesLast {
     ~CollectCyclesLast() { collect_cycles(); }
   } collect_last_;
-  size_t collect_at_ = 10000;  // collect_cycles() at a statement once this many lists live
+  // collect_cycles() at a statement once this many containers live, or
+  // tensors take this many bytes (a cycle may hold large tensors).
+  size_t collect_at_ = 10000;
+  int64_t collect_bytes_at_ = int64_t(256) << 20;
   InterpOptions opts_;
   std::unique_ptr<OpDispatch> eager_;
   OpDispatch* dispatch_;

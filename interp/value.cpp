@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "interp/interpreter.h"
 #include "runtime/format.h"
 
 #include <atomic>
@@ -11,71 +12,106 @@
 namespace thn {
 
 namespace {
-std::mutex lists_mutex;  // guards the registry (a list may die on another thread at exit)
-ListObj* lists_head = nullptr;
-std::atomic<size_t> lists_count{0};
+std::mutex registry_mutex;  // guards the registry (a list may die on another thread at exit)
+Container* registry_head = nullptr;
+std::atomic<size_t> registry_count{0};
 }  // namespace
 
-ListObj::ListObj(std::vector<Value> v) : items(std::move(v)) {
-  std::lock_guard lock(lists_mutex);
-  next_ = lists_head;
-  if (lists_head) lists_head->prev_ = this;
-  lists_head = this;
-  lists_count.fetch_add(1, std::memory_order_relaxed);
+void Container::enroll() {
+  std::lock_guard lock(registry_mutex);
+  if (enrolled_) return;
+  enrolled_ = true;
+  next_ = registry_head;
+  if (registry_head) registry_head->prev_ = this;
+  registry_head = this;
+  registry_count.fetch_add(1, std::memory_order_relaxed);
 }
 
-ListObj::~ListObj() {
-  std::lock_guard lock(lists_mutex);
+void Container::unenroll() {
+  std::lock_guard lock(registry_mutex);
+  if (!enrolled_) return;
+  enrolled_ = false;
   if (prev_) prev_->next_ = next_;
-  else lists_head = next_;
+  else registry_head = next_;
   if (next_) next_->prev_ = prev_;
-  lists_count.fetch_sub(1, std::memory_order_relaxed);
+  registry_count.fetch_sub(1, std::memory_order_relaxed);
 }
 
-size_t live_lists() { return lists_count.load(std::memory_order_relaxed); }
+size_t live_containers() { return registry_count.load(std::memory_order_relaxed); }
+
+Container* container_of(const Value& v) {
+  if (v.is_proxy() || !v.object()) return nullptr;
+  if (v.is(Type::List) || v.is(Type::Tuple)) return static_cast<ListObj*>(v.object().get());
+  if (v.is(Type::Function)) return static_cast<FunctionObj*>(v.object().get());
+  return nullptr;
+}
+
+void visit_containers(const std::vector<Value>& values, const std::function<void(Container*)>& f) {
+  for (const Value& v : values)
+    if (Container* c = container_of(v)) f(c);
+}
+
+ListObj::ListObj(std::vector<Value> v) : items(std::move(v)) { enroll(); }
+ListObj::~ListObj() { unenroll(); }
+void ListObj::visit(const std::function<void(Container*)>& f) const { visit_containers(items, f); }
+void ListObj::clear() { std::vector<Value>().swap(items); }
+
+FunctionObj::~FunctionObj() { unenroll(); }
+void FunctionObj::close_over(std::shared_ptr<Frame> frame) {
+  env = std::move(frame);
+  env->enroll_frame();
+  enroll();
+}
+void FunctionObj::visit(const std::function<void(Container*)>& f) const {
+  visit_containers(defaults, f);
+  if (env) f(env.get());
+}
+void FunctionObj::clear() {
+  std::vector<Value>().swap(defaults);
+  env.reset();
+}
 
 size_t collect_cycles() {
-  std::vector<std::shared_ptr<ListObj>> garbage;
+  std::vector<std::shared_ptr<const void>> garbage;
+  std::vector<Container*> cleared;
   {
-    std::lock_guard lock(lists_mutex);
-    // References from outside the lists: all, less those lists hold.
-    std::unordered_map<ListObj*, long> outside;
-    for (ListObj* o = lists_head; o; o = o->next_)
-      if (long n = o->weak_from_this().use_count(); n > 0) outside.emplace(o, n);  // 0: being made or freed
-    auto held = [&](const Value& v) -> ListObj* {
-      if ((!v.is(Type::List) && !v.is(Type::Tuple)) || v.is_proxy() || !v.object()) return nullptr;
-      auto it = outside.find(static_cast<ListObj*>(v.object().get()));
-      return it == outside.end() ? nullptr : it->first;
-    };
+    std::lock_guard lock(registry_mutex);
+    // References from outside the containers: all, less those they hold.
+    std::unordered_map<Container*, long> outside;
+    for (Container* o = registry_head; o; o = o->next_)
+      if (long n = o->uses(); n > 0) outside.emplace(o, n);  // 0: being made or freed
+    auto held = [&](Container* c) -> Container* { return outside.count(c) ? c : nullptr; };
     for (auto& [o, n] : outside)
-      for (const Value& v : o->items)
-        if (ListObj* c = held(v)) --outside[c];
-    // Everything reachable from a list referenced from outside stays.
-    std::vector<ListObj*> stack;
+      o->visit([&](Container* c) {
+        if (held(c)) --outside[c];
+      });
+    // Everything reachable from a container referenced from outside stays.
+    std::vector<Container*> stack;
+    std::unordered_map<Container*, bool> reached;
     for (auto& [o, n] : outside)
-      if (n > 0) stack.push_back(o);
-    std::unordered_map<ListObj*, bool> reached;
-    for (ListObj* o : stack) reached[o] = true;
+      if (n > 0) {
+        stack.push_back(o);
+        reached[o] = true;
+      }
     while (!stack.empty()) {
-      ListObj* o = stack.back();
+      Container* o = stack.back();
       stack.pop_back();
-      for (const Value& v : o->items)
-        if (ListObj* c = held(v); c && !reached[c]) {
+      o->visit([&](Container* c) {
+        if (held(c) && !reached[c]) {
           reached[c] = true;
           stack.push_back(c);
         }
+      });
     }
     for (auto& [o, n] : outside)
       if (!reached[o])
-        if (auto p = o->weak_from_this().lock()) garbage.push_back(std::move(p));
+        if (auto p = o->keep()) {
+          garbage.push_back(std::move(p));
+          cleared.push_back(o);
+        }
   }
-  // Outside the lock: clearing frees lists, whose destructors take it.
-  std::vector<Value> items;
-  for (auto& o : garbage) {
-    items.clear();
-    items.swap(o->items);
-  }
-  items.clear();
+  // Outside the lock: clearing frees containers, whose destructors take it.
+  for (Container* o : cleared) o->clear();
   size_t freed = garbage.size();
   garbage.clear();
   return freed;

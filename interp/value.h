@@ -129,30 +129,62 @@ struct StrObj : Object {
   std::string s;
   explicit StrObj(std::string v) : s(std::move(v)) {}
 };
-// Lists and tuples (always made by make_shared). References are counted,
-// so lists that hold each other (`l.append(l)`) would outlive their last
-// name: every ListObj is registered, and collect_cycles() frees those only
-// such cycles keep alive.
-struct ListObj : Object, std::enable_shared_from_this<ListObj> {
+// Objects whose references can form cycles that counting never frees:
+// lists and tuples (`l.append(l)`), closures, and the frames closures read
+// their names from (frame -> local -> closure -> frame). Each is made by
+// make_shared and registered (lists when made, closures and frames when a
+// closure is made), and collect_cycles() frees those only cycles keep
+// alive. A derived class calls enroll() once it is ready to be visited and
+// unenroll() first thing in its destructor.
+struct Container {
+  Container() = default;
+  Container(const Container&) = delete;
+  Container& operator=(const Container&) = delete;
+  virtual ~Container() = default;
+
+  // The containers this one holds a counted reference to, each as often as
+  // it holds it.
+  virtual void visit(const std::function<void(Container*)>& f) const = 0;
+  // Its shared_ptr's use count (0 while being made or freed), and a new
+  // reference to it.
+  virtual long uses() const = 0;
+  virtual std::shared_ptr<const void> keep() = 0;
+  // Drops every reference it holds (it is garbage).
+  virtual void clear() = 0;
+
+ protected:
+  void enroll();
+  void unenroll();
+
+ private:
+  friend size_t collect_cycles();
+  Container *prev_ = nullptr, *next_ = nullptr;  // the registry
+  bool enrolled_ = false;
+};
+// The container a value is (a list, a tuple or an enrolled closure), or null.
+Container* container_of(const Value& v);
+// Calls f on the container of each of `values` that is one.
+void visit_containers(const std::vector<Value>& values, const std::function<void(Container*)>& f);
+
+// Lists and tuples.
+struct ListObj : Object, Container, std::enable_shared_from_this<ListObj> {
   std::vector<Value> items;
   bool is_size = false;
   std::string return_type;  // "max": a torch.return_types.max (values, indices) pair
   explicit ListObj(std::vector<Value> v);
   ~ListObj() override;
-  ListObj(const ListObj&) = delete;
-  ListObj& operator=(const ListObj&) = delete;
-
- private:
-  friend size_t collect_cycles();
-  ListObj *prev_ = nullptr, *next_ = nullptr;  // the registry
+  void visit(const std::function<void(Container*)>& f) const override;
+  long uses() const override { return weak_from_this().use_count(); }
+  std::shared_ptr<const void> keep() override { return weak_from_this().lock(); }
+  void clear() override;
 };
-// CPython's trial deletion over the registered lists: a list referenced
-// more often than other lists reference it is reachable from outside, and
-// so is every list it holds; the others have their items cleared, which
+// CPython's trial deletion over the registered containers: one referenced
+// more often than other containers reference it is reachable from outside,
+// and so is everything it holds; the others drop their references, which
 // frees them. Returns how many were freed. The interpreter runs it at the
-// end and whenever the number of lists has doubled since the last run.
+// end and whenever the number of containers has doubled since the last run.
 size_t collect_cycles();
-size_t live_lists();
+size_t live_containers();
 struct TensorObj : Object {
   Tensor t;
   explicit TensorObj(Tensor v) : t(std::move(v)) {}
@@ -170,12 +202,19 @@ struct SliceObj : Object {
 struct ModuleObj;
 // A function defined in thn: its AST, defaults evaluated at `def` time, the
 // frame it was defined in (for reading enclosing names) and its module.
-struct FunctionObj : Object {
+// A closure (one with an env) is a Container.
+struct FunctionObj : Object, Container, std::enable_shared_from_this<FunctionObj> {
   const ast::FunctionDef* def;
   std::vector<Value> defaults;  // one per parameter; None-typed holes where there is no default
   std::vector<bool> has_default;
   std::shared_ptr<Frame> env;
   ModuleObj* module;
+  ~FunctionObj() override;
+  void close_over(std::shared_ptr<Frame> frame);  // sets env; enrolls both
+  void visit(const std::function<void(Container*)>& f) const override;
+  long uses() const override { return weak_from_this().use_count(); }
+  std::shared_ptr<const void> keep() override { return weak_from_this().lock(); }
+  void clear() override;
 };
 
 struct CallArgs {

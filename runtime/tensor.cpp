@@ -29,12 +29,14 @@ thread_local int64_t Storage::allocations_ = 0;
 thread_local int64_t Storage::allocated_bytes_ = 0;
 int64_t Storage::allocations() { return allocations_; }
 int64_t Storage::allocated_bytes() { return allocated_bytes_; }
+std::atomic<int64_t> Storage::live_bytes_{0};
 
 Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   ++allocations_;
   allocated_bytes_ += nbytes;
   if (device.type == DeviceType::CUDA) {
     data_ = reinterpret_cast<void*>(uintptr_t(cuda::allocator().allocate(size_t(nbytes))));
+    live_bytes_.fetch_add(nbytes, std::memory_order_relaxed);
     return;
   }
   tune_malloc_once();
@@ -47,9 +49,11 @@ Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(devic
   base_ = nbytes <= limit_ ? std::malloc(n) : nullptr;
   THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes);
   data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
+  live_bytes_.fetch_add(nbytes, std::memory_order_relaxed);
 }
 
 Storage::~Storage() {
+  live_bytes_.fetch_sub(nbytes_, std::memory_order_relaxed);
   if (device_.type == DeviceType::CUDA) cuda::allocator().release(cuda::CUdeviceptr(reinterpret_cast<uintptr_t>(data_)));
   else std::free(base_);
 }

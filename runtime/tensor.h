@@ -3,6 +3,7 @@
 // refcounted storage on a device. Copying a Tensor copies the view and shares
 // the storage, so writes are visible through every alias, as in PyTorch.
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ class Storage {
   // thread_local read through its TLS wrapper in other translation units.)
   static int64_t allocations();
   static int64_t allocated_bytes();
+  // The bytes of all storages alive now, on every device and thread (the
+  // interpreter runs the cycle collector when they have doubled).
+  static int64_t live_bytes() { return live_bytes_.load(std::memory_order_relaxed); }
   // The largest host allocation allowed; a larger one raises the same
   // out-of-memory error as a failed malloc. Unlimited unless lowered (the
   // front-end fuzzer lowers it, so no input can exhaust the machine).
@@ -50,6 +54,7 @@ class Storage {
   int64_t nbytes_ = 0;
   Device device_;
   static thread_local int64_t allocations_, allocated_bytes_;
+  static std::atomic<int64_t> live_bytes_;
   static inline int64_t limit_ = INT64_MAX;
 };
 
