@@ -48,13 +48,24 @@ Trace cse(const Trace& t) {
     collect_proxies(b.args[b.sym.op ? size_t(std::max(b.sym.op->schema.self_index, 0)) : 0], targets);
     for (const Value& v : targets) written.insert(root(&v.symbolic()));
   }
-  auto is_written = [&](const Value& v) {
+  // Whether a proxy of v has its root in `roots`.
+  auto rooted_in = [&](const Value& v, const std::unordered_set<const Symbolic*>& roots) {
     std::vector<Value> ps;
     collect_proxies(v, ps);
     for (const Value& p : ps)
-      if (written.count(root(&p.symbolic()))) return true;
+      if (roots.count(root(&p.symbolic()))) return true;
     return false;
   };
+  auto is_written = [&](const Value& v) { return rooted_in(v, written); };
+  // Returned tensors (and views of them) eager made apart stay apart: the
+  // caller may write into one and read the other. (A value merged into a
+  // returned one is returned too.)
+  std::unordered_set<const Symbolic*> returned;  // roots
+  std::vector<Value> outs;
+  collect_proxies(t.output, outs);
+  for (const Value& o : outs)
+    if (o.is(Type::Tensor)) returned.insert(root(&o.symbolic()));
+  auto is_returned = [&](const Value& v) { return rooted_in(v, returned); };
   std::unordered_map<const Symbolic*, Value> replace;
   std::unordered_map<std::string, Value> seen;  // key -> the first one's outputs
   Trace out = t;
@@ -67,10 +78,12 @@ Trace cse(const Trace& t) {
       std::string key = c.sym.name();
       for (const Value& a : c.args) key_of(a, key);
       auto [it, fresh] = seen.try_emplace(key, c.out);
-      if (!fresh) {
+      if (!fresh && !(is_returned(c.out) && is_returned(it->second))) {
         std::vector<Value> mine, theirs;
         collect_proxies(c.out, mine);
         collect_proxies(it->second, theirs);
+        if (is_returned(c.out))  // the first one is returned in its place now
+          for (const Value& p : theirs) returned.insert(root(&p.symbolic()));
         for (size_t i = 0; i < mine.size() && i < theirs.size(); ++i) replace[&mine[i].symbolic()] = theirs[i];
         continue;
       }
