@@ -58,6 +58,14 @@ Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Va
   for (auto& [k, v] : kw.kwargs) kwargs.emplace_back(k, to_ivalue(v));
   std::optional<IValue> s;
   if (self) s = to_ivalue(*self);
+  // A program's CPU tensor beside CUDA ones must be a number (0-dim); the
+  // runtime's own check also admits the expansions decompositions make.
+  if (checks_one_device(op)) {
+    std::optional<Device> first;
+    if (s) same_device(*s, first, true);
+    for (const IValue& v : positional) same_device(v, first, true);
+    for (const auto& [k, v] : kwargs) same_device(v, first, true);
+  }
   IValue result = call_op(op, s, positional, kwargs, inplace);
   // In-place ops return their receiver: the same object, so `is` and aliasing hold.
   if (inplace && self) return *self;

@@ -748,7 +748,7 @@ void check_one_device(std::span<const Value> args) {
     }
     if (!is_tensor_proxy(v)) return;
     const TensorProxy& p = tensor_proxy(v);
-    if (p.device().type == DeviceType::CPU && joins_any_device(p.shadow)) return;
+    if (p.device().type == DeviceType::CPU && joins_any_device(p.shadow, true)) return;
     if (!first) first = p.device();
     else if (*first != p.device()) fail_two_devices(*first, p.device());
   };

@@ -331,23 +331,27 @@ IValue on_host(const IValue& v) {
   return v;
 }
 
+}  // namespace
+
 // PyTorch's check that an op's tensors are on one device.
-void same_device(const IValue& v, std::optional<Device>& first) {
+void same_device(const IValue& v, std::optional<Device>& first, bool in_program) {
   if (v.is_list()) {
-    for (const IValue& e : v.to_list().items) same_device(e, first);
+    for (const IValue& e : v.to_list().items) same_device(e, first, in_program);
     return;
   }
   if (!v.is_tensor()) return;
   const Tensor& t = v.to_tensor();
-  if (joins_any_device(t)) return;
+  if (joins_any_device(t, in_program)) return;
   if (!first) first = t.device();
   else if (*first != t.device()) fail_two_devices(*first, t.device());
 }
+namespace {
+
 void check_same_device(const OpDef& op, const Args& a) {
   if (!checks_one_device(op)) return;
   std::optional<Device> first;
-  for (size_t i = 0; i < a.size(); i++) same_device(a[i], first);
-  if (a.out()) same_device(IValue(*a.out()), first);
+  for (size_t i = 0; i < a.size(); i++) same_device(a[i], first, false);
+  if (a.out()) same_device(IValue(*a.out()), first, false);
 }
 
 // An op some of whose arguments are CUDA tensors or devices. `to` moves data

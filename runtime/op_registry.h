@@ -146,6 +146,9 @@ inline bool library_runs_on_cuda(const OpDef& op) {
 // creation, random and attribute ops and views (they read only metadata).
 bool checks_one_device(const OpDef& op);
 [[noreturn]] void fail_two_devices(Device a, Device b);
+// The check on one of op's arguments (lists walked), with the device met
+// first; `in_program`: a program's own arguments (joins_any_device).
+void same_device(const IValue& v, std::optional<Device>& first, bool in_program);
 // Where a bound parameter's value came from (the tracer records arguments by
 // parameter): a default, the receiver, positional arguments [index, index +
 // count) (count > 1 only for `int...` varargs), or keyword argument `index`.

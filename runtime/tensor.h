@@ -120,11 +120,13 @@ inline bool is_one_value(const Tensor& t) {
     if (t.sizes()[d] != 1 && t.strides()[d] != 0) return false;
   return true;
 }
-// Whether a CPU tensor may join an op's tensors on another device, as
-// PyTorch's CPU scalars do: a 0-dim tensor (a number), or an expansion of
-// one (which only decompositions make); not tensor([2.]).
-inline bool joins_any_device(const Tensor& t) {
-  return t.device().type == DeviceType::CPU && (t.dim() == 0 || (t.numel() > 1 && is_one_value(t)));
+// Whether a CPU tensor may join an op's tensors on another device: in a
+// program, as PyTorch's CPU scalars do, only a 0-dim tensor (a number; not
+// tensor([2.])); inside the runtime and the executor also an expansion of
+// one (decompositions make them, and an expansion to size 1 cannot be told
+// from tensor([2.]) by its layout).
+inline bool joins_any_device(const Tensor& t, bool in_program) {
+  return t.device().type == DeviceType::CPU && (t.dim() == 0 || (!in_program && is_one_value(t)));
 }
 // That one value as a 0-dim tensor (is_one_value(t), t not empty).
 inline Tensor one_value(const Tensor& t) { return t.as_strided({}, {}, t.offset()); }
