@@ -117,7 +117,7 @@ class Interpreter {
   void exec_import(const ast::Stmt& s, Frame& f);
   ModuleObj& load_module(const std::string& name, const std::string& path);
 
-  // First, so destroyed last: frees what cycles of lists kept alive.
+  // First, so destroyed last: frees what reference cycles kept alive.
   struct CollectCyclesLast {
     ~CollectCyclesLast() { collect_cycles(); }
   } collect_last_;

@@ -80,7 +80,7 @@ size_t collect_cycles() {
     std::unordered_map<Container*, long> outside;
     for (Container* o = registry_head; o; o = o->next_)
       if (long n = o->uses(); n > 0) outside.emplace(o, n);  // 0: being made or freed
-    auto held = [&](Container* c) -> Container* { return outside.count(c) ? c : nullptr; };
+    auto held = [&](Container* c) { return outside.count(c) > 0; };  // registered and alive
     for (auto& [o, n] : outside)
       o->visit([&](Container* c) {
         if (held(c)) --outside[c];

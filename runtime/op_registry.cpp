@@ -331,22 +331,6 @@ IValue on_host(const IValue& v) {
   return v;
 }
 
-}  // namespace
-
-// PyTorch's check that an op's tensors are on one device.
-void same_device(const IValue& v, std::optional<Device>& first, bool in_program) {
-  if (v.is_list()) {
-    for (const IValue& e : v.to_list().items) same_device(e, first, in_program);
-    return;
-  }
-  if (!v.is_tensor()) return;
-  const Tensor& t = v.to_tensor();
-  if (joins_any_device(t, in_program)) return;
-  if (!first) first = t.device();
-  else if (*first != t.device()) fail_two_devices(*first, t.device());
-}
-namespace {
-
 void check_same_device(const OpDef& op, const Args& a) {
   if (!checks_one_device(op)) return;
   std::optional<Device> first;
@@ -395,6 +379,19 @@ bool checks_one_device(const OpDef& op) {
     case OpFamily::View: return op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten;
     default: return op.id != OpId::copy_ && op.id != OpId::to && op.id != OpId::item && op.id != OpId::tolist;
   }
+}
+
+// PyTorch's check that an op's tensors are on one device.
+void same_device(const IValue& v, std::optional<Device>& first, bool in_program) {
+  if (v.is_list()) {
+    for (const IValue& e : v.to_list().items) same_device(e, first, in_program);
+    return;
+  }
+  if (!v.is_tensor()) return;
+  const Tensor& t = v.to_tensor();
+  if (joins_any_device(t, in_program)) return;
+  if (!first) first = t.device();
+  else if (*first != t.device()) fail_two_devices(*first, t.device());
 }
 
 void fail_two_devices(Device a, Device b) {
