@@ -27,9 +27,11 @@ constexpr int kLineBlock = 256;
 // The argument struct of the walk kernels, as the source declares it: every
 // member 8 bytes, so host and device agree on the layout.
 struct WalkArgs {
-  uint64_t p[4];  // plain, indexed, index, values
+  uint64_t p[4];  // plain, indexed, index, values (a line scan: its chunks' sums)
   int64_t n, serial, dim_stride, has_index, has_values, nd, diagonal;
   int64_t alpha;  // ScatterAdd: alpha's bits in the compute type
+  int64_t chunk;  // a line scan: the elements of a line one block scans
+  int64_t slots;  // a scatter at once: its hash table's slots
   int64_t sst[3];
   int64_t sz[kWalkDims];
   int64_t st[3 * kWalkDims];
@@ -86,10 +88,18 @@ std::string block_kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
   return fmt::format("{}_lines_{}", kind == cuda::LineWalk::Kind::ArgMax ? "thn_argmax" : "thn_argmin", dtype_short(dtype));
 }
 
+// cumsum scans a line with blocks when the lines are long and few, or
+// contiguous in memory (a thread per line would then read apart).
+bool scan_lines(const cuda::LineWalk& w) {
+  const int64_t lines = numel_of(w.shape);
+  return w.kind == cuda::LineWalk::Kind::Cumsum && w.serial >= 2 * kLineBlock &&
+         (lines < 1024 || std::abs(w.serial_strides[0]) == 1);
+}
+
 const char* const kWalk = R"thn_src(
 struct thn_walk_args {
   void* p[4];
-  int64_t n, serial, dim_stride, has_index, has_values, nd, diagonal, alpha;
+  int64_t n, serial, dim_stride, has_index, has_values, nd, diagonal, alpha, chunk, slots;
   int64_t sst[3];
   int64_t sz[THN_WALK_DIMS];
   int64_t st[3 * THN_WALK_DIMS];
@@ -207,6 +217,110 @@ __device__ void thn_arg_block(const thn_walk_args& a) {
     __syncthreads();
   }
 }
+// cumsum of long lines: blocks scan chunks of `a.chunk` elements, a line's
+// chunks numbered from line * chunks. With more than one chunk per line,
+// thn_cumsum_sums writes each chunk's sum to p[3] and thn_cumsum_carry (a
+// thread per line) turns a line's sums into exclusive prefixes, the carry
+// into each chunk; thn_cumsum_scan then scans each chunk from its carry, a
+// tile of blockDim.x elements at a time (a scan in shared memory).
+__device__ int64_t thn_chunks(const thn_walk_args& a) { return (a.serial + a.chunk - 1) / a.chunk; }
+template <class A>
+__device__ void thn_cumsum_carry(const thn_walk_args& a) {
+  const int64_t chunks = thn_chunks(a), step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t line = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; line < a.n; line += step) {
+    A* s = (A*)a.p[3] + line * chunks;
+    A acc = A(0);
+    for (int64_t c = 0; c < chunks; ++c) {
+      const A v = s[c];
+      s[c] = acc;
+      acc += v;
+    }
+  }
+}
+// SCAN false: thn_cumsum_sums; true: thn_cumsum_scan.
+template <class S, class C, class A, bool SCAN>
+__device__ void thn_cumsum_chunks(const thn_walk_args& a) {
+  __shared__ A part[THN_LINE_BLOCK];
+  const unsigned t = threadIdx.x;
+  const int64_t chunks = thn_chunks(a);
+  for (int64_t b = blockIdx.x; b < a.n * chunks; b += gridDim.x) {
+    int64_t op, ox, oi, row;
+    thn_walk_at(a, b / chunks, op, ox, oi, row);
+    const S* p = (const S*)a.p[0] + op;
+    const int64_t begin = b % chunks * a.chunk, end = begin + a.chunk < a.serial ? begin + a.chunk : a.serial;
+    if constexpr (!SCAN) {
+      A s = A(0);
+      for (int64_t j = begin + t; j < end; j += blockDim.x) s += A(C(p[j * a.sst[0]]));
+      part[t] = s;
+      __syncthreads();
+      for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+        if (t < h) part[t] += part[t + h];
+        __syncthreads();
+      }
+      if (t == 0) ((A*)a.p[3])[b] = part[0];
+      __syncthreads();
+      continue;
+    }
+    S* x = (S*)a.p[1] + ox;
+    A carry = a.p[3] ? ((const A*)a.p[3])[b] : A(0);
+    for (int64_t base = begin; base < end; base += blockDim.x) {
+      const int64_t j = base + t;
+      part[t] = j < end ? A(C(p[j * a.sst[0]])) : A(0);
+      __syncthreads();
+      for (unsigned d = 1; d < blockDim.x; d <<= 1) {
+        const A add = t >= d ? part[t - d] : A(0);
+        __syncthreads();
+        part[t] += add;
+        __syncthreads();
+      }
+      if (j < end) x[j * a.sst[1]] = S(C(carry + part[t]));
+      carry += part[blockDim.x - 1];
+      __syncthreads();
+    }
+  }
+}
+// A scatter whose index is the same for every line, all positions at
+// once: of duplicate indices the last position wins, as on the CPU. p[3] is
+// a hash table of a.slots slots (a power of two): the keys (indices), each
+// key's winning position + 1, then each position's slot. It is cleared,
+// claimed (each index inserted, its latest position kept by atomicMax), and
+// the winners write.
+__device__ unsigned long long* thn_keys(const thn_walk_args& a) { return (unsigned long long*)a.p[3]; }
+__device__ unsigned* thn_wins(const thn_walk_args& a) { return (unsigned*)(thn_keys(a) + a.slots); }
+__device__ unsigned* thn_slot_of(const thn_walk_args& a) { return thn_wins(a) + a.slots; }
+__device__ void thn_scatter_clear(const thn_walk_args& a) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.slots; i += step) {
+    thn_keys(a)[i] = ~0ull;
+    thn_wins(a)[i] = 0;
+  }
+}
+__device__ void thn_scatter_claim(const thn_walk_args& a) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  const unsigned long long mask = (unsigned long long)a.slots - 1;
+  for (int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < a.serial; j += step) {
+    const unsigned long long k = (unsigned long long)((const int64_t*)a.p[2])[j * a.sst[2]];
+    unsigned long long h = (k * 0x9e3779b97f4a7c15ull >> 29) & mask;
+    for (;;) {
+      const unsigned long long was = atomicCAS(thn_keys(a) + h, ~0ull, k);
+      if (was == ~0ull || was == k) break;
+      h = (h + 1) & mask;
+    }
+    atomicMax(thn_wins(a) + h, unsigned(j + 1));
+    thn_slot_of(a)[j] = unsigned(h);
+  }
+}
+template <class S>
+__device__ void thn_scatter_won(const thn_walk_args& a) {
+  const int64_t step = int64_t(gridDim.x) * blockDim.x;
+  for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < a.n * a.serial; i += step) {
+    const int64_t j = i % a.serial;
+    if (thn_wins(a)[thn_slot_of(a)[j]] != unsigned(j + 1)) continue;
+    int64_t op, ox, oi, row;
+    thn_walk_at(a, i / a.serial, op, ox, oi, row);
+    ((S*)a.p[1])[ox + ((const int64_t*)a.p[2])[j * a.sst[2]] * a.dim_stride] = ((const S*)a.p[0])[op + j * a.sst[0]];
+  }
+}
 struct thn_index_check_args {
   void* p[3];
   int64_t n, lo, size, stride, accumulate;
@@ -234,30 +348,39 @@ std::string render_library() {
   s += fmt::format("#define THN_WALK_DIMS {}\n#define THN_LINE_BLOCK {}\n", kWalkDims, kLineBlock);
   s += kWalk;
   // Each kernel's struct is NAME_args (the stand-in driver reads the
-  // arguments by that name).
-  auto kernel = [&](const std::string& name, const std::string& types, int kind) {
-    s += fmt::format("typedef thn_walk_args {0}_args;\nextern \"C\" __global__ void {0}(const {0}_args a) {{ thn_walk<{1}, {2}>(a); }}\n",
-                     name, types, kind);
+  // arguments by that name); `body` is the device function it calls.
+  auto entry = [&](const std::string& name, const std::string& body) {
+    s += fmt::format("typedef thn_walk_args {0}_args;\nextern \"C\" __global__ void {0}(const {0}_args a) {{ {1}(a); }}\n",
+                     name, body);
   };
+  auto kernel = [&](const std::string& name, const std::string& types, int kind) {
+    entry(name, fmt::format("thn_walk<{}, {}>", types, kind));
+  };
+  entry("thn_scatter_clear_slots", "thn_scatter_clear");
+  entry("thn_scatter_claim_slots", "thn_scatter_claim");
   for (int64_t size : {1, 2, 4, 8}) {
     const char* b = bits_type(size);
     kernel(fmt::format("thn_gather_{}", size), fmt::format("{0}, {0}, {0}", b), 0);
     kernel(fmt::format("thn_scatter_{}", size), fmt::format("{0}, {0}, {0}", b), 1);
+    entry(fmt::format("thn_scatter_won_{}", size), fmt::format("thn_scatter_won<{}>", b));
     kernel(fmt::format("thn_zero_above_{}", size), fmt::format("{0}, {0}, {0}", b), 6);
     kernel(fmt::format("thn_zero_below_{}", size), fmt::format("{0}, {0}, {0}", b), 7);
   }
   for (int i = 0; i < kNumDTypes; ++i) {  // typed kernels: storage, compute, accumulator types
     const DType d = DType(i);
     const std::string st = kernel_storage_type(d), ct = kernel_compute_type(d);
+    const std::string cumsum_types = fmt::format("{}, {}, {}", st, ct, cumsum_acc(d));
     kernel(fmt::format("thn_scatter_add_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 2);
-    kernel(fmt::format("thn_cumsum_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, cumsum_acc(d)), 3);
+    kernel(fmt::format("thn_cumsum_{}", dtype_short(d)), cumsum_types, 3);
+    for (bool scan : {false, true})
+      entry(fmt::format("thn_cumsum_{}_{}", scan ? "scan" : "sums", dtype_short(d)),
+            fmt::format("thn_cumsum_chunks<{}, {}>", cumsum_types, scan));
+    entry(fmt::format("thn_cumsum_carry_{}", dtype_short(d)), fmt::format("thn_cumsum_carry<{}>", cumsum_acc(d)));
     kernel(fmt::format("thn_argmax_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 4);
     kernel(fmt::format("thn_argmin_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 5);
     for (int k : {4, 5})
-      s += fmt::format("typedef thn_walk_args {0}_args;\nextern \"C\" __global__ void {0}(const {0}_args a) {{ "
-                       "thn_arg_block<{1}, {2}, {3}>(a); }}\n",
-                       block_kernel_name(k == 4 ? cuda::LineWalk::Kind::ArgMax : cuda::LineWalk::Kind::ArgMin, d), st,
-                       ct, k);
+      entry(block_kernel_name(k == 4 ? cuda::LineWalk::Kind::ArgMax : cuda::LineWalk::Kind::ArgMin, d),
+            fmt::format("thn_arg_block<{}, {}, {}>", st, ct, k));
   }
   return s;
 }
@@ -287,6 +410,47 @@ void launch(const std::string& name, Args& args, int64_t n, bool per_line = fals
               "cuLaunchKernel");
 }
 
+// cumsum of long lines (scan_lines): a line is split into chunks of at
+// least 4 tiles when the lines alone would leave the device's
+// multiprocessors idle (4 blocks each); then three kernels: chunk sums,
+// the carries into the chunks, the chunks' scans.
+void scan(WalkArgs& a, DType dtype) {
+  constexpr int64_t kMinChunk = 4 * kLineBlock;
+  const int64_t blocks = int64_t(cuda::device_info().multiprocessors) * 4;
+  const int64_t most = (a.serial + kMinChunk - 1) / kMinChunk;
+  int64_t chunks = std::clamp<int64_t>(blocks / a.n, 1, most);
+  a.chunk = (a.serial + chunks - 1) / chunks;
+  a.chunk = (a.chunk + kLineBlock - 1) / kLineBlock * kLineBlock;
+  chunks = (a.serial + a.chunk - 1) / a.chunk;
+  const std::string_view d = dtype_short(dtype);
+  if (chunks == 1) return launch(fmt::format("thn_cumsum_scan_{}", d), a, a.n, true);
+  cuda::ScratchBlock sums(size_t(a.n * chunks) * 8);  // the accumulator: at most 8 bytes
+  a.p[3] = sums.get();
+  launch(fmt::format("thn_cumsum_sums_{}", d), a, a.n * chunks, true);
+  launch(fmt::format("thn_cumsum_carry_{}", d), a, a.n);
+  launch(fmt::format("thn_cumsum_scan_{}", d), a, a.n * chunks, true);
+}
+
+// A scatter whose index all lines share takes every position at once
+// (the kernels above thn_scatter_won) where its index is long enough for a
+// thread per line to be slow.
+bool scatter_at_once(const cuda::LineWalk& w) {
+  if (w.kind != cuda::LineWalk::Kind::Scatter || !w.index || w.serial < 16 || w.serial >= (int64_t(1) << 30))
+    return false;
+  for (size_t d = 0; d < w.shape.size(); ++d)
+    if (w.shape[d] > 1 && w.strides[2][d] != 0) return false;
+  return true;
+}
+void scatter(WalkArgs& a, int64_t size) {
+  a.slots = 1;
+  while (a.slots < 2 * a.serial) a.slots <<= 1;  // at most half full: short probes
+  cuda::ScratchBlock table(size_t(a.slots * 12 + a.serial * 4));
+  a.p[3] = table.get();
+  launch("thn_scatter_clear_slots", a, a.slots);
+  launch("thn_scatter_claim_slots", a, a.serial);
+  launch(fmt::format("thn_scatter_won_{}", size), a, a.n * a.serial);
+}
+
 void walk(const cuda::LineWalk& w) {
   if (w.shape.size() > size_t(kWalkDims))
     fail("this op's CUDA kernel would index {} dims (after merging); it indexes at most {}", w.shape.size(), kWalkDims);
@@ -312,6 +476,8 @@ void walk(const cuda::LineWalk& w) {
     });
   if (a.n == 0 || a.serial == 0) return;
   if (block_per_line(w)) return launch(block_kernel_name(w.kind, w.dtype), a, a.n, true);
+  if (scan_lines(w)) return scan(a, w.dtype);
+  if (scatter_at_once(w)) return scatter(a, itemsize(w.dtype));
   launch(kernel_name(w.kind, w.dtype), a, a.n);
 }
 

@@ -110,8 +110,8 @@ using WalkKind = cuda::LineWalk::Kind;
 Tensor on_device(const Tensor& t, Device device) { return t.device() == device ? t : cuda::to_device(t, device); }
 
 // The walk as a CUDA library kernel: the positions off the indexed dim in
-// parallel; a scatter takes the indexed dim in order in each thread, so
-// that duplicate indices apply in index order, as on the CPU.
+// parallel; a scatter's indexed dim is its serial dim, whose duplicate
+// indices apply in index order, as on the CPU (backend/cuda_library.h).
 void device_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha) {
   const Device device = w.indexed.device();
   const Tensor plain = on_device(w.plain, device), index = on_device(w.index, device);

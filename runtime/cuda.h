@@ -184,8 +184,9 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 
 // The loop of the runtime's index ops, cumsum, argmax-like reductions and
 // tril/triu (runtime/copy.cpp, runtime/reduce.cpp) on device memory: per
-// position of `shape` (in parallel), `serial` steps in order along one
-// more dim. At step j,
+// position of `shape` (in parallel), `serial` steps along one more dim,
+// with the result of taking them in order (the kernels may share a long
+// line among threads: backend/cuda_library.h). At step j,
 //   P = plain + plain's offset + j * serial_strides[0]
 //   X = indexed + indexed's offset + (index ? index[index's offset +
 //       j * serial_strides[2]] * dim_stride : j * serial_strides[1])

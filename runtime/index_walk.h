@@ -25,7 +25,8 @@ struct IndexedWalk {
 
 // Gather: plain = indexed[index]; Scatter: indexed[index] = plain;
 // ScatterAdd: indexed[index] += alpha * plain. Duplicate indices along
-// `dim` apply in index order (on CUDA each thread takes `dim` in order).
+// `dim` apply in index order (on CUDA too: the last copy wins, additions
+// run in order).
 void run_walk(const IndexedWalk& w, cuda::LineWalk::Kind kind, DType dtype, const Scalar& alpha = Scalar(int64_t(1)));
 
 }  // namespace thn

@@ -407,8 +407,8 @@ Tensor gather_on_device(const Tensor& self, const std::vector<Tensor>& indices) 
   return out;
 }
 
-// The index positions as one walk dim taken in order by each thread, so
-// that a duplicate's last value wins, as on the CPU.
+// The index positions as the walk's serial dim, so that a duplicate's last
+// value wins, as on the CPU.
 void put_on_device(const AdvancedIndex& info, const Tensor& value) {
   const Device device = info.src.device();
   Tensor offsets = device_offsets(info, device);

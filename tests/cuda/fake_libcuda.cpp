@@ -16,7 +16,7 @@
 // cuLaunchKernel runs each block with one host thread per CUDA thread:
 // __syncthreads is a barrier, __shfl_down_sync an exchange between the 32
 // threads of a warp, __shared__ arrays are shared by the block's threads,
-// atomicMin is the host's atomic compare-and-swap.
+// atomicMin, atomicMax and atomicCAS are the host's atomics.
 // Images the library did not see compiled (a warm kernel cache) cannot
 // load, so the sources are kept beside the kernel cache
 // ($XDG_CACHE_HOME/thn/fake-cuda), as are the emulating host modules.
@@ -221,6 +221,15 @@ static inline unsigned long long atomicMin(unsigned long long* p, unsigned long 
   unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
   while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
   return old;
+}
+static inline unsigned atomicMax(unsigned* p, unsigned v) {
+  unsigned old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (v > old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
+  return old;
+}
+static inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long expected, unsigned long long v) {
+  __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return expected;
 }
 )emu";
 
