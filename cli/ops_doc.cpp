@@ -30,12 +30,15 @@ int print_ops_doc(std::ostream& out) {
          "codegen: `fused` ops become fusion kernels (host C++; CUDA C++ compiled by\n"
          "NVRTC and launched through the driver API; reductions fuse with their\n"
          "pointwise producers and consumers; `fused (values)`: max/min without\n"
-         "indices), `view` ops are index arithmetic, `library` ops run the runtime's\n"
+         "indices), `view` ops are index arithmetic, `metadata`: read while tracing\n"
+         "(shapes, dtypes, devices: the prologue guards them), `library` ops run the runtime's\n"
          "kernel between fusions (on CUDA tensors: matmul and the products call cuBLAS;\n"
          "`library kernel`: the runtime's loop is a CUDA kernel of the backend's library;\n"
          "`copy kernels`: built from copies, each a copy kernel; `host copy`: runs on\n"
          "host copies of the memory). An eager op on CUDA tensors is a one-op\n"
-         "fusion: `fused` ops run as their own CUDA kernel.\n\n";
+         "fusion: `fused` ops run as their own CUDA kernel. `x.cpu()` and\n"
+         "`x.cuda(device=None)` are `x.to(\"cpu\")` and `x.to(\"cuda\")` (`x.cuda(1)`:\n"
+         "`\"cuda:1\"`).\n\n";
   std::string_view family;
   for (const OpDef& op : all_ops()) {
     std::string_view fam = family_name(op.family);

@@ -678,6 +678,7 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   if (name == "storage_offset") depends_on_offset_ = true;
   if (name == "dtype") return Value(p.dtype());
   if (name == "device") return Value(p.device());
+  if (name == "is_cuda") return Value(p.device().type == DeviceType::CUDA);
   if (name == "ndim" || name == "dim") return Value(int64_t(p.sizes.size()));
   if (name == "size") {
     Value dim = !args.empty() ? args[0] : kw.kwargs.empty() ? Value() : kw.kwargs[0].second;

@@ -495,6 +495,11 @@ std::string_view codegen_status(const OpDef& op) {
       }
     case OpFamily::Conversion: return "fused";
     case OpFamily::View: return "view";
+    // Read from the proxies' metadata while tracing (x.T, x.mT: views);
+    // item and tolist read the values.
+    case OpFamily::Attribute:
+      if (op.id == OpId::item || op.id == OpId::tolist) return "library";
+      return op.schema.returns == "Tensor" ? "view" : "metadata";
     case OpFamily::Copy:
       // A copy kernel where its result keeps eager's contiguous strides.
       return op.id == OpId::clone || op.id == OpId::contiguous ? "fused (contiguous result)" : "library";

@@ -286,6 +286,7 @@ IValue op_shape(const Args& a) { return IValue::dims(a.tensor(0).sizes()); }
 IValue op_dtype(const Args& a) { return IValue(a.tensor(0).dtype()); }
 IValue op_device(const Args& a) { return IValue(a.tensor(0).device()); }
 IValue op_ndim(const Args& a) { return IValue(a.tensor(0).dim()); }
+IValue op_is_cuda(const Args& a) { return IValue(a.tensor(0).device().type == DeviceType::CUDA); }
 IValue op_size(const Args& a) { return per_dim(a, a.tensor(0).sizes()); }
 IValue op_stride(const Args& a) { return per_dim(a, a.tensor(0).strides()); }
 IValue op_dim(const Args& a) { return IValue(a.tensor(0).dim()); }
