@@ -6,6 +6,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "interp/shorthands.h"
 #include "passes/fusion.h"
 #include "runtime/op_registry.h"
 
@@ -13,11 +14,15 @@ namespace thn {
 
 namespace {
 std::string forms(const OpDef& op) {
+  std::vector<std::string_view> names = aliases_of(op);
+  names.insert(names.begin(), op.name);
   std::vector<std::string> f;
-  if (op.has('F')) f.push_back(fmt::format("`{}(...)`", op.name));
-  if (op.has('M')) f.push_back(fmt::format("`x.{}(...)`", op.name));
-  if (op.has('I')) f.push_back(fmt::format("`x.{}_(...)`", op.name));
-  if (op.has('A')) f.push_back(fmt::format("`x.{}`", op.name));
+  for (std::string_view name : names) {
+    if (op.has('F')) f.push_back(fmt::format("`{}(...)`", name));
+    if (op.has('M')) f.push_back(fmt::format("`x.{}(...)`", name));
+    if (op.has('I')) f.push_back(fmt::format("`x.{}_(...)`", name));
+    if (op.has('A')) f.push_back(fmt::format("`x.{}`", name));
+  }
   return fmt::format("{}", fmt::join(f, " "));
 }
 }  // namespace
@@ -36,9 +41,8 @@ int print_ops_doc(std::ostream& out) {
          "`library kernel`: the runtime's loop is a CUDA kernel of the backend's library;\n"
          "`copy kernels`: built from copies, each a copy kernel; `host copy`: runs on\n"
          "host copies of the memory). An eager op on CUDA tensors is a one-op\n"
-         "fusion: `fused` ops run as their own CUDA kernel. `x.cpu()` and\n"
-         "`x.cuda(device=None)` are `x.to(\"cpu\")` and `x.to(\"cuda\")` (`x.cuda(1)`:\n"
-         "`\"cuda:1\"`).\n\n";
+         "fusion: `fused` ops run as their own CUDA kernel. Shorthands (the last\n"
+         "table) are methods that call one of these ops.\n\n";
   std::string_view family;
   for (const OpDef& op : all_ops()) {
     std::string_view fam = family_name(op.family);
@@ -61,6 +65,11 @@ int print_ops_doc(std::ostream& out) {
     out << "| `" << op.name << "` | " << forms(op) << " | `" << op.signature << "` | yes | yes | " << cg << " | "
         << cuda << " |\n";
   }
+  out << "\n## shorthands\n\n"
+      << "| method | calls |\n"
+      << "|---|---|\n";
+  for (const Shorthand& sh : tensor_shorthands())
+    out << "| `x." << sh.name << sh.form << "` | `" << sh.means << "` |\n";
   return 0;
 }
 

@@ -5,16 +5,13 @@
 #include <cmath>
 #include <cstring>
 
-#include <fmt/format.h>
-
 #include "interp/interpreter.h"
+#include "interp/shorthands.h"
 #include "runtime/op_registry.h"
 
 namespace thn {
 
 using namespace ast;
-
-namespace {
 
 // An op by its function name, else its method name (`dim` is x.dim() only).
 const OpDef& op_named(const char* name) {
@@ -24,6 +21,8 @@ const OpDef& op_named(const char* name) {
   if (!op) throw std::logic_error(std::string("op table lacks ") + name);
   return *op;
 }
+
+namespace {
 
 const OpDef& tensor_op(BinOp op) {
   static const OpDef* table[] = {
@@ -503,33 +502,6 @@ Value Interpreter::tensor_len(const Value& t) {
   return dispatch_->call(op_named("size"), &t, std::span<const Value>(&zero, 1), CallArgs{}, false);
 }
 
-namespace {
-
-// x.cpu() and x.cuda(device=None): PyTorch's shorthands for x.to("cpu") and
-// x.to("cuda") (x.cuda(1): "cuda:1"), the same call of the `to` op.
-Value device_method(const Value& x, const std::string& name) {
-  return make_builtin(name, [x, name](Interpreter& in, CallArgs& a) {
-    Value device = Value::str(name);
-    const bool cuda = name == "cuda";
-    if (cuda && a.kwargs.size() == 1 && a.kwargs[0].first == "device" && a.args.empty()) {
-      device = a.kwargs[0].second;
-    } else if (!a.kwargs.empty()) {
-      fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, a.kwargs[0].first);
-    } else if (a.args.size() > (cuda ? 1u : 0u)) {
-      fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", name, cuda ? 1 : 0,
-           cuda ? "" : "s", a.args.size(), a.args.size() == 1 ? "was" : "were");
-    } else if (!a.args.empty()) {
-      device = a.args[0];
-    }
-    if (device.is(Type::Int)) device = Value::str(fmt::format("cuda:{}", device.as_int()));
-    else if (device.is(Type::None)) device = Value::str(name);
-    CallArgs to_args{{device}, {}};
-    return in.dispatch().call(op_named("to"), &x, to_args.args, to_args, false);
-  });
-}
-
-}  // namespace
-
 Value Interpreter::getattr(const Value& obj, const std::string& name) {
   if (obj.is(Type::Tensor)) {
     if (const OpDef* a = find_attribute(name)) {
@@ -542,7 +514,8 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
         return in.dispatch().call(*op, &obj, args.args, args, inplace);
       });
     }
-    if (name == "cpu" || name == "cuda") return device_method(obj, name);
+    if (const Shorthand* sh = find_shorthand(name))
+      return make_builtin(name, [obj, sh](Interpreter& in, CallArgs& args) { return sh->call(in, obj, args); });
     fail(ErrorKind::AttributeError, "'Tensor' object has no attribute '{}'", name);
   }
   if (obj.is(Type::Module)) {
@@ -566,7 +539,7 @@ std::vector<std::string> attribute_names(const Value& obj) {
   std::vector<std::string> names;
   if (obj.is(Type::Tensor)) {
     names = tensor_member_names();
-    names.insert(names.end(), {"cpu", "cuda"});  // device_method
+    for (const Shorthand& sh : tensor_shorthands()) names.emplace_back(sh.name);
   } else if (obj.is(Type::Module)) {
     for (const auto& [name, v] : obj.obj<ModuleObj>().globals)
       if (!name.starts_with("__")) names.push_back(name);

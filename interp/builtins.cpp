@@ -420,8 +420,11 @@ Value make_builtin_module(Interpreter&, const std::string& name) {
 void install_builtins(Interpreter& in) {
   auto& b = in.builtins();
   // The tensor API: every function of the op table.
-  for (const OpDef& op : all_ops())
-    if (op.has('F')) b[std::string(op.name)] = op_function(op);
+  for (const OpDef& op : all_ops()) {
+    if (!op.has('F')) continue;
+    b[std::string(op.name)] = op_function(op);
+    for (std::string_view alias : aliases_of(op)) b[std::string(alias)] = op_function(op);
+  }
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64})
     b[std::string(dtype_name(d))] = Value(d);
   b["half"] = Value(DType::Float16);

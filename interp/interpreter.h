@@ -149,5 +149,7 @@ bool take_interrupt();
 // Installs print, len, range, ..., the tensor API and the math/time modules.
 void install_builtins(Interpreter& in);
 Value make_builtin_module(Interpreter& in, const std::string& name);  // None when there is none
+// An op by its function name, else its method name (`dim` is x.dim() only).
+const OpDef& op_named(const char* name);
 
 }  // namespace thn

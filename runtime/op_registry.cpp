@@ -115,6 +115,16 @@ const std::vector<OpDef>& all_ops() {
   return ops;
 }
 
+// Other names PyTorch gives an op: the same op under each name.
+constexpr std::pair<std::string_view, OpId> kAliases[] = {{"clip", OpId::clamp}};
+
+std::vector<std::string_view> aliases_of(const OpDef& op) {
+  std::vector<std::string_view> names;
+  for (const auto& [name, id] : kAliases)
+    if (id == op.id) names.push_back(name);
+  return names;
+}
+
 namespace {
 struct NameTables {
   std::unordered_map<std::string_view, const OpDef*> functions, attributes;
@@ -124,10 +134,14 @@ const NameTables& tables() {
   static const NameTables t = [] {
     NameTables t;
     for (const OpDef& op : all_ops()) {
-      if (op.has('F')) t.functions[op.name] = &op;
-      if (op.has('A')) t.attributes[op.name] = &op;
-      if (op.has('M')) t.methods[std::string(op.name)] = {&op, false};
-      if (op.has('I')) t.methods[std::string(op.name) + "_"] = {&op, true};
+      std::vector<std::string_view> names = aliases_of(op);
+      names.insert(names.begin(), op.name);
+      for (std::string_view name : names) {
+        if (op.has('F')) t.functions[name] = &op;
+        if (op.has('A')) t.attributes[name] = &op;
+        if (op.has('M')) t.methods[std::string(name)] = {&op, false};
+        if (op.has('I')) t.methods[std::string(name) + "_"] = {&op, true};
+      }
     }
     return t;
   }();

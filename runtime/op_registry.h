@@ -123,6 +123,8 @@ std::optional<MethodRef> find_method(std::string_view name);
 // Every attribute and method name of a Tensor (in-place `name_` forms
 // included), sorted: what completion offers after `x.`.
 std::vector<std::string> tensor_member_names();
+// The other names of op (torch.clip is torch.clamp).
+std::vector<std::string_view> aliases_of(const OpDef& op);
 
 using Kwargs = std::vector<std::pair<std::string, IValue>>;
 // Runs an op whose tensors are on CUDA (installed by the CUDA backend);

@@ -1,0 +1,125 @@
+#include "interp/shorthands.h"
+
+#include <fmt/format.h>
+
+#include "interp/interpreter.h"
+#include "runtime/error.h"
+#include "runtime/op_registry.h"
+
+namespace thn {
+
+namespace {
+
+Value call_op(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
+              std::vector<std::pair<std::string, Value>> kwargs) {
+  CallArgs c{std::move(args), std::move(kwargs)};
+  return in.dispatch().call(op_named(name), self, c.args, c, false);
+}
+
+// The keyword arguments `allowed` of a shorthand (PyTorch's TypeError for
+// another one).
+void only_keywords(std::string_view name, const CallArgs& a, std::initializer_list<std::string_view> allowed) {
+  for (const auto& [k, v] : a.kwargs)
+    if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+      fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+}
+
+void positional(std::string_view name, const CallArgs& a, size_t lo, size_t hi) {
+  if (a.args.size() >= lo && a.args.size() <= hi) return;
+  if (a.args.size() < lo)
+    fail(ErrorKind::TypeError, "{}() missing {} required positional argument{}", name, lo - a.args.size(),
+         lo - a.args.size() == 1 ? "" : "s");
+  fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", name, hi, hi == 1 ? "" : "s",
+       a.args.size(), a.args.size() == 1 ? "was" : "were");
+}
+
+Value keyword(const CallArgs& a, std::string_view k) {
+  for (const auto& [name, v] : a.kwargs)
+    if (name == k) return v;
+  return Value();
+}
+
+Value to_device(Interpreter& in, const Value& x, Value device) {
+  return call_op(in, "to", &x, {std::move(device)}, {});
+}
+
+Value cpu(Interpreter& in, const Value& x, CallArgs& a) {
+  only_keywords("cpu", a, {});
+  positional("cpu", a, 0, 0);
+  return to_device(in, x, Value::str("cpu"));
+}
+
+// x.cuda(device=None): x.cuda(1) is "cuda:1".
+Value cuda(Interpreter& in, const Value& x, CallArgs& a) {
+  only_keywords("cuda", a, {"device"});
+  positional("cuda", a, 0, a.kwargs.empty() ? 1 : 0);
+  Value device = a.args.empty() ? keyword(a, "device") : a.args[0];
+  if (device.is(Type::Int)) device = Value::str(fmt::format("cuda:{}", device.as_int()));
+  if (device.is(Type::None)) device = Value::str("cuda");
+  return to_device(in, x, device);
+}
+
+// The one tensor argument of type_as and view_as.
+const Value& other_tensor(std::string_view name, const CallArgs& a) {
+  only_keywords(name, a, {});
+  positional(name, a, 1, 1);
+  if (!a.args[0].is(Type::Tensor))
+    fail(ErrorKind::TypeError, "{}(): argument 'other' (position 1) must be Tensor, not {}", name, type_name(a.args[0]));
+  return a.args[0];
+}
+Value type_as(Interpreter& in, const Value& x, CallArgs& a) {
+  return call_op(in, "to", &x, {in.getattr(other_tensor("type_as", a), "dtype")}, {});
+}
+Value view_as(Interpreter& in, const Value& x, CallArgs& a) {
+  return call_op(in, "view", &x, {in.getattr(other_tensor("view_as", a), "shape")}, {});
+}
+
+// x.new_zeros(size, dtype=None, device=None): the creation op with x's
+// dtype and device where none is given.
+Value like(Interpreter& in, const Value& x, CallArgs& a, const char* op, size_t extra) {
+  const std::string name = fmt::format("new_{}", op);
+  only_keywords(name, a, {"dtype", "device"});
+  std::vector<std::pair<std::string, Value>> kwargs;
+  for (const char* k : {"dtype", "device"}) {
+    Value v = keyword(a, k);
+    kwargs.emplace_back(k, v.is(Type::None) ? in.getattr(x, k) : v);
+  }
+  if (a.args.size() < 1 + extra) positional(name, a, 1 + extra, 1 + extra);
+  return call_op(in, op, nullptr, a.args, std::move(kwargs));
+}
+Value new_zeros(Interpreter& in, const Value& x, CallArgs& a) { return like(in, x, a, "zeros", 0); }
+Value new_ones(Interpreter& in, const Value& x, CallArgs& a) { return like(in, x, a, "ones", 0); }
+Value new_empty(Interpreter& in, const Value& x, CallArgs& a) { return like(in, x, a, "empty", 0); }
+Value new_full(Interpreter& in, const Value& x, CallArgs& a) {
+  positional("new_full", a, 2, 2);
+  return like(in, x, a, "full", 1);
+}
+Value new_tensor(Interpreter& in, const Value& x, CallArgs& a) {
+  positional("new_tensor", a, 1, 1);
+  return like(in, x, a, "tensor", 0);
+}
+
+constexpr Shorthand kShorthands[] = {
+    {"cpu", "()", "x.to(\"cpu\")", cpu},
+    {"cuda", "(device=None)", "x.to(\"cuda\")` (`x.cuda(1)`: `x.to(\"cuda:1\")", cuda},
+    {"new_empty", "(size, *, dtype=None, device=None)", "empty(size, dtype=x.dtype, device=x.device)", new_empty},
+    {"new_full", "(size, fill_value, *, dtype=None, device=None)", "full(size, fill_value, dtype=x.dtype, device=x.device)",
+     new_full},
+    {"new_ones", "(size, *, dtype=None, device=None)", "ones(size, dtype=x.dtype, device=x.device)", new_ones},
+    {"new_tensor", "(data, *, dtype=None, device=None)", "tensor(data, dtype=x.dtype, device=x.device)", new_tensor},
+    {"new_zeros", "(size, *, dtype=None, device=None)", "zeros(size, dtype=x.dtype, device=x.device)", new_zeros},
+    {"type_as", "(other)", "x.to(other.dtype)", type_as},
+    {"view_as", "(other)", "x.view(other.shape)", view_as},
+};
+
+}  // namespace
+
+std::span<const Shorthand> tensor_shorthands() { return kShorthands; }
+
+const Shorthand* find_shorthand(std::string_view name) {
+  for (const Shorthand& s : kShorthands)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+}  // namespace thn

@@ -1,0 +1,25 @@
+#pragma once
+// Tensor methods PyTorch defines through other ops (x.cpu() is
+// x.to("cpu"), x.new_zeros(n) is zeros(n, dtype=x.dtype, device=x.device)):
+// each is the same call of that op, so eager, jit and every device treat it
+// as they treat the op.
+#include <span>
+#include <string_view>
+
+#include "interp/value.h"
+
+namespace thn {
+
+class Interpreter;
+
+struct Shorthand {
+  std::string_view name;   // the method: x.NAME(...)
+  std::string_view form;   // its parameters, as docs/ops.md shows them
+  std::string_view means;  // what it calls
+  Value (*call)(Interpreter& in, const Value& self, CallArgs& args);
+};
+
+std::span<const Shorthand> tensor_shorthands();
+const Shorthand* find_shorthand(std::string_view name);
+
+}  // namespace thn
