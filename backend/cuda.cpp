@@ -55,15 +55,28 @@ CudaImage nvrtc_compile(const std::string& source, const std::string& requested)
       fail(ErrorKind::ValueError, "--arch expects sm_NN (sm_80, sm_90, ...), not '{}'", requested);
     }
   }
-  bool cubin = std::find(archs.begin(), archs.end(), arch) != archs.end();
+  // A cubin for an arch NVRTC knows; else PTX for the newest virtual arch
+  // below it, which the driver compiles for the device when it loads it.
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
-  std::vector<std::string> options{"--std=c++17", "-default-device", "-w",
-                                   fmt::format("--gpu-architecture={}_{}", cubin ? "sm" : "compute", arch)};
+  bool cubin = std::find(archs.begin(), archs.end(), arch) != archs.end();
+  int virtual_arch = arch;
+  if (!cubin) {
+    auto below = std::find_if(archs.rbegin(), archs.rend(), [&](int a) { return a <= arch; });
+    if (below == archs.rend())
+      fail(ErrorKind::RuntimeError, "NVRTC {}.{} cannot compile for sm_{}: it supports sm_{} to sm_{}", major, minor,
+           arch, archs.front(), archs.back());
+    virtual_arch = *below;
+  }
+  // No contraction of a multiply and an add into one FMA (NVRTC's default):
+  // kernels round each op as the CPU's kernels do (runtime/scalar_math.h).
+  std::vector<std::string> options{"--std=c++17", "-default-device", "-w", "--fmad=false",
+                                   cubin ? fmt::format("--gpu-architecture=sm_{}", arch)
+                                         : fmt::format("--gpu-architecture=compute_{}", virtual_arch)};
   std::string opts;
   for (const std::string& o : options) opts += o + " ";
   std::string key = hash_hex(source + "\n" + opts + fmt::format("\nnvrtc {}.{}", major, minor));
-  CudaImage image{fmt::format("sm_{}", arch), cubin, "", false};
+  CudaImage image{cubin ? fmt::format("sm_{}", arch) : fmt::format("compute_{}", virtual_arch), cubin, "", false};
   std::string name = key + (cubin ? ".cubin" : ".ptx");
   if (std::string cached = cache_load(name); !cached.empty()) {
     image.data = std::move(cached);
@@ -113,7 +126,25 @@ cuda::CUmodule load_module(const CudaImage& image) {
   static auto& loaded = *new std::unordered_map<std::string, cuda::CUmodule>;
   std::lock_guard<std::mutex> lock(mu);
   cuda::CUmodule& m = loaded[hash_hex(image.data)];
-  if (!m) cuda::check(cuda::driver().cuModuleLoadData(&m, image.data.data()), "cuModuleLoadData");
+  if (m) return m;
+  const cuda::CUresult r = cuda::driver().cuModuleLoadData(&m, image.data.data());
+  if (r == 0) return m;
+  // A driver older than the toolkit cannot load what its NVRTC made.
+  const int driver = cuda::device_info().driver_version;
+  std::string why;
+#if THN_HAVE_CUDA_TOOLKIT
+  int major = 0, minor = 0;
+  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS && driver < major * 1000 + minor * 10)
+    why = fmt::format(": the driver supports CUDA {}.{}, older than the NVRTC ({}.{}) that compiled the kernels; "
+                      "update the NVIDIA driver",
+                      driver / 1000, driver % 1000 / 10, major, minor);
+#endif
+  try {
+    cuda::check(r, "cuModuleLoadData");
+  } catch (const Error& e) {
+    fail(ErrorKind::RuntimeError, "{} (the kernels: {} for {}){}", e.what(), image.cubin ? "cubin" : "PTX",
+         image.arch, why);
+  }
   return m;
 }
 

@@ -14,7 +14,7 @@ namespace thn {
 bool have_nvrtc();
 
 struct CudaImage {
-  std::string arch;   // "sm_90"
+  std::string arch;   // "sm_90"; PTX: its virtual arch, "compute_90"
   bool cubin = false;  // else PTX
   std::string data;
   bool from_disk = false;

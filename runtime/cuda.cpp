@@ -245,7 +245,13 @@ CachingAllocator& allocator() {
         check(r, "cuMemAlloc");
         return p;
       },
-      [](CUdeviceptr p) { loaded().d.cuMemFree(p); });
+      // Kernels queued on the stream may still use a cached block: they
+      // finish first (cuMemFree's own wait is not documented for the
+      // driver API; after the first block this returns at once).
+      [](CUdeviceptr p) {
+        loaded().d.cuCtxSynchronize();
+        loaded().d.cuMemFree(p);
+      });
   return *a;
 }
 

@@ -13,6 +13,9 @@
   (against the stand-in driver), and a clear usage error without a driver;
 - kernel arguments over an older driver's 4 KiB limit go through device
   memory (the stand-in driver emulating the kernels, reporting CUDA 11.8);
+- `thn kernels --arch`: an arch NVRTC does not know gets PTX for the
+  newest one below it, an arch below every one a clear error; a driver
+  refusing the kernels as too new is named with both CUDA versions;
 - `thn fuzz`: usage errors, `--emit` is deterministic per seed, and with a
   kernel compiler that turns float additions into subtractions
   (miscompiling_cxx) it reports the mismatch, reduces the program and writes
@@ -273,6 +276,30 @@ def check_kernel_arguments(thn):
     return errors
 
 
+def check_arch(thn):
+    """PTX for an arch NVRTC does not know; a clear error below its oldest; a
+    driver older than NVRTC says so when it refuses the kernels."""
+    version = run(thn, ["--version"]).stdout
+    if "compiled by NVRTC" not in version or not FAKE_CUDA:
+        print("cli --arch: skipped (no CUDA backend in this build, or THN_FAKE_CUDA not given)")
+        return []
+    errors = []
+    quickstart = os.path.join(ROOT, "examples", "quickstart.thn")
+    r = run(thn, ["kernels", quickstart, "--target", "cuda", "--arch", "sm_999"])
+    if r.returncode != 0 or "compiled for compute_" not in r.stdout + r.stderr:
+        errors.append(f"--arch sm_999: exit {r.returncode}, want PTX for an older arch: {r.stdout[-300:]} {r.stderr[-300:]}")
+    r = run(thn, ["kernels", quickstart, "--target", "cuda", "--arch", "sm_10"])
+    if r.returncode != 1 or "cannot compile for sm_10: it supports sm_" not in r.stderr:
+        errors.append(f"--arch sm_10: exit {r.returncode}, stderr {r.stderr[-300:]}")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"THN_LIBCUDA": FAKE_CUDA, "LD_PRELOAD": FAKE_CUDA, "XDG_CACHE_HOME": cache,
+               "THN_FAKE_CUDA_DRIVER_VERSION": "11080", "THN_FAKE_CUDA_REFUSE_IMAGES": "1"}
+        r = run(thn, ["run", "FILE"], code='x = ones(2, device="cuda")\nprint(x + 1)\n', env=env)
+        if r.returncode != 1 or "the driver supports CUDA 11.8, older than the NVRTC" not in r.stderr:
+            errors.append(f"a refusing driver: exit {r.returncode}, stderr {r.stderr[-500:]}")
+    return errors
+
+
 TRACEBACK = """def h(x, i):
     return x.index_select(0, i) * 2
 def f(x, i):
@@ -304,4 +331,5 @@ def check_traceback(thn):
 if __name__ == "__main__":
     run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
-                ("kernel arguments", check_kernel_arguments), ("traceback", check_traceback)])
+                ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
+                ("traceback", check_traceback)])

@@ -6,7 +6,8 @@
 // so that host code reading a device pointer faults instead of passing.
 // THN_FAKE_CUDA_MEMORY limits the device's bytes (default 64 MiB);
 // THN_FAKE_CUDA_DRIVER_VERSION is the CUDA version it reports (default
-// 12040; below 12010 kernel parameters are limited to 4 KiB).
+// 12040; below 12010 kernel parameters are limited to 4 KiB);
+// THN_FAKE_CUDA_REFUSE_IMAGES makes it refuse every image as too new.
 //
 // Kernels run on the host by emulation when the library is also preloaded
 // (LD_PRELOAD=<this library>): it then sees the CUDA source thn gives NVRTC
@@ -52,7 +53,8 @@ namespace {
 using CUresult = int;
 using CUdeviceptr = unsigned long long;
 constexpr CUresult kSuccess = 0, kInvalidValue = 1, kOutOfMemory = 2, kNotInitialized = 3, kInvalidImage = 200,
-                   kNotFound = 500, kLaunchFailed = 719, kNotSupported = 801;
+                   kNotFound = 500, kLaunchFailed = 719, kNotSupported = 801,
+                   kUnsupportedPtxVersion = 222;
 constexpr CUdeviceptr kTag = 1ull << 62;
 
 bool initialised = false;
@@ -82,6 +84,7 @@ CUresult GetErrorString(CUresult r, const char** s) {
     case kNotFound: *s = "named symbol not found"; return kSuccess;
     case kInvalidValue: *s = "invalid argument"; return kSuccess;
     case kLaunchFailed: *s = "fake driver: unsupported launch configuration"; return kSuccess;
+    case kUnsupportedPtxVersion: *s = "the provided PTX was compiled with an unsupported toolchain."; return kSuccess;
     default: *s = "fake driver error"; return kSuccess;
   }
 }
@@ -318,6 +321,8 @@ extern "C" int nvrtcCreateProgram(void**, const char*, const char*, int, const c
 namespace {
 
 CUresult ModuleLoadData(void** module, const void* image) {
+  // THN_FAKE_CUDA_REFUSE_IMAGES: every image is too new for this driver.
+  if (std::getenv("THN_FAKE_CUDA_REFUSE_IMAGES")) return kUnsupportedPtxVersion;
   // Not preloaded, thn's NVRTC calls went past this library: no module,
   // whatever sources an earlier preloaded run left in the cache.
   if (dlsym(RTLD_DEFAULT, "nvrtcCreateProgram") != reinterpret_cast<void*>(&nvrtcCreateProgram)) return kNotSupported;
