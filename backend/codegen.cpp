@@ -148,12 +148,15 @@ class Emitter {
     else out += target_ == Target::Cpu ? cpu_pointwise() : cuda_pointwise();
     out += "}\n";
     // The arguments by value, or (over the device's limit for kernel
-    // parameters) in device memory.
+    // parameters) in device memory. NVRTC before 12.1 refuses parameters
+    // over 4 KiB: the module then has only the second entry.
+    const bool large = has_by_pointer_entry(k_);
     if (target_ == Target::Cuda)
-      out += fmt::format("extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
-                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n",
-                         k_.name);
-    if (target_ == Target::Cuda && has_by_pointer_entry(k_))
+      out += fmt::format("{1}extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
+                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n{2}",
+                         k_.name, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
+                         large ? "#endif\n" : "");
+    if (target_ == Target::Cuda && large)
       out += fmt::format("extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
                          "  if (a->wide) {0}_body<int64_t>(*a);\n  else {0}_body<int32_t>(*a);\n}}\n",
                          k_.name);

@@ -134,7 +134,8 @@ cuda::CUmodule load_module(const CudaImage& image) {
   std::string why;
 #if THN_HAVE_CUDA_TOOLKIT
   int major = 0, minor = 0;
-  if (nvrtcVersion(&major, &minor) == NVRTC_SUCCESS && driver < major * 1000 + minor * 10)
+  // (209: no binary for the GPU, 222: a PTX version the driver lacks.)
+  if ((r == 209 || r == 222) && nvrtcVersion(&major, &minor) == NVRTC_SUCCESS && driver < major * 1000 + minor * 10)
     why = fmt::format(": the driver supports CUDA {}.{}, older than the NVRTC ({}.{}) that compiled the kernels; "
                       "update the NVIDIA driver",
                       driver / 1000, driver % 1000 / 10, major, minor);
@@ -216,15 +217,16 @@ class CudaFusion : public CompiledFusion {
     args.put(w, c.fs.data(), scalars);
     args.put(w + scalars, c.is.data(), scalars);
     const unsigned blocks = unsigned(std::max<int64_t>(grid, 1));
-    if (args.bytes() <= max_argument_bytes()) {
+    if (fn_ && args.bytes() <= max_argument_bytes()) {
       void* params[] = {args.data()};
       cuda::check(cuda::driver().cuLaunchKernel(fn_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
                   "cuLaunchKernel");
       return true;
     }
-    // Over the limit (many tensors, an older driver): the struct goes to
-    // device memory first, a block back in the cache once launched. (Over
-    // the limit is over kMinParameterBytes, so the kernel has the entry.)
+    // Over the limit (many tensors, an older driver or NVRTC): the struct
+    // goes to device memory first, a block back in the cache once launched.
+    // (Over the limit is over kMinParameterBytes, so the kernel has the
+    // entry.)
     cuda::ScratchBlock block_of_args(args.bytes());
     cuda::CUdeviceptr d = block_of_args.get();
     cuda::copy_to_device(d, args.data(), args.bytes());
@@ -254,8 +256,11 @@ FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
   for (const BoundSymbol& b : t.body)
     if (is_fusion(b)) {
       cuda::CUfunction fn = nullptr, by_pointer = nullptr;
-      cuda::check(cuda::driver().cuModuleGetFunction(&fn, m, ks[k].name.c_str()), "cuModuleGetFunction");
-      if (has_by_pointer_entry(ks[k]))
+      // A kernel with the by-pointer entry may lack the other (codegen.cpp).
+      const bool large = has_by_pointer_entry(ks[k]);
+      const cuda::CUresult found = cuda::driver().cuModuleGetFunction(&fn, m, ks[k].name.c_str());
+      if (!large || found != cuda::kNotFound) cuda::check(found, "cuModuleGetFunction");
+      if (large)
         cuda::check(cuda::driver().cuModuleGetFunction(&by_pointer, m, (ks[k].name + "_by_pointer").c_str()),
                     "cuModuleGetFunction");
       out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), fn, by_pointer));

@@ -30,7 +30,7 @@ using CUcontext = struct CUctx_st*;
 using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
-constexpr CUresult kSuccess = 0, kOutOfMemory = 2;
+constexpr CUresult kSuccess = 0, kOutOfMemory = 2, kNotFound = 500;
 
 // The entry points thn uses, as cuGetProcAddress returns them.
 struct Driver {

@@ -11,8 +11,9 @@
 - `thn run --emit=ast`: the resolved AST before the run;
 - `thn run --device cuda`: creation ops without a device make CUDA tensors
   (against the stand-in driver), and a clear usage error without a driver;
-- kernel arguments over an older driver's 4 KiB limit go through device
-  memory (the stand-in driver emulating the kernels, reporting CUDA 11.8);
+- kernel arguments over an older driver's or NVRTC's 4 KiB limit go
+  through device memory (the stand-in driver emulating the kernels,
+  reporting CUDA 11.8, or kernels seeing NVRTC 11.8's version macros);
 - `thn kernels --arch`: an arch NVRTC does not know gets PTX for the
   newest one below it, an arch below every one a clear error; a driver
   refusing the kernels as too new is named with both CUDA versions;
@@ -255,7 +256,9 @@ def check_kernel_arguments(thn):
     Adam step over 8 parameters) go through device memory: under the
     stand-in driver reporting CUDA 11.8 (which then refuses parameters over
     4 KiB, as such a driver does) the step launches as many kernels as under
-    12.4 (an eager fallback would launch many more) and is right."""
+    12.4 (an eager fallback would launch many more) and is right; so it does
+    where NVRTC 11.8 left out the kernels' by-value entry (emulated: the
+    version macros the kernels see)."""
     version = run(thn, ["--version"]).stdout
     if "compiled by NVRTC" not in version or not FAKE_CUDA:
         print("cli kernel arguments: skipped (no CUDA backend in this build, or THN_FAKE_CUDA not given)")
@@ -263,16 +266,18 @@ def check_kernel_arguments(thn):
     fake = FAKE_CUDA
     errors, kernels = [], []
     with tempfile.TemporaryDirectory() as cache:
-        for driver in ("12040", "11080"):
+        for driver, nvrtc in (("12040", ""), ("11080", ""), ("12040", "11.8")):
             env = {"THN_LIBCUDA": fake, "LD_PRELOAD": fake, "XDG_CACHE_HOME": cache,
                    "THN_FAKE_CUDA_DRIVER_VERSION": driver}
+            if nvrtc:
+                env["THN_FAKE_CUDA_NVRTC_VERSION"] = nvrtc
             r = run(thn, ["run", "FILE", "--stats"], code=ADAM_8, env=env)
             k = [line.split("kernels=")[1].split()[0] for line in r.stderr.splitlines() if line.startswith("stats: step")]
             if r.returncode != 0 or r.stdout != "True\n" or not k:
                 errors.append(f"driver {driver}: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr[-600:]}")
             kernels += k
-    if not errors and kernels[0] != kernels[1]:
-        errors.append(f"kernels launched under CUDA 12.4 and 11.8 differ: {kernels}")
+    if not errors and len(set(kernels)) != 1:
+        errors.append(f"kernels launched under CUDA 12.4, a CUDA 11.8 driver and NVRTC 11.8 differ: {kernels}")
     return errors
 
 

@@ -7,13 +7,16 @@
 // THN_FAKE_CUDA_MEMORY limits the device's bytes (default 64 MiB);
 // THN_FAKE_CUDA_DRIVER_VERSION is the CUDA version it reports (default
 // 12040; below 12010 kernel parameters are limited to 4 KiB);
-// THN_FAKE_CUDA_REFUSE_IMAGES makes it refuse every image as too new.
+// THN_FAKE_CUDA_REFUSE_IMAGES makes it refuse every image as too new;
+// THN_FAKE_CUDA_NVRTC_VERSION ("11.8") is the NVRTC version the emulated
+// kernels see in their version macros.
 //
 // Kernels run on the host by emulation when the library is also preloaded
 // (LD_PRELOAD=<this library>): it then sees the CUDA source thn gives NVRTC
 // (nvrtcCreateProgram, forwarded to the real NVRTC) and remembers which
 // image came from which source. cuModuleLoadData compiles that source as
-// host C++ (c++, -D__CUDACC_RTC__, the CUDA built-ins below), and
+// host C++ (c++, -D__CUDACC_RTC__ and NVRTC's version macros, the CUDA
+// built-ins below), and
 // cuLaunchKernel runs each block with one host thread per CUDA thread:
 // __syncthreads is a barrier, __shfl_down_sync an exchange between the 32
 // threads of a warp, __shared__ arrays are shared by the block's threads,
@@ -33,6 +36,7 @@
 #include <cmath>
 #include <barrier>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -285,7 +289,7 @@ void* emulation_module(const std::string& source) {
     size_t name_end = source.find('(', at);
     std::string name = source.substr(at + mark.size(), name_end - at - mark.size());
     // Device addresses are tagged host addresses (see MemAlloc). NAME_by_pointer
-    // takes the struct in device memory: the same kernel on a copy of it.
+    // takes the struct in device memory: it gets a copy of it.
     const std::string untag = "(unsigned long long)q ^ " + std::to_string(kTag) + "ull";
     const std::string suffix = "_by_pointer";
     bool by_pointer = name.size() > suffix.size() && name.ends_with(suffix);
@@ -293,13 +297,24 @@ void* emulation_module(const std::string& source) {
     std::string from = by_pointer ? "*(const " + base + "_args*)((unsigned long long)*(void**)params[0] ^ " +
                                         std::to_string(kTag) + "ull)"
                                   : "*(const " + base + "_args*)params[0]";
+    // A kernel the preprocessor left out (an `#if` on NVRTC's version) is
+    // a null weak symbol: ModuleGetFunction does not find it.
+    if (!by_pointer) text += "extern \"C\" void " + name + "(const " + base + "_args) __attribute__((weak));\n";
     text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + base + "_args a = " + from +
-            ";\n  for (void*& q : a.p) q = q ? (void*)(" + untag + ") : q;\n  " + base + "(a);\n}\n";
+            ";\n  for (void*& q : a.p) q = q ? (void*)(" + untag + ") : q;\n  " + name + (by_pointer ? "(&a)" : "(a)") +
+            ";\n}\n";
     text += "extern \"C\" unsigned long long thn_emu_parameter_bytes_" + name + "() { return sizeof(" +
             (by_pointer ? std::string("void*") : base + "_args") + "); }\n";
   }
   const std::filesystem::path dir = emu_dir();
-  const std::string key = hex_hash(text);
+  // NVRTC's version macros, as the NVRTC thn calls defines them, or as
+  // THN_FAKE_CUDA_NVRTC_VERSION ("11.8") says.
+  int major = 0, minor = 0;
+  if (const char* e = std::getenv("THN_FAKE_CUDA_NVRTC_VERSION")) std::sscanf(e, "%d.%d", &major, &minor);
+  else if (auto version = reinterpret_cast<int (*)(int*, int*)>(dlsym(RTLD_NEXT, "nvrtcVersion"))) version(&major, &minor);
+  const std::string macros =
+      "-D__CUDACC_VER_MAJOR__=" + std::to_string(major) + " -D__CUDACC_VER_MINOR__=" + std::to_string(minor);
+  const std::string key = hex_hash(text + macros);
   const std::filesystem::path so = dir / ("emu-" + key + ".so");
   if (!std::filesystem::exists(so)) {
     const std::filesystem::path src = dir / ("emu-" + key + ".cpp");
@@ -308,7 +323,8 @@ void* emulation_module(const std::string& source) {
     tmp += ".tmp" + std::to_string(getpid());
     // The compiler runs without this library preloaded (built with a
     // sanitizer, it would need that runtime in the compiler's process).
-    std::string cmd = "env -u LD_PRELOAD c++ -std=c++17 -O1 -w -shared -fPIC -D__CUDACC_RTC__ -o '" + tmp.string() + "' '" +
+    std::string cmd = "env -u LD_PRELOAD c++ -std=c++17 -O1 -w -shared -fPIC -D__CUDACC_RTC__ " + macros + " -o '" +
+                      tmp.string() + "' '" +
                       src.string() + "' -lm > '" + src.string() + ".log' 2>&1";
     if (std::system(cmd.c_str()) != 0) return nullptr;
     std::filesystem::rename(tmp, so);
@@ -363,6 +379,7 @@ CUresult ModuleLoadData(void** module, const void* image) {
 
 CUresult ModuleGetFunction(void** f, void* module, const char* name) {
   Module& m = *static_cast<Module*>(module);
+  if (!dlsym(m.handle, name)) return kNotFound;
   auto launch = reinterpret_cast<void (*)(void**)>(dlsym(m.handle, ("thn_emu_launch_" + std::string(name)).c_str()));
   if (!launch) return kNotFound;
   auto bytes = reinterpret_cast<unsigned long long (*)()>(
