@@ -217,10 +217,11 @@ class CudaFusion : public CompiledFusion {
     args.put(w, c.fs.data(), scalars);
     args.put(w + scalars, c.is.data(), scalars);
     const unsigned blocks = unsigned(std::max<int64_t>(grid, 1));
+    const std::string what = fmt::format("cuLaunchKernel ({})", kernel().name);
     if (fn_ && args.bytes() <= max_argument_bytes()) {
       void* params[] = {args.data()};
       cuda::check(cuda::driver().cuLaunchKernel(fn_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
-                  "cuLaunchKernel");
+                  what.c_str());
       return true;
     }
     // Over the limit (many tensors, an older driver or NVRTC): the struct
@@ -232,7 +233,7 @@ class CudaFusion : public CompiledFusion {
     cuda::copy_to_device(d, args.data(), args.bytes());
     void* params[] = {&d};
     cuda::check(cuda::driver().cuLaunchKernel(by_pointer_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
-                "cuLaunchKernel");
+                what.c_str());
     return true;
   }
 

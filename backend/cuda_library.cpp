@@ -407,7 +407,7 @@ void launch(const std::string& name, Args& args, int64_t n, bool per_line = fals
   void* params[] = {&args};
   cuda::check(cuda::driver().cuLaunchKernel(function(name), unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, nullptr,
                                             params, nullptr),
-              "cuLaunchKernel");
+              fmt::format("cuLaunchKernel ({})", name).c_str());
 }
 
 // cumsum of long lines (scan_lines): a line is split into chunks of at
