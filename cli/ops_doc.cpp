@@ -69,7 +69,8 @@ int print_ops_doc(std::ostream& out) {
       << "| method | calls |\n"
       << "|---|---|\n";
   for (const Shorthand& sh : tensor_shorthands())
-    out << "| `x." << sh.name << sh.form << "` | `" << sh.means << "` |\n";
+    out << "| " << (sh.function ? fmt::format("`{}(x, ...)` ", sh.name) : "") << "`x." << sh.name << sh.form << "` | `"
+        << sh.means << "` |\n";
   return 0;
 }
 

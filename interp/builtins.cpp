@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "interp/interpreter.h"
+#include "interp/shorthands.h"
 #include "runtime/cuda.h"
 #include "runtime/op_registry.h"
 
@@ -424,6 +425,17 @@ void install_builtins(Interpreter& in) {
     if (!op.has('F')) continue;
     b[std::string(op.name)] = op_function(op);
     for (std::string_view alias : aliases_of(op)) b[std::string(alias)] = op_function(op);
+  }
+  for (const Shorthand& sh : tensor_shorthands()) {
+    if (!sh.function) continue;
+    b[std::string(sh.name)] = make_builtin(std::string(sh.name), [&sh](Interpreter& in, CallArgs& a) {
+      if (a.args.empty() || !a.args[0].is(Type::Tensor))
+        fail(ErrorKind::TypeError, "{}(): argument 'input' (position 1) must be Tensor, not {}", sh.name,
+             a.args.empty() ? "nothing" : type_name(a.args[0]));
+      const Value self = a.args[0];
+      CallArgs rest{std::vector<Value>(a.args.begin() + 1, a.args.end()), a.kwargs};
+      return sh.call(in, self, rest);
+    });
   }
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64})
     b[std::string(dtype_name(d))] = Value(d);

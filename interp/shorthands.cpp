@@ -99,7 +99,18 @@ Value new_tensor(Interpreter& in, const Value& x, CallArgs& a) {
   return like(in, x, a, "tensor", 0);
 }
 
+// x.allclose(other, rtol, atol, equal_nan): every element isclose, a bool
+// (under jit a number read from the tensor, as item()).
+Value allclose(Interpreter& in, const Value& x, CallArgs& a) {
+  Value close = in.dispatch().call(op_named("isclose"), &x, a.args, a, false);
+  Value all = call_op(in, "all", &close, {}, {});
+  Value item = call_op(in, "item", &all, {}, {});
+  return item;
+}
+
 constexpr Shorthand kShorthands[] = {
+    {"allclose", "(other, rtol=1e-05, atol=1e-08, equal_nan=False)", "isclose(x, other, ...).all().item()", allclose,
+     true},
     {"cpu", "()", "x.to(\"cpu\")", cpu},
     {"cuda", "(device=None)", "x.to(\"cuda\")` (`x.cuda(1)`: `x.to(\"cuda:1\")", cuda},
     {"new_empty", "(size, *, dtype=None, device=None)", "empty(size, dtype=x.dtype, device=x.device)", new_empty},

@@ -17,6 +17,7 @@ struct Shorthand {
   std::string_view form;   // its parameters, as docs/ops.md shows them
   std::string_view means;  // what it calls
   Value (*call)(Interpreter& in, const Value& self, CallArgs& args);
+  bool function = false;  // also NAME(x, ...), as torch.NAME
 };
 
 std::span<const Shorthand> tensor_shorthands();

@@ -52,8 +52,14 @@ Scalar scalar_of(const Value& v) {
 DType promoted(std::span<const Value> operands) {
   std::vector<Tensor> ts;
   for (const Value& v : operands) {
-    if (is_tensor_proxy(v)) ts.push_back(tensor_proxy(v).shadow);
-    else if (v.is_number()) ts.push_back(wrap_scalar(scalar_of(v)));
+    if (is_tensor_proxy(v)) {
+      // A value the decomposition made has no shadow: an empty tensor of
+      // its dtype and rank stands in (result_type reads nothing else).
+      const TensorProxy& p = tensor_proxy(v);
+      ts.push_back(p.shadow.defined() ? p.shadow : empty(Dims(p.sizes.size(), 0), p.dtype()));
+    } else if (v.is_number()) {
+      ts.push_back(wrap_scalar(scalar_of(v)));
+    }
   }
   DType d = ts.empty() ? kDefaultFloat : ts[0].dtype();
   switch (ts.size()) {
@@ -432,6 +438,7 @@ class Decomposer {
         if (is_tensor_proxy(v)) v = convert(v, out);
         return prim(id, {self(), expand(arg("mask"), sizes), v}, Meta{out, device(), sizes});
       }
+      case OpId::isclose: return isclose(sizes);
       case OpId::copy_: return write(self(), expand(convert(arg("src"), out), sizes));
       case OpId::fill_: case OpId::zero_: {
         Value v = id == OpId::zero_ ? Value(int64_t(0)) : arg("value");
@@ -559,6 +566,30 @@ class Decomposer {
     Value v = elementwise(OpId::div, {m2}, {divisor, Value()}, f64, out.sizes);
     if (take_sqrt) v = elementwise(OpId::sqrt, {v}, {}, f64, out.sizes);
     return convert(v, out.dtype);
+  }
+
+  // As the runtime's op_isclose, op by op (each rounded to the inputs'
+  // dtype, as eager rounds it). Tolerances that are number proxies: the op
+  // itself.
+  std::optional<Value> isclose(const Sizes& sizes) {
+    const Value &a = self(), &b = arg("other"), &rtol = arg("rtol"), &atol = arg("atol");
+    if (rtol.is_proxy() || atol.is_proxy() || arg("equal_nan").is_proxy()) return std::nullopt;
+    const DType d = tensor_proxy(a).dtype();
+    auto pred = [&](OpId id, std::vector<Value> xs) { return elementwise(id, std::move(xs), {}, DType::Bool, sizes); };
+    Value close = pred(OpId::eq, {a, b});
+    if (arg("equal_nan").raw_int() && is_floating(d))
+      close = pred(OpId::logical_or, {close, pred(OpId::logical_and, {pred(OpId::isnan, {a}), pred(OpId::isnan, {b})})});
+    if (rtol.raw_float() == 0 && atol.raw_float() == 0) return close;
+    const DType f = d == DType::Bool ? kDefaultFloat : d, scaled = is_floating(f) ? f : kDefaultFloat;
+    const Value one(int64_t(1));
+    Value allowed = elementwise(OpId::mul, {convert(b, f), rtol}, {}, scaled, sizes);
+    allowed = elementwise(OpId::abs, {allowed}, {}, scaled, sizes);
+    allowed = elementwise(OpId::add, {allowed, atol}, {one}, scaled, sizes);
+    Value actual = elementwise(OpId::sub, {convert(a, f), convert(b, f)}, {one}, f, sizes);
+    actual = elementwise(OpId::abs, {actual}, {}, f, sizes);
+    Value within = pred(OpId::logical_and, {pred(OpId::le, {actual, allowed}),
+                                            pred(OpId::logical_not, {pred(OpId::isinf, {actual})})});
+    return pred(OpId::logical_or, {close, within});
   }
 
   // As PyTorch: maxes with infinities zeroed, then log(sum(exp(x - maxes))) + maxes.

@@ -479,7 +479,7 @@ std::string_view codegen_status(const OpDef& op) {
     case OpFamily::Pointwise:
       switch (op.id) {
         case OpId::where: case OpId::clamp: case OpId::lerp: case OpId::addcmul: case OpId::addcdiv:
-        case OpId::masked_fill: return "fused";
+        case OpId::masked_fill: case OpId::isclose: return "fused";
         default: return "library";
       }
     case OpFamily::Reduction:

@@ -432,6 +432,31 @@ IValue addc(const Args& a, bool divide) {
 IValue op_addcmul(const Args& a) { return addc(a, false); }
 IValue op_addcdiv(const Args& a) { return addc(a, true); }
 
+// PyTorch's isclose: equal, both NaN (equal_nan), or a finite |self - other|
+// within atol + |rtol * other|, each op rounded in the inputs' dtype as
+// eager rounds it (bool inputs in the default float dtype).
+IValue op_isclose(const Args& a) {
+  const Tensor &self = a.tensor(0), &other = a.tensor(1);
+  const double rtol = a.f64(2), atol = a.f64(3);
+  if (self.dtype() != other.dtype())
+    fail("{} did not match {}", dtype_torch_name(self.dtype()), dtype_torch_name(other.dtype()));
+  THN_CHECK(rtol >= 0, "rtol must be greater than or equal to zero, but got {}", rtol);
+  THN_CHECK(atol >= 0, "atol must be greater than or equal to zero, but got {}", atol);
+  Tensor close = binary(OpId::eq, self, other);
+  if (a.boolean(4) && is_floating(self.dtype()))
+    close = binary(OpId::logical_or, close,
+                   binary(OpId::logical_and, unary(OpId::isnan, self), unary(OpId::isnan, other)));
+  if (rtol == 0 && atol == 0) return close;
+  auto as_number = [](const Tensor& t) { return t.dtype() == DType::Bool ? to_dtype(t, kDefaultFloat) : t; };
+  const Tensor s = as_number(self), o = as_number(other);
+  Tensor allowed = binary(OpId::add, unary(OpId::abs, binary(OpId::mul, o, wrap_scalar(Scalar(rtol)))),
+                          wrap_scalar(Scalar(atol)));
+  Tensor actual = unary(OpId::abs, binary(OpId::sub, s, o));
+  Tensor within = binary(OpId::logical_and, binary(OpId::le, actual, allowed),
+                         unary(OpId::logical_not, unary(OpId::isinf, actual)));
+  return binary(OpId::logical_or, close, within);
+}
+
 IValue op_masked_fill(const Args& a) {
   const Tensor &self = a.tensor(0), &mask = a.tensor(1), &value = a.tensor(2);
   if (value.dim() != 0)

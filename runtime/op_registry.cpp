@@ -23,8 +23,11 @@ IValue parse_default(std::string_view text) {
   if (text == "False") return IValue(false);
   if (text == "[]") return IValue::list({});
   if (text.front() == '"') return IValue(std::string(text.substr(1, text.size() - 2)));
-  if (text.find('.') != std::string_view::npos) return IValue(std::stod(std::string(text)));
-  return IValue(int64_t(std::stoll(std::string(text))));
+  if (text.find_first_of(".eE") != std::string_view::npos) return IValue(std::stod(std::string(text)));
+  size_t end = 0;
+  const int64_t i = std::stoll(std::string(text), &end);
+  if (end != text.size()) throw std::logic_error("ops.def: a default value it cannot read: " + std::string(text));
+  return IValue(i);
 }
 
 ParamType parse_type(std::string_view t) {

@@ -253,6 +253,30 @@ def _(c):
     c.method(i, "clamp_", 3, 4)
     c.method(x, "clamp_", max=1.0)
 
+@case("isclose")
+def _(c):
+    inf, nan = float("inf"), float("nan")
+    x = c.input(torch.tensor([1.0, 2.0, inf, nan, 1e10, -0.0, 1e-9, -inf]))
+    y = c.input(torch.tensor([1.0 + 1e-6, 2.1, inf, nan, 1.00001e10, 0.0, 0.0, inf]))
+    c.fn("isclose", x, y)
+    c.fn("isclose", x, y, equal_nan=True)
+    c.fn("isclose", x, y, rtol=0.1, atol=1e-3)
+    c.fn("isclose", x, y, rtol=0.0, atol=0.0)
+    c.fn("isclose", x, y, atol=inf)
+    h = c.input(torch.tensor([1000.0, 0.1, 3.0], dtype=torch.float16))
+    c.fn("isclose", h, c.input(torch.tensor([1000.5, 0.6, 3.001], dtype=torch.float16)), rtol=1e-3)
+    c.fn("isclose", c.input(torch.tensor([1, 2, 5])), c.input(torch.tensor([1, 3, 3])), atol=1)
+    c.fn("isclose", c.input(torch.tensor([True, False])), c.input(torch.tensor([True, True])))
+    c.fn("isclose", c.input(torch.zeros(2, 1)), c.input(torch.zeros(3)))
+
+@case("error: isclose of two dtypes")
+def _(c):
+    c.fn("isclose", c.input(torch.tensor([1.0])), c.input(torch.tensor([1])))
+
+@case("error: isclose with a negative rtol")
+def _(c):
+    c.fn("isclose", c.input(torch.tensor([1.0])), c.input(torch.tensor([1.0])), rtol=-0.5)
+
 @case("error: clamp_ of ints with a float bound")
 def _(c):
     c.method(c.input(torch.tensor([1, 2])), "clamp_", 0.5)
