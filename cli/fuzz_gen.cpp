@@ -131,8 +131,12 @@ class Generator {
       }
     }
     std::string ret = returns();
-    std::string out = fmt::format("# thn fuzz --seed {} program {}{}\nimport nn\n\n", seed, index, cuda_ ? " --device cuda" : "");
+    std::string out =
+        fmt::format("# thn fuzz --seed {} program {}{}\nimport math\nimport nn\n\n", seed, index, cuda_ ? " --device cuda" : "");
     out += "def show(t):\n    print(t.dtype, t.shape, t.tolist())\n\n\n";
+    // Some float inputs hold infinities and NaNs (make).
+    out += "def special(t):\n    k = randint(0, 8, t.shape)\n"
+           "    return where(k == 0, math.inf, where(k == 1, -math.inf, where(k == 2, math.nan, t)))\n\n\n";
     std::vector<std::string> names;
     if (packed_) names.push_back("ps");
     else for (const Var& p : params_) names.push_back(p.name);
@@ -819,8 +823,10 @@ class Generator {
   std::string make(DT dt, const std::vector<int64_t>& sizes) {
     std::string shape = shape_tuple(sizes), to = cuda_ ? ".to(\"cuda\")" : "";
     switch (dt) {
-      case DT::F32: return fmt::format("randn({}){}", shape, to);
-      case DT::F64: return fmt::format("randn({}, dtype=float64){}", shape, to);
+      case DT::F32: case DT::F64: {
+        std::string x = fmt::format("randn({}{})", shape, dt == DT::F64 ? ", dtype=float64" : "");
+        return fmt::format("{}{}", r_.chance(0.08) ? "special(" + x + ")" : x, to);
+      }
       case DT::I64: return fmt::format("randint(-4, 5, {}){}", shape, to);
       case DT::I32: return fmt::format("randint(-4, 5, {}, dtype=int32){}", shape, to);
       case DT::Bool: return cuda_ ? fmt::format("(randn({}) > 0){}", shape, to) : fmt::format("randn({}) > 0", shape);
