@@ -340,7 +340,7 @@ IValue to_ivalue(const Value& v) {
 Value present_result(std::string_view op, Value result) {
   if (!result.is(Type::Tuple)) return result;
   if (op == "shape" || op == "size") return Value::size(result.items());
-  if ((op == "max" || op == "min") && result.items().size() == 2) {
+  if ((op == "max" || op == "min" || op == "sort" || op == "topk") && result.items().size() == 2) {
     Value pair = Value::tuple(result.items());
     pair.obj<ListObj>().return_type = std::string(op);
     return pair;

@@ -712,6 +712,7 @@ class Decomposer {
 
   std::optional<Value> copy() {
     OpId id = b_.sym.op->id;
+    if (id == OpId::sort || id == OpId::topk) return std::nullopt;  // two tensors: the runtime's op
     Meta out = b_.sym.inplace ? meta(self()) : out_meta();
     switch (id) {
       case OpId::cat: case OpId::stack: {

@@ -642,3 +642,30 @@ def _(c):
 @case("repeat error: negative repeat")
 def _(c):
     c.method(c.input(torch.ones(2, 3)), "repeat", -1, 2)
+
+
+@case("sort argsort topk")
+def _(c):
+    inf, nan = float("inf"), float("nan")
+    x = c.input(torch.tensor([[2.0, nan, 1.0, -3.5], [0.25, inf, -inf, 7.0], [1.5, -1.0, 0.0, 2.5]]))
+    c.fn("sort", x)
+    c.fn("sort", x, 0, True)
+    c.method(x, "sort", dim=1, descending=True)
+    c.fn("argsort", x, 0)
+    c.method(x, "argsort", descending=True)
+    c.fn("topk", x, 2)
+    c.fn("topk", x, 1, 0, False)
+    c.method(x, "topk", 3, largest=False)
+    i = c.input(torch.tensor([5, -2, 9, 0, 3], dtype=torch.int32))
+    c.fn("sort", i)
+    c.fn("topk", i, 3)
+    c.fn("sort", c.input(torch.tensor(4.0)))
+    c.fn("topk", c.input(torch.zeros(0)), 0)
+
+@case("error: topk k out of range")
+def _(c):
+    c.fn("topk", c.input(torch.tensor([1.0, 2.0])), 3)
+
+@case("error: sort dim out of range")
+def _(c):
+    c.fn("sort", c.input(torch.tensor([1.0, 2.0])), 1)
