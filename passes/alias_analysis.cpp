@@ -12,27 +12,30 @@ namespace {
 
 int64_t wrap_dim(int64_t d, size_t n) { return d < 0 ? d + int64_t(n) : d; }
 
+using Strides = std::vector<int64_t>;
+
 // The strides of a view prim's result from its operand's strides (PyTorch's
-// view arithmetic); empty when some size or argument is symbolic.
-std::vector<int64_t> view_strides_of(const BoundSymbol& b, const std::vector<int64_t>& in) {
-  if (!b.sym.op && b.sym.prim == PrimId::as_strided) return static_ints(b.args[2].items()).value_or(std::vector<int64_t>());
+// view arithmetic); empty when some size or argument is symbolic. None: a
+// reshape whose operand's strides admit no view of its result, which the
+// runtime's reshape copies (eager viewed the input, but functionalization
+// replayed the reshape on a value written into it: a copy_ of an expansion).
+std::optional<Strides> view_strides_of(const BoundSymbol& b, const Strides& in) {
+  if (!b.sym.op && b.sym.prim == PrimId::as_strided) return static_ints(b.args[2].items()).value_or(Strides());
   auto in_sizes = static_sizes(b.args[0]);
   auto out_sizes = static_sizes(b.out);
-  if (!in_sizes || !out_sizes) return {};
-  if (in.empty() && !in_sizes->empty()) return {};  // unknown (a 0-dim operand's are known: none)
+  if (!in_sizes || !out_sizes) return Strides();
+  if (in.empty() && !in_sizes->empty()) return Strides();  // unknown (a 0-dim operand's are known: none)
   std::vector<int64_t> s = in;
   if (!b.sym.op) {  // prims.slice(t, starts, ends, steps)
     auto steps = static_ints(b.args[3].items());
-    if (!steps) return {};
+    if (!steps) return Strides();
     for (size_t d = 0; d < s.size(); ++d) s[d] *= (*steps)[d];
     return s;
   }
   switch (b.sym.op->id) {
     case OpId::reshape: {
       std::optional<Dims> r = view_strides(*in_sizes, in, *out_sizes);
-      if (!r)
-        throw std::logic_error(fmt::format("alias_analysis: prims.reshape from strides ({}) to [{}] cannot be a view",
-                                           fmt::join(in, ", "), fmt::join(*out_sizes, ", ")));
+      if (!r) return std::nullopt;
       return *r;
     }
     case OpId::permute: {
@@ -67,7 +70,7 @@ std::vector<int64_t> view_strides_of(const BoundSymbol& b, const std::vector<int
       r.push_back(diag);
       return r;
     }
-    default: return {};
+    default: return Strides();
   }
 }
 
@@ -92,7 +95,8 @@ Trace alias_analysis(const Trace& t) {
   for (const BoundSymbol& b : t.body) {
     if (b.sym.is_view()) {
       const Layout& in = layouts.at(&b.args[0].symbolic());
-      layouts[&b.out.symbolic()] = Layout{in.base, view_strides_of(b, in.strides), in.may_copy};
+      std::optional<Strides> strides = view_strides_of(b, in.strides);
+      layouts[&b.out.symbolic()] = strides ? Layout{in.base, *strides, in.may_copy} : Layout{in.base, {}, true};
       continue;
     }
     // The operand itself when nothing changes; never across a dtype change.
