@@ -309,6 +309,9 @@ class Generator {
       if (!is_float(v.dt)) v.dt = DT::F32;
     } else if (k == 5) {
       v.name = fmt::format("{} {} {}", x->name, r_.pick(std::vector<std::string>{">", "<=", "==", "!="}), y->name);
+      if (x->dt == y->dt && r_.chance(0.2))  // isclose: one dtype
+        v.name = fmt::format("isclose({}, {}{})", x->name, y->name,
+                             r_.pick(std::vector<std::string>{"", ", rtol=0.5", ", atol=1, equal_nan=True"}));
       v.dt = DT::Bool;
     } else if (k == 6 && !is_float(x->dt) && !is_float(y->dt)) {
       std::vector<std::string> ops{"&", "|", "^"};
@@ -374,8 +377,9 @@ class Generator {
       // (argmax of floats could flip on a near tie after a reduction that
       // rounds differently when compiled: integers only)
       op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std",
-                                            "softmax", "log_softmax", "layer_norm"});
-    else if (is_int(x->dt)) op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin"});
+                                            "softmax", "log_softmax", "layer_norm", "sort", "topk"});
+    else if (is_int(x->dt))
+      op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin", "sort", "argsort", "topk"});
     else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
     if (op == "sum" || op == "cumsum") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
     if (op == "argmax" || op == "argmin") v.dt = DT::I64;
@@ -384,6 +388,24 @@ class Generator {
     if ((op == "var" || op == "std") && r_.chance(0.5)) extra = r_.chance(0.5) ? ", correction=0" : ", unbiased=False";
     if (op == "cumsum") {
       v.name = fmt::format("{}.cumsum({})", x->name, dim_text(*x, d));
+      return v;
+    }
+    // The runtime's sort between fusions: values (indices of integers only:
+    // floats computed in another order could swap near ties), the largest
+    // or smallest along d.
+    if (op == "sort" || op == "argsort") {
+      const bool descending = r_.chance(0.5), indices = op == "argsort" || (is_int(x->dt) && r_.chance(0.5));
+      if (indices) v.dt = DT::I64;
+      v.name = fmt::format("{}.{}({}{}){}", x->name, op, dim_text(*x, d), descending ? ", descending=True" : "",
+                           op == "argsort" ? "" : indices ? ".indices" : ".values");
+      return v;
+    }
+    if (op == "topk") {
+      const bool indices = is_int(x->dt) && r_.chance(0.5);
+      v.name = fmt::format("{}.topk(1, {}{}).{}", x->name, dim_text(*x, d), r_.chance(0.5) ? ", largest=False" : "",
+                           indices ? "indices" : "values");
+      if (indices) v.dt = DT::I64;
+      v.shape[size_t(d)] = kOne;
       return v;
     }
     // The standard library's reductions with elementwise consumers (nn.thn):
