@@ -1,5 +1,7 @@
 #include "interp/shorthands.h"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 #include "interp/interpreter.h"
@@ -108,6 +110,48 @@ Value allclose(Interpreter& in, const Value& x, CallArgs& a) {
   return item;
 }
 
+// x.norm(p=2, dim=None, keepdim=False): the vector p-norm over dim (every
+// dim when None), as PyTorch computes it: p = 2 ("fro") sqrt(sum(x*x)), 1
+// sum(|x|), inf / -inf max / min |x|, 0 the count of nonzeros, else
+// sum(|x|^p)^(1/p).
+Value norm(Interpreter& in, const Value& x, CallArgs& a) {
+  only_keywords("norm", a, {"p", "dim", "keepdim"});
+  positional("norm", a, 0, 3);
+  Value p = a.args.size() > 0 ? a.args[0] : keyword(a, "p");
+  Value dim = a.args.size() > 1 ? a.args[1] : keyword(a, "dim");
+  Value keepdim = a.args.size() > 2 ? a.args[2] : keyword(a, "keepdim");
+  if (keepdim.is(Type::None)) keepdim = Value(false);
+  const Value dtype = in.getattr(x, "dtype");
+  if (!is_floating(dtype.as_dtype()))
+    fail("norm(): input dtype should be either floating point or complex. Got {} instead.",
+         dtype_torch_name(dtype.as_dtype()));
+  if (p.is(Type::Str) && p.as_str() == "fro") p = Value(2.0);
+  if (p.is(Type::None)) p = Value(2.0);
+  if (!p.is(Type::Int) && !p.is(Type::Float))
+    fail(ErrorKind::TypeError, "norm(): p must be a number or 'fro', not {}", to_repr(p));
+  const double q = p.as_float();
+  auto reduce = [&](const char* op, const Value& t) {
+    Value d = dim.is(Type::None) && (std::string_view(op) != "sum") ? Value::list({}) : dim;
+    return call_op(in, op, &t, {}, {{"dim", d}, {"keepdim", keepdim}});
+  };
+  Value absolute = call_op(in, "abs", &x, {}, {});
+  if (std::isinf(q)) return reduce(q > 0 ? "amax" : "amin", absolute);
+  if (q == 0) {
+    Value nonzero = call_op(in, "ne", &x, {Value(int64_t(0))}, {});
+    Value count = reduce("sum", nonzero);
+    return call_op(in, "to", &count, {dtype}, {});
+  }
+  if (q == 1) return reduce("sum", absolute);
+  if (q == 2) {
+    Value squares = call_op(in, "square", &x, {}, {});
+    Value total = reduce("sum", squares);
+    return call_op(in, "sqrt", &total, {}, {});
+  }
+  Value powers = call_op(in, "pow", &absolute, {Value(q)}, {});
+  Value total = reduce("sum", powers);
+  return call_op(in, "pow", &total, {Value(1.0 / q)}, {});
+}
+
 constexpr Shorthand kShorthands[] = {
     {"allclose", "(other, rtol=1e-05, atol=1e-08, equal_nan=False)", "isclose(x, other, ...).all().item()", allclose,
      true},
@@ -119,6 +163,8 @@ constexpr Shorthand kShorthands[] = {
     {"new_ones", "(size, *, dtype=None, device=None)", "ones(size, dtype=x.dtype, device=x.device)", new_ones},
     {"new_tensor", "(data, *, dtype=None, device=None)", "tensor(data, dtype=x.dtype, device=x.device)", new_tensor},
     {"new_zeros", "(size, *, dtype=None, device=None)", "zeros(size, dtype=x.dtype, device=x.device)", new_zeros},
+    {"norm", "(p=2, dim=None, keepdim=False)", "x.square().sum(dim).sqrt()` (p = 2, \"fro\"); `x.abs()` with `amax`, `amin`, "
+     "`pow` for other p; p = 0: `(x != 0).sum(dim)", norm, true},
     {"type_as", "(other)", "x.to(other.dtype)", type_as},
     {"view_as", "(other)", "x.view(other.shape)", view_as},
 };
