@@ -140,13 +140,8 @@ cuda::CUmodule load_module(const CudaImage& image) {
                       "update the NVIDIA driver",
                       driver / 1000, driver % 1000 / 10, major, minor);
 #endif
-  try {
-    cuda::check(r, "cuModuleLoadData");
-  } catch (const Error& e) {
-    fail(ErrorKind::RuntimeError, "{} (the kernels: {} for {}){}", e.what(), image.cubin ? "cubin" : "PTX",
-         image.arch, why);
-  }
-  return m;
+  fail(ErrorKind::RuntimeError, "CUDA error: cuModuleLoadData failed: {} (the kernels: {} for {}){}", cuda::error_text(r),
+       image.cubin ? "cubin" : "PTX", image.arch, why);
 }
 
 namespace {
@@ -217,12 +212,15 @@ class CudaFusion : public CompiledFusion {
     args.put(w, c.fs.data(), scalars);
     args.put(w + scalars, c.is.data(), scalars);
     const unsigned blocks = unsigned(std::max<int64_t>(grid, 1));
-    const std::string what = fmt::format("cuLaunchKernel ({})", kernel().name);
+    // Launch errors name the kernel (formatted only then: launches are hot).
+    auto launched = [&](cuda::CUresult r) {
+      if (r != 0) cuda::check(r, fmt::format("cuLaunchKernel ({})", kernel().name).c_str());
+      return true;
+    };
     if (fn_ && args.bytes() <= max_argument_bytes()) {
       void* params[] = {args.data()};
-      cuda::check(cuda::driver().cuLaunchKernel(fn_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
-                  what.c_str());
-      return true;
+      return launched(
+          cuda::driver().cuLaunchKernel(fn_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
     }
     // Over the limit (many tensors, an older driver or NVRTC): the struct
     // goes to device memory first, a block back in the cache once launched.
@@ -232,9 +230,8 @@ class CudaFusion : public CompiledFusion {
     cuda::CUdeviceptr d = block_of_args.get();
     cuda::copy_to_device(d, args.data(), args.bytes());
     void* params[] = {&d};
-    cuda::check(cuda::driver().cuLaunchKernel(by_pointer_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr),
-                what.c_str());
-    return true;
+    return launched(
+        cuda::driver().cuLaunchKernel(by_pointer_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
   }
 
   cuda::CUfunction fn_, by_pointer_;

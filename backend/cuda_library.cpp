@@ -405,9 +405,9 @@ void launch(const std::string& name, Args& args, int64_t n, bool per_line = fals
   const int64_t blocks = per_line ? n : (n + block - 1) / block;
   const int64_t grid = std::clamp<int64_t>(blocks, 1, int64_t(cuda::device_info().multiprocessors) * 8);
   void* params[] = {&args};
-  cuda::check(cuda::driver().cuLaunchKernel(function(name), unsigned(grid), 1, 1, unsigned(block), 1, 1, 0, nullptr,
-                                            params, nullptr),
-              fmt::format("cuLaunchKernel ({})", name).c_str());
+  const cuda::CUresult r = cuda::driver().cuLaunchKernel(function(name), unsigned(grid), 1, 1, unsigned(block), 1, 1, 0,
+                                                        nullptr, params, nullptr);
+  if (r != 0) cuda::check(r, fmt::format("cuLaunchKernel ({})", name).c_str());
 }
 
 // cumsum of long lines (scan_lines): a line is split into chunks of at

@@ -86,7 +86,7 @@ Value like(Interpreter& in, const Value& x, CallArgs& a, const char* op, size_t 
     Value v = keyword(a, k);
     kwargs.emplace_back(k, v.is(Type::None) ? in.getattr(x, k) : v);
   }
-  if (a.args.size() < 1 + extra) positional(name, a, 1 + extra, 1 + extra);
+  if (a.args.size() < 1 + extra) positional(name, a, 1 + extra, 1 + extra);  // (more: the op's own error)
   return call_op(in, op, nullptr, a.args, std::move(kwargs));
 }
 Value new_zeros(Interpreter& in, const Value& x, CallArgs& a) { return like(in, x, a, "zeros", 0); }
@@ -134,19 +134,19 @@ Value norm(Interpreter& in, const Value& x, CallArgs& a) {
     Value d = dim.is(Type::None) && (std::string_view(op) != "sum") ? Value::list({}) : dim;
     return call_op(in, op, &t, {}, {{"dim", d}, {"keepdim", keepdim}});
   };
-  Value absolute = call_op(in, "abs", &x, {}, {});
-  if (std::isinf(q)) return reduce(q > 0 ? "amax" : "amin", absolute);
   if (q == 0) {
     Value nonzero = call_op(in, "ne", &x, {Value(int64_t(0))}, {});
     Value count = reduce("sum", nonzero);
     return call_op(in, "to", &count, {dtype}, {});
   }
-  if (q == 1) return reduce("sum", absolute);
   if (q == 2) {
     Value squares = call_op(in, "square", &x, {}, {});
     Value total = reduce("sum", squares);
     return call_op(in, "sqrt", &total, {}, {});
   }
+  Value absolute = call_op(in, "abs", &x, {}, {});
+  if (std::isinf(q)) return reduce(q > 0 ? "amax" : "amin", absolute);
+  if (q == 1) return reduce("sum", absolute);
   Value powers = call_op(in, "pow", &absolute, {Value(q)}, {});
   Value total = reduce("sum", powers);
   return call_op(in, "pow", &total, {Value(1.0 / q)}, {});

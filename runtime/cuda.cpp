@@ -173,8 +173,10 @@ const DeviceInfo& device_info() {
 }
 
 void check(CUresult r, const char* what) {
-  if (r != kSuccess) fail("CUDA error: {} failed: {}", what, error_text(loaded().d, r));
+  if (r != kSuccess) fail("CUDA error: {} failed: {}", what, error_text(r));
 }
+
+std::string error_text(CUresult r) { return error_text(loaded().d, r); }
 
 // ---- the caching allocator ---------------------------------------------------
 

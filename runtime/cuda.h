@@ -73,6 +73,8 @@ const Driver& driver();
 const DeviceInfo& device_info();
 // A RuntimeError naming `what` and the driver's message when r fails.
 void check(CUresult r, const char* what);
+// The driver's message for r ("... (error N)").
+std::string error_text(CUresult r);
 
 // Device memory in blocks cached for reuse: a freed block goes back to a free
 // list and serves the next request of its rounded size; on out-of-memory the
