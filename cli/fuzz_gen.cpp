@@ -588,15 +588,23 @@ class Generator {
       return v;
     }
     // gather: the index laid along dim d, broadcast (stride 0) over the others.
-    std::vector<std::string> view(x->shape.size(), "1");
-    view[size_t(d)] = "-1";
-    index = fmt::format("{}.reshape({}{})", index, join(view), view.size() == 1 ? "," : "");
     // (a size-1 index over the other dims is larger than a size-0 one)
-    if (r_.chance(0.5) || zero_sizes_) index += fmt::format(".expand_as({})", x->name);
-    else for (size_t i = 0; i < v.shape.size(); ++i)
+    const bool expand = r_.chance(0.5) || zero_sizes_;
+    index = laid_along(*x, d, index, expand);
+    if (!expand)
+      for (size_t i = 0; i < v.shape.size(); ++i)
         if (int(i) != d) v.shape[i] = kOne;
     v.name = fmt::format("{}.gather({}, {})", x->name, dim_text(*x, d), index);
     return v;
+  }
+
+  // A 1-D index as gather's and scatter's index into x: laid along dim d,
+  // size 1 over the others or (expand) broadcast to x's shape.
+  std::string laid_along(const Var& x, int d, const std::string& index, bool expand) {
+    std::vector<std::string> view(x.shape.size(), "1");
+    view[size_t(d)] = "-1";
+    std::string out = fmt::format("{}.reshape({}{})", index, join(view), view.size() == 1 ? "," : "");
+    return expand ? out + fmt::format(".expand_as({})", x.name) : out;
   }
 
   std::optional<Var> value() {
@@ -675,12 +683,20 @@ class Generator {
       return fmt::format("{} = {}", subscript(*t, d, index_along(*t, d, false, true)), value);
     }
     if (k == 9 && numeric && !t->shape.empty()) {
-      // index_add_ / index_copy_ from a tensor of the target's type; the
-      // copy's index has no duplicates (their order is unspecified).
+      // index_add_ / index_copy_ / scatter_add_ / scatter_ from a tensor of
+      // the target's type (scatter_: or a number); index_copy_'s index has
+      // no duplicates (their order is unspecified), a scatter's index is
+      // laid along the dim (gathered()), its duplicates apply in index order.
       const Var* s = pick([&](const Var& v) { return v.shape == t->shape && v.dt == t->dt && v.root != t->root; });
       if (!s) return std::nullopt;
       operand_of(*t, *s, true);
       int d = dim(*t);
+      if (r_.chance(0.4)) {
+        std::string index = laid_along(*t, d, index_along(*t, d, false), true);
+        if (r_.chance(0.5)) return fmt::format("{}.scatter_add_({}, {}, {})", t->name, dim_text(*t, d), index, s->name);
+        return fmt::format("{}.scatter_({}, {}, {})", t->name, dim_text(*t, d), index,
+                           r_.chance(0.7) ? s->name : number(is_float(t->dt)).first);
+      }
       bool add = r_.chance(0.6);
       std::string index = index_along(*t, d, !add);
       if (add) return fmt::format("{}.index_add_({}, {}, {}{})", t->name, dim_text(*t, d), index, s->name,

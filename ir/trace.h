@@ -49,7 +49,7 @@ namespace thn {
   X(tensor) X(manual_seed) X(rand) X(randn) X(randint) X(to) X(sum) X(prod) X(amax) X(amin) X(argmax) \
   X(argmin) X(var) X(std) X(all) X(any) X(cumsum) X(reshape) X(permute) X(unsqueeze) X(squeeze)      \
   X(expand) X(diagonal) X(clone) X(contiguous) X(cat) X(index_select) X(gather) X(index_copy)       \
-  X(index_add) X(tril) X(triu) X(flip) X(roll) X(repeat) X(matmul) X(linear)
+  X(index_add) X(scatter) X(scatter_add) X(tril) X(triu) X(flip) X(roll) X(repeat) X(matmul) X(linear)
 
 enum class PrimId : uint8_t {
 #define THN_X(name, py, n) name,

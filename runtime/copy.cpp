@@ -336,6 +336,46 @@ void index_add_into(const Tensor& target, const Tensor& self, int64_t dim, const
   run_walk(w, WalkKind::ScatterAdd, self.dtype(), alpha);
 }
 
+// ---- scatter, scatter_add ----
+
+// src's elements (or one number) at index's positions, written (or added)
+// into target at the same positions but for dim, where index's value
+// applies. PyTorch 1.13's checks, in its order.
+void scatter_into(const Tensor& target, const Tensor& self, int64_t dim, const Tensor& index, const Tensor* src,
+                  const std::optional<Scalar>& value, WalkKind kind) {
+  THN_CHECK(index.dtype() == DType::Int64, "scatter(): Expected dtype int64 for index");
+  THN_CHECK(!src || self.dtype() == src->dtype(), "scatter(): Expected self.dtype to be equal to src.dtype");
+  if (index.numel() == 0) return;
+  const int64_t ndim = std::max<int64_t>(self.dim(), 1);
+  THN_CHECK(ndim == std::max<int64_t>(index.dim(), 1),
+            "Index tensor must have the same number of dimensions as self tensor");
+  bool wrong = false;
+  for (int64_t d = 0; d < ndim && !wrong; d++) wrong = d != dim && size_or_1(index, d) > size_or_1(self, d);
+  for (int64_t d = 0; src && d < ndim && !wrong; d++) {
+    if (src->dim() > 0 && d >= src->dim()) wrap_dim(d, src->dim());  // PyTorch reads src.size(d): IndexError
+    wrong = size_or_1(index, d) > size_or_1(*src, d);
+  }
+  if (src)
+    THN_CHECK(!wrong, "Expected index {} to be smaller than self {} apart from dimension {} and to be smaller size than src {}",
+              dims_str(index.sizes()), dims_str(self.sizes()), dim, dims_str(src->sizes()));
+  THN_CHECK(!wrong, "Expected index {} to be smaller than self {} apart from dimension {}", dims_str(index.sizes()),
+            dims_str(self.sizes()), dim);
+  THN_CHECK(!src || std::max<int64_t>(src->dim(), 1) == ndim,
+            "Index tensor must have the same number of dimensions as src tensor");
+  if (value) check_fits(*value, self.dtype());
+  const int64_t size = size_or_1(self, dim);
+  Tensor idx = checked_index(index, size, [&](int64_t v) {
+    fail("index {} is out of bounds for dimension {} with size {}", v, dim, size);
+  });
+  const size_t nd = size_t(ndim);
+  const Tensor plain = src ? *src : scalar_tensor(*value, self.dtype());
+  IndexedWalk w{index.dim() == 0 ? Dims{1} : index.sizes(), dim, plain, walk_strides(plain, nd, dim, stride_or_1(plain, dim)),
+                target, walk_strides(target, nd, dim, 0), stride_or_1(target, dim),
+                idx, walk_strides(idx, nd, dim, stride_or_1(idx, dim))};
+  if (!src) w.plain_strides.assign(nd, 0);
+  run_walk(w, kind, self.dtype());
+}
+
 // ---- masked_select, nonzero ----
 
 Tensor masked_select(const Tensor& self, const Tensor& mask) {
@@ -491,14 +531,16 @@ namespace {
 // PyTorch's assert_no_internal_overlap and assert_no_overlap (which, unlike
 // an elementwise op, rejects a source that is self itself); else a
 // contiguous copy of self.
-Tensor scatter_target(const Args& a, const Tensor& self, const Tensor& source) {
+Tensor scatter_target(const Args& a, const Tensor& self, std::initializer_list<Tensor> read) {
   if (!a.inplace()) return contiguous_copy(self);
-  check_inplace_write(self, {source});
-  bool same = source.storage() == self.storage() && source.offset() == self.offset() && source.numel() > 0 &&
-              source.sizes() == self.sizes() && source.strides() == self.strides();
-  THN_CHECK(!same,
-            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
-            "memory location. Please clone() the tensor before performing the operation.");
+  check_inplace_write(self, read);
+  for (const Tensor& source : read) {
+    bool same = source.storage() == self.storage() && source.offset() == self.offset() && source.numel() > 0 &&
+                source.sizes() == self.sizes() && source.strides() == self.strides();
+    THN_CHECK(!same,
+              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+              "memory location. Please clone() the tensor before performing the operation.");
+  }
   return self;
 }
 }  // namespace
@@ -506,7 +548,7 @@ Tensor scatter_target(const Args& a, const Tensor& self, const Tensor& source) {
 IValue op_index_copy(const Args& a) {
   const Tensor &self = a.tensor(0), &source = a.tensor(3);
   const int64_t dim = wrap_dim(a.i64(1), self.dim());
-  Tensor target = scatter_target(a, self, source);
+  Tensor target = scatter_target(a, self, {source});
   index_copy_into(target, self, dim, a.tensor(2), source);
   return target;
 }
@@ -514,8 +556,33 @@ IValue op_index_copy(const Args& a) {
 IValue op_index_add(const Args& a) {
   const Tensor &self = a.tensor(0), &source = a.tensor(3);
   const int64_t dim = wrap_dim(a.i64(1), self.dim());
-  Tensor target = scatter_target(a, self, source);
+  Tensor target = scatter_target(a, self, {source});
   index_add_into(target, self, dim, a.tensor(2), source, a.scalar(4));
+  return target;
+}
+
+// scatter(self, dim, index, src) or (self, dim, index, value): src a
+// tensor or a number, value= a number; exactly one of them.
+IValue op_scatter(const Args& a) {
+  const Tensor& self = a.tensor(0);
+  const int64_t dim = wrap_dim(a.i64(1), self.dim());
+  const std::optional<Tensor> src = a.opt_tensor(3);
+  std::optional<Scalar> value = a.opt_scalar(4);
+  THN_CHECK(src.has_value() != value.has_value(), ErrorKind::TypeError,
+            "scatter() takes a tensor src or a number value, but got {}", src ? "both" : "neither");
+  const bool number = src && src->is_wrapped_number();
+  if (number) value = src->item();
+  const Tensor* source = src && !number ? &*src : nullptr;
+  Tensor target = source ? scatter_target(a, self, {*source, a.tensor(2)}) : scatter_target(a, self, {a.tensor(2)});
+  scatter_into(target, self, dim, a.tensor(2), source, value, WalkKind::Scatter);
+  return target;
+}
+
+IValue op_scatter_add(const Args& a) {
+  const Tensor &self = a.tensor(0), &src = a.tensor(3);
+  const int64_t dim = wrap_dim(a.i64(1), self.dim());
+  Tensor target = scatter_target(a, self, {src, a.tensor(2)});
+  scatter_into(target, self, dim, a.tensor(2), &src, std::nullopt, WalkKind::ScatterAdd);
   return target;
 }
 

@@ -1,5 +1,5 @@
 """Copies and gathers: clone, contiguous, cat, stack, index_select, gather,
-index_copy(_), index_add(_), masked_select, nonzero, tril(_), triu(_), flip,
+index_copy(_), index_add(_), scatter(_), scatter_add(_), masked_select, nonzero, tril(_), triu(_), flip,
 roll, repeat."""
 import torch
 from torch_cases import case
@@ -467,6 +467,116 @@ def _(c):
 def _(c):
     x = c.input(torch.ones(1, 3).expand(2, 3))
     c.method(x, "index_add_", 0, c.input(torch.tensor([1, 0])), c.input(torch.ones(2, 3)))
+
+# ---- scatter, scatter_add ----
+
+for dt in DTYPES:
+    @case(f"scatter and scatter_add {dt}")
+    def _(c, dt=dt):
+        x = c.input(values(dt, 3, 4))
+        idx = c.input(torch.tensor([[2, 0, 1, 2], [0, 0, 2, 1]]))
+        src = c.input(values(dt, 2, 5).flip(1))
+        c.fn("scatter", x, 0, idx, src)
+        c.method(x, "scatter_add", 0, idx, src)
+        c.method(x, "scatter_", -1, c.input(torch.tensor([[3], [0], [3]])), c.input(values(dt, 3, 1)))
+        c.method(x, "scatter_add_", 1, c.input(torch.tensor([[1, 1, 1], [0, 3, 0], [2, 2, 2]])), c.input(values(dt, 3, 4)))
+
+@case("scatter of a number: positional, value=, converted to self's dtype")
+def _(c):
+    idx = c.input(torch.tensor([[1, 0, 1]]))
+    c.fn("scatter", c.input(torch.zeros(2, 3)), 0, idx, 2.5)
+    c.method(c.input(torch.zeros(2, 3, dtype=L)), "scatter", 0, idx, value=2.7)
+    c.method(c.input(torch.zeros(2, 3, dtype=torch.bool)), "scatter", 1, idx, 3)
+    c.method(c.input(torch.ones(2, 3, dtype=torch.float16)), "scatter_", 0, idx, value=-1)
+
+@case("scatter duplicate indices: the last wins, additions in index order")
+def _(c):
+    c.fn("scatter", c.input(torch.zeros(3)), 0, c.input(torch.tensor([1, 1, 1, 0])), c.input(torch.tensor([1., 2., 3., 4.])))
+    c.fn("scatter_add", c.input(torch.zeros(2)), 0, c.input(torch.tensor([0, 0, 0])),
+         c.input(torch.tensor([1e8, 1., -1e8])))
+    c.fn("scatter_add", c.input(torch.zeros(2, dtype=torch.float16)), 0, c.input(torch.tensor([1, 1, 1])),
+         c.input(torch.tensor([2048., 1., 1.], dtype=torch.float16)))
+
+@case("scatter of views: a transposed index, a sliced source, an expanded index")
+def _(c):
+    idx = c.input(torch.tensor([[0, 1, 0], [1, 1, 0]]).t())
+    c.fn("scatter", c.input(transposed()), 1, idx, c.input(sliced().t()))
+    c.fn("scatter_add", c.input(torch.zeros(3, 4)), 0, c.input(torch.tensor([[2, 0, 0, 1]]).expand(3, 4)), c.input(expanded()))
+    c.fn("scatter", c.input(torch.zeros(2, 5)), 1, c.input(torch.tensor([[4, 1]]).expand(2, 2)), c.input(sliced()))
+
+@case("scatter_ into a sliced view writes the base")
+def _(c):
+    base = c.input(torch.zeros(3, 8))
+    s = c.method(base, "narrow", 1, 2, 3)
+    c.method(s, "scatter_", 1, c.input(torch.tensor([[2, 0], [1, 1], [0, 2]])), c.input(torch.arange(9.).reshape(3, 3)))
+    c.method(s, "scatter_add_", 0, c.input(torch.tensor([[2, 2, 0]])), c.input(torch.ones(1, 3)))
+
+@case("scatter of 0-dim and 1-D tensors, an empty index")
+def _(c):
+    c.fn("scatter", c.input(torch.tensor(1.)), 0, c.input(torch.tensor(0)), c.input(torch.tensor(5.)))
+    c.fn("scatter", c.input(torch.tensor(1.)), 0, c.input(torch.tensor([0])), c.input(torch.tensor([5.])))
+    c.fn("scatter", c.input(torch.zeros(3)), 0, c.input(torch.tensor(1)), c.input(torch.tensor([7., 8.])))
+    c.fn("scatter_add", c.input(torch.zeros(3)), -1, c.input(torch.tensor([2])), c.input(torch.tensor(7.)))
+    c.fn("scatter", c.input(torch.ones(2, 3)), 0, c.input(torch.zeros(0, 1, dtype=L)), c.input(torch.ones(3)))
+
+@case("scatter error: int32 index")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(2, 3)), 0, c.input(torch.zeros(1, 1, dtype=torch.int32)), c.input(torch.ones(2, 3)))
+
+@case("scatter_add error: dtypes differ")
+def _(c):
+    c.fn("scatter_add", c.input(torch.ones(2, 3)), 0, c.input(torch.zeros(1, 1, dtype=L)), c.input(torch.ones(2, 3, dtype=L)))
+
+@case("scatter error: index out of bounds")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(2, 3)), 0, c.input(torch.tensor([[1, 2]])), c.input(torch.ones(2, 3)))
+
+@case("scatter_add error: negative index")
+def _(c):
+    c.fn("scatter_add", c.input(torch.ones(2, 3)), 1, c.input(torch.tensor([[-1]])), c.input(torch.ones(2, 3)))
+
+@case("scatter error: index larger than src")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3, 4)), 0, c.input(torch.zeros(2, 4, dtype=L)), c.input(torch.ones(1, 4)))
+
+@case("scatter error: index larger than self apart from dim, a number")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3, 4)), 1, c.input(torch.zeros(4, 1, dtype=L)), 1.0)
+
+@case("scatter error: index and self dims differ")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3)), 0, c.input(torch.tensor([[0]])), c.input(torch.tensor([5.])))
+
+@case("scatter error: src has fewer dims")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3, 4)), 0, c.input(torch.zeros(1, 1, dtype=L)), c.input(torch.ones(4)))
+
+@case("scatter error: src has more dims")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3, 4)), 0, c.input(torch.zeros(1, 1, dtype=L)), c.input(torch.ones(3, 4, 2)))
+
+@case("scatter error: a 0-dim tensor src is not a number")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3, 4)), 0, c.input(torch.zeros(1, 1, dtype=L)), c.input(torch.tensor(1.)))
+
+@case("scatter error: value out of range for the dtype")
+def _(c):
+    c.fn("scatter", c.input(torch.ones(3, dtype=torch.int32)), 0, c.input(torch.tensor([1])), 2 ** 40)
+
+@case("scatter_ error: src overlaps self")
+def _(c):
+    x = c.input(torch.arange(6.))
+    c.method(x, "scatter_", 0, c.input(torch.tensor([1, 0])), c.method(x, "narrow", 0, 1, 5))
+
+@case("scatter_add_ error: src is self")
+def _(c):
+    x = c.input(torch.arange(6.))
+    c.method(x, "scatter_add_", 0, c.input(torch.tensor([1, 0])), x)
+
+@case("scatter_ error: expanded self")
+def _(c):
+    x = c.input(torch.zeros(1, 3).expand(2, 3))
+    c.method(x, "scatter_", 0, c.input(torch.tensor([[1]])), 1.0)
 
 # ---- masked_select, nonzero ----
 
