@@ -268,7 +268,7 @@ class Generator {
       // (on |x| + 1: in their domain, away from their poles)
       else if (op == "sqrt" || op == "log" || op == "rsqrt") v.name = fmt::format("({}.abs() + 1).{}()", x->name, op);
       else if (op == "nn")  // the standard library's activations, written in thn
-        v.name = fmt::format("nn.{}({})", r_.pick(std::vector<std::string>{"gelu", "silu", "relu"}), x->name);
+        v.name = fmt::format("nn.{}({})", r_.pick(std::vector<std::string>{"gelu", "silu", "relu", "leaky_relu", "softplus"}), x->name);
       else if (r_.chance(0.5)) v.name = fmt::format("{}({})", op, x->name);
       else v.name = fmt::format("{}.{}()", x->name, op);
       if (r_.chance(0.15)) v.name = "-" + x->name;

@@ -58,7 +58,8 @@ class Report:
             return self.fail(group, case, "nan / inf in different places")
         finite = b.isfinite()
         diff = (a - b).abs()[finite] / b.abs()[finite].clamp(min=1.0)
-        err = diff.max().item() / torch.finfo(ref.dtype).eps if diff.numel() else 0.0
+        eps = torch.finfo(ref.dtype).eps if ref.dtype.is_floating_point else 1.0  # integers: exact or not
+        err = diff.max().item() / eps if diff.numel() else 0.0
         self.rows.append((group, case, ref.dtype, err, tol))
         if VERBOSE:
             print(f"  {group:30s} {case:44s} {str(ref.dtype):15s} {err:7.2f} eps")
@@ -163,6 +164,59 @@ def check_activations(report, dtype):
     report.compare("gelu", "none", nn.gelu(x), F.gelu(x), TOL_NN)
     report.compare("gelu", "tanh", nn.gelu(x, approximate="tanh"), F.gelu(x, approximate="tanh"), TOL_NN)
     report.compare("silu", "", nn.silu(x), F.silu(x), TOL_NN)
+    report.compare("relu", "", nn.relu(x), F.relu(x), 0)
+    report.compare("leaky_relu", "", nn.leaky_relu(x), F.leaky_relu(x), 0)
+    report.compare("leaky_relu", "slope 0.2", nn.leaky_relu(x, 0.2), F.leaky_relu(x, 0.2), 0)
+    report.compare("softplus", "", nn.softplus(x), F.softplus(x), TOL_NN)
+    report.compare("softplus", "beta 2, threshold 5", nn.softplus(x, 2, 5), F.softplus(x, 2, 5), TOL_NN)
+    y = x.clone()
+    report.expect("relu", "inplace returns input", nn.relu(y, inplace=True) is y and torch.equal(y, F.relu(x)),
+                  "not the input, or not updated")
+    y = x.clone()
+    report.expect("leaky_relu", "inplace returns input",
+                  nn.leaky_relu(y, 0.3, inplace=True) is y and torch.equal(y, F.leaky_relu(x, 0.3)),
+                  "not the input, or not updated")
+
+
+def check_layers(report, dtype):
+    x, w, b = torch.randn(5, 7, dtype=dtype), torch.randn(3, 7, dtype=dtype), torch.randn(3, dtype=dtype)
+    report.compare("linear", "", nn.linear(x, w), F.linear(x, w), TOL_NN)
+    report.compare("linear", "bias", nn.linear(x, w, b), F.linear(x, w, b), TOL_NN)
+    report.compare("linear", "3-D input", nn.linear(x.view(5, 7, 1).expand(5, 7, 2).transpose(1, 2), w, b),
+                   F.linear(x.view(5, 7, 1).expand(5, 7, 2).transpose(1, 2), w, b), TOL_NN)
+    table = torch.randn(10, 4, dtype=dtype)
+    idx = torch.randint(0, 10, (3, 5))
+    report.compare("embedding", "(3, 5) indices", nn.embedding(idx, table), F.embedding(idx, table), 0)
+    report.compare("embedding", "int32, padding_idx", nn.embedding(idx.int(), table, padding_idx=0),
+                   F.embedding(idx.int(), table, padding_idx=0), 0)
+    report.compare("embedding", "0-dim index", nn.embedding(idx[0, 0], table), F.embedding(idx[0, 0], table), 0)
+    report.compare("one_hot", "inferred", nn.one_hot(idx), F.one_hot(idx), 0)
+    report.compare("one_hot", "num_classes", nn.one_hot(idx, 12), F.one_hot(idx, 12), 0)
+    report.compare("one_hot", "0-dim", nn.one_hot(idx[1, 1], 10), F.one_hot(idx[1, 1], 10), 0)
+    v = torch.randn(4, 6, 3, dtype=dtype)
+    v[1, :, 2] = 0
+    for p, dim in [(2.0, 1), (1.0, 0), (3.0, -1), (math.inf, 1)]:
+        report.compare("normalize", f"p={p} dim={dim}", nn.normalize(v, p, dim), F.normalize(v, p, dim), TOL_NN)
+    report.compare("normalize", "eps", nn.normalize(v * 1e-3, eps=0.5), F.normalize(v * 1e-3, eps=0.5), TOL_NN)
+
+
+def check_losses(report, dtype):
+    a, t = torch.randn(6, 5, dtype=dtype), torch.randn(6, 5, dtype=dtype)
+    logp = torch.log_softmax(torch.randn(6, 5, dtype=dtype), 1)
+    target = torch.randint(0, 5, (6,))
+    target[2] = -100
+    weight = torch.rand(5, dtype=dtype) + 0.5
+    for reduction in ("mean", "sum", "none"):
+        report.compare("mse_loss", reduction, nn.mse_loss(a, t, reduction), F.mse_loss(a, t, reduction=reduction), TOL_NN)
+        report.compare("mse_loss", reduction + " broadcast", nn.mse_loss(a, t[0], reduction),
+                       F.mse_loss(a, t[0].expand_as(a), reduction=reduction), TOL_NN)
+        report.compare("l1_loss", reduction, nn.l1_loss(a, t, reduction), F.l1_loss(a, t, reduction=reduction), TOL_NN)
+        report.compare("nll_loss", reduction, nn.nll_loss(logp, target, reduction=reduction),
+                       F.nll_loss(logp, target, reduction=reduction), TOL_NN)
+        report.compare("nll_loss", reduction + " weight", nn.nll_loss(logp, target, weight, reduction=reduction),
+                       F.nll_loss(logp, target, weight, reduction=reduction), TOL_NN)
+        report.compare("nll_loss", reduction + " (C,)", nn.nll_loss(logp[0], target[0], reduction=reduction),
+                       F.nll_loss(logp[0], target[0], reduction=reduction), TOL_NN)
 
 
 def check_low_precision(report):
@@ -179,6 +233,9 @@ def check_low_precision(report):
     low_precision_cases(report, "gelu", lambda t: nn.gelu(t, approximate="tanh"),
                         lambda t: F.gelu(t, approximate="tanh"), x)
     low_precision_cases(report, "silu", nn.silu, F.silu, x)
+    for dt in (torch.bfloat16,):  # (PyTorch 1.13 has no float16 leaky_relu/softplus on the CPU)
+        report.compare("leaky_relu", str(dt), nn.leaky_relu(x.to(dt)), F.leaky_relu(x.to(dt)), 0)
+        report.compare("softplus", str(dt), nn.softplus(x.to(dt)), F.softplus(x.to(dt)), TOL_LOW_113)
     for dt in (torch.bfloat16, torch.float16):
         report.compare("rms_norm", str(dt), nn.rms_norm(x.to(dt), (40,)),
                        rms_norm_reference(x.to(dt), (40,)), TOL_LOW)
@@ -377,8 +434,8 @@ def main():
     check_language(report)
     for dtype in (torch.float32, torch.float64):
         torch.manual_seed(SEED)
-        for check in (check_softmax, check_layer_norm, check_rms_norm, check_activations,
-                      check_dropout, check_sdpa, check_cross_entropy, check_optim):
+        for check in (check_softmax, check_layer_norm, check_rms_norm, check_activations, check_layers,
+                      check_losses, check_dropout, check_sdpa, check_cross_entropy, check_optim):
             check(report, dtype)
     torch.manual_seed(SEED + 1)
     check_low_precision(report)
