@@ -429,9 +429,10 @@ void install_builtins(Interpreter& in) {
   for (const Shorthand& sh : tensor_shorthands()) {
     if (!sh.function) continue;
     b[std::string(sh.name)] = make_builtin(std::string(sh.name), [&sh](Interpreter& in, CallArgs& a) {
-      if (a.args.empty() || !a.args[0].is(Type::Tensor))
+      if (a.args.empty()) fail(ErrorKind::TypeError, "{}() missing 1 required positional argument: 'input'", sh.name);
+      if (!a.args[0].is(Type::Tensor))
         fail(ErrorKind::TypeError, "{}(): argument 'input' (position 1) must be Tensor, not {}", sh.name,
-             a.args.empty() ? "nothing" : type_name(a.args[0]));
+             type_name(a.args[0]));
       const Value self = a.args[0];
       CallArgs rest{std::vector<Value>(a.args.begin() + 1, a.args.end()), a.kwargs};
       return sh.call(in, self, rest);

@@ -13,9 +13,13 @@ namespace thn {
 namespace {
 
 Value call_op(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
-              std::vector<std::pair<std::string, Value>> kwargs) {
+              std::vector<std::pair<std::string, Value>> kwargs, bool inplace = false) {
   CallArgs c{std::move(args), std::move(kwargs)};
-  return in.dispatch().call(op_named(name), self, c.args, c, false);
+  return in.dispatch().call(op_named(name), self, c.args, c, inplace);
+}
+Value method(Interpreter& in, const Value& x, const char* name, std::vector<Value> args = {},
+             std::vector<std::pair<std::string, Value>> kwargs = {}) {
+  return call_op(in, name, &x, std::move(args), std::move(kwargs));
 }
 
 // The keyword arguments `allowed` of a shorthand (PyTorch's TypeError for
@@ -39,6 +43,54 @@ Value keyword(const CallArgs& a, std::string_view k) {
   for (const auto& [name, v] : a.kwargs)
     if (name == k) return v;
   return Value();
+}
+
+// A shorthand's arguments bound to its parameters as Python binds them
+// (positionals, then keywords by name); a parameter without a default
+// (nullopt) is required.
+using Param = std::pair<std::string_view, std::optional<Value>>;
+std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializer_list<Param> params) {
+  const std::vector<Param> ps(params);
+  if (a.args.size() > ps.size())
+    fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", name, ps.size(),
+         ps.size() == 1 ? "" : "s", a.args.size(), a.args.size() == 1 ? "was" : "were");
+  std::vector<std::optional<Value>> got(ps.size());
+  for (size_t i = 0; i < a.args.size(); ++i) got[i] = a.args[i];
+  for (const auto& [k, v] : a.kwargs) {
+    auto it = std::find_if(ps.begin(), ps.end(), [&](const Param& p) { return p.first == k; });
+    if (it == ps.end()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+    std::optional<Value>& slot = got[size_t(it - ps.begin())];
+    if (slot) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", name, k);
+    slot = v;
+  }
+  std::vector<Value> out;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    if (!got[i] && !ps[i].second)
+      fail(ErrorKind::TypeError, "{}() missing 1 required positional argument: '{}'", name, ps[i].first);
+    out.push_back(got[i] ? *got[i] : *ps[i].second);
+  }
+  return out;
+}
+
+DType dtype_of(Interpreter& in, const Value& x) { return in.getattr(x, "dtype").as_dtype(); }
+
+// How PyTorch's "not implemented for" messages name a dtype.
+const char* scalar_type_name(DType d) {
+  switch (d) {
+    case DType::Bool: return "Bool";
+    case DType::Int32: return "Int";
+    case DType::Int64: return "Long";
+    case DType::Float16: return "Half";
+    case DType::BFloat16: return "BFloat16";
+    case DType::Float32: return "Float";
+    default: return "Double";
+  }
+}
+
+// PyTorch's error for a kernel its CPU build lacks for x's dtype.
+void floats_only(Interpreter& in, const Value& x, std::string_view kernel) {
+  DType d = dtype_of(in, x);
+  if (!is_floating(d)) fail("\"{}\" not implemented for '{}'", kernel, scalar_type_name(d));
 }
 
 Value to_device(Interpreter& in, const Value& x, Value device) {
@@ -152,11 +204,267 @@ Value norm(Interpreter& in, const Value& x, CallArgs& a) {
   return call_op(in, "pow", &total, {Value(1.0 / q)}, {});
 }
 
+// x.softmax(dim, dtype=None), x.log_softmax(...): the standard library's
+// nn.softmax / nn.log_softmax, one definition for both spellings.
+Value stdlib_call(Interpreter& in, const char* module, const char* name, const Value& x, const CallArgs& a) {
+  ModuleObj& m = in.import_module(module);
+  CallArgs c{{x}, a.kwargs};
+  c.args.insert(c.args.end(), a.args.begin(), a.args.end());
+  return in.call(m.globals.at(name), c);
+}
+Value softmax(Interpreter& in, const Value& x, CallArgs& a) { return stdlib_call(in, "nn", "softmax", x, a); }
+Value log_softmax(Interpreter& in, const Value& x, CallArgs& a) { return stdlib_call(in, "nn", "log_softmax", x, a); }
+
+// clamp_min(min) / clamp_max(max) and their in-place forms: clamp with one bound.
+Value clamp_bound(Interpreter& in, const Value& x, CallArgs& a, const char* name, const char* bound, bool inplace) {
+  Value v = bind(name, a, {{bound, std::nullopt}})[0];
+  return call_op(in, "clamp", &x, {}, {{bound, v}}, inplace);
+}
+Value clamp_min(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_min", "min", false); }
+Value clamp_min_(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_min_", "min", true); }
+Value clamp_max(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_max", "max", false); }
+Value clamp_max_(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_max_", "max", true); }
+
+// detach(): no autograd here, so a view of all of x, strides kept.
+Value detach(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("detach", a, {});
+  return method(in, x, "view", {in.getattr(x, "shape")});
+}
+
+Value is_floating_point(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("is_floating_point", a, {});
+  return Value(is_floating(dtype_of(in, x)));
+}
+Value element_size(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("element_size", a, {});
+  return Value(int64_t(itemsize(dtype_of(in, x))));
+}
+
+// dot(tensor) and mv(vec): matmul of 1-D and 1-D, 2-D and 1-D, after
+// PyTorch's own checks of ranks and dtypes.
+Value dot(Interpreter& in, const Value& x, CallArgs& a) {
+  Value y = bind("dot", a, {{"tensor", std::nullopt}})[0];
+  if (!y.is(Type::Tensor)) fail(ErrorKind::TypeError, "dot(): argument 'tensor' (position 1) must be Tensor, not {}", type_name(y));
+  const int64_t dx = in.tensor_dim(x), dy = in.tensor_dim(y);
+  if (dx != 1 || dy != 1) fail("1D tensors expected, but got {}D and {}D tensors", dx, dy);
+  const DType tx = dtype_of(in, x), ty = dtype_of(in, y);
+  if (tx != ty)
+    fail("dot : expected both vectors to have same dtype, but found {} and {}", scalar_type_name(tx), scalar_type_name(ty));
+  return method(in, x, "matmul", {y});
+}
+Value mv(Interpreter& in, const Value& x, CallArgs& a) {
+  Value v = bind("mv", a, {{"vec", std::nullopt}})[0];
+  if (!v.is(Type::Tensor)) fail(ErrorKind::TypeError, "mv(): argument 'vec' (position 1) must be Tensor, not {}", type_name(v));
+  const int64_t dx = in.tensor_dim(x), dv = in.tensor_dim(v);
+  if (dx != 2 || dv != 1) fail("vector + matrix @ vector expected, got 1, {}, {}", dx, dv);
+  const DType tx = dtype_of(in, x), tv = dtype_of(in, v);
+  if (tx != tv) fail("expected scalar type {} but found {}", scalar_type_name(tx), scalar_type_name(tv));
+  return method(in, x, "matmul", {v});
+}
+
+// repeat_interleave(repeats, dim=None): each element (each slice along dim)
+// `repeats` times in a row; without dim, of the flattened tensor. An int (or
+// a one-element tensor) repeats every slice as often: x.unsqueeze(dim + 1)
+// expanded and flattened back, a copy. A 1-D tensor gives each slice its
+// count, read from the data (so not inside jit): an index_select.
+Value repeat_interleave(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("repeat_interleave", a, {{"repeats", std::nullopt}, {"dim", Value()}, {"output_size", Value()}});
+  Value self = x, dim = p[1];
+  if (dim.is_none() || in.tensor_dim(self) == 0) self = method(in, self, "reshape", {Value(int64_t(-1))});
+  const int64_t rank = in.tensor_dim(self);
+  const int64_t d = dim.is_none() ? 0 : dim.as_int() < 0 ? dim.as_int() + rank : dim.as_int();
+  if (d < 0 || d >= rank)
+    fail(ErrorKind::IndexError, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -rank,
+         rank - 1, dim.as_int());
+  Value repeats = p[0];
+  if (repeats.is(Type::Tensor)) {
+    const int64_t rd = in.tensor_dim(repeats);
+    if (rd > 1) fail("repeats must be 0-dim or 1-dim tensor");
+    const DType rt = dtype_of(in, repeats);
+    if (rt != DType::Int32 && rt != DType::Int64) fail("\"repeat_interleave_cpu\" not implemented for '{}'", scalar_type_name(rt));
+    Value counts = method(in, repeats, "tolist");
+    if (rd == 0) repeats = counts;
+    else if (counts.items().size() == 1) repeats = counts.items()[0];
+    else {
+      std::vector<Value> index;
+      const std::vector<Value>& c = counts.items();
+      if (int64_t(c.size()) != method(in, self, "size", {Value(d)}).as_int())
+        fail("repeats must have the same size as input along dim");
+      for (size_t i = 0; i < c.size(); ++i) {
+        if (c[i].as_int() < 0) fail("repeats can not be negative");
+        for (int64_t k = 0; k < c[i].as_int(); ++k) index.push_back(Value(int64_t(i)));
+      }
+      Value idx = call_op(in, "tensor", nullptr, {Value::list(std::move(index))},
+                          {{"dtype", Value(DType::Int64)}, {"device", in.getattr(x, "device")}});
+      return method(in, self, "index_select", {Value(d), idx});
+    }
+  }
+  if (!repeats.is(Type::Int))
+    fail(ErrorKind::TypeError, "repeat_interleave(): argument 'repeats' must be int or Tensor, not {}", type_name(repeats));
+  const int64_t r = repeats.as_int();
+  if (r < 0) fail("repeats can not be negative");
+  if (r == 1) return method(in, self, "clone");
+  std::vector<Value> sizes;
+  for (int64_t i = 0; i <= rank; ++i) sizes.push_back(Value(i == d + 1 ? r : int64_t(-1)));
+  Value expanded = method(in, method(in, self, "unsqueeze", {Value(d + 1)}), "expand", {Value::tuple(std::move(sizes))});
+  return method(in, method(in, expanded, "flatten", {Value(d), Value(d + 1)}), "contiguous");
+}
+
+Value ravel(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("ravel", a, {});
+  return method(in, x, "reshape", {Value(int64_t(-1))});
+}
+Value flip_dim(Interpreter& in, const Value& x, CallArgs& a, const char* name, int64_t d) {
+  bind(name, a, {});
+  if (in.tensor_dim(x) <= d) fail("Input must be >= {}-d.", d + 1);
+  return method(in, x, "flip", {Value(d)});
+}
+Value flipud(Interpreter& in, const Value& x, CallArgs& a) { return flip_dim(in, x, a, "flipud", 0); }
+Value fliplr(Interpreter& in, const Value& x, CallArgs& a) { return flip_dim(in, x, a, "fliplr", 1); }
+
+// diag(diagonal=0): a 1-D x becomes the diagonal of a square matrix of
+// zeros; a 2-D x gives its diagonal, copied.
+Value diag(Interpreter& in, const Value& x, CallArgs& a) {
+  Value k = bind("diag", a, {{"diagonal", Value(int64_t(0))}})[0];
+  const int64_t rank = in.tensor_dim(x);
+  if (rank == 2) return method(in, method(in, x, "diagonal", {k}), "clone");
+  if (rank != 1) fail("matrix or a vector expected");
+  Value m = in.binary(ast::BinOp::Add, in.tensor_len(x), Value(std::abs(k.as_int())));
+  Value out = call_op(in, "zeros", nullptr, {Value::tuple({m, m})},
+                      {{"dtype", in.getattr(x, "dtype")}, {"device", in.getattr(x, "device")}});
+  const Value diagonal = method(in, out, "diagonal", {k});
+  call_op(in, "copy_", &diagonal, {x}, {});
+  return out;
+}
+Value trace(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("trace", a, {});
+  const int64_t rank = in.tensor_dim(x);
+  if (rank != 2) fail("trace: expected a matrix, but got tensor with dim {}", rank);
+  return method(in, method(in, x, "diagonal"), "sum");
+}
+
+// nansum / nanmean(dim=None, keepdim=False, *, dtype=None): NaNs count as
+// zero in the sum and not at all in the count.
+std::vector<std::pair<std::string, Value>> sum_kwargs(const std::vector<Value>& p) {
+  std::vector<std::pair<std::string, Value>> kw{{"keepdim", p[1]}, {"dtype", p[2]}};
+  if (!p[0].is_none()) kw.emplace_back("dim", p[0]);
+  return kw;
+}
+Value nansum(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("nansum", a, {{"dim", Value()}, {"keepdim", Value(false)}, {"dtype", Value()}});
+  Value v = x;
+  if (is_floating(dtype_of(in, x)))
+    v = call_op(in, "where", nullptr, {method(in, x, "isnan"), Value(int64_t(0)), x}, {});
+  return call_op(in, "sum", &v, {}, sum_kwargs(p));
+}
+Value nanmean(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("nanmean", a, {{"dim", Value()}, {"keepdim", Value(false)}, {"dtype", Value()}});
+  const DType d = dtype_of(in, x);
+  if (!is_floating(d))
+    fail("nanmean(): expected input to have floating point dtype but got {}", scalar_type_name(d));
+  Value v = call_op(in, "where", nullptr, {method(in, x, "isnan"), Value(int64_t(0)), x}, {});
+  Value total = call_op(in, "sum", &v, {}, sum_kwargs(p));
+  Value present = method(in, method(in, x, "isnan"), "logical_not");
+  std::vector<Value> count_p = {p[0], p[1], Value()};
+  Value count = call_op(in, "sum", &present, {}, sum_kwargs(count_p));
+  return method(in, total, "div", {count});
+}
+
+// diff(n=1, dim=-1, prepend=None, append=None): x[1:] - x[:-1] along dim
+// (logical_xor for bool), n times, after prepending / appending.
+Value diff(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("diff", a, {{"n", Value(int64_t(1))}, {"dim", Value(int64_t(-1))}, {"prepend", Value()}, {"append", Value()}});
+  const int64_t rank = in.tensor_dim(x);
+  if (rank == 0) fail("diff expects input to be at least one-dimensional");
+  Value v = x;
+  if (!p[2].is_none() || !p[3].is_none()) {
+    std::vector<Value> parts;
+    for (const Value& t : {p[2], x, p[3]}) {
+      if (t.is_none()) continue;
+      if (!t.is(Type::Tensor) || in.tensor_dim(t) != rank)
+        fail("diff expects prepend or append to be the same dimension as input");
+      parts.push_back(t);
+    }
+    v = call_op(in, "cat", nullptr, {Value::list(std::move(parts)), p[1]}, {});
+  }
+  const bool boolean = dtype_of(in, x) == DType::Bool;
+  for (int64_t i = 0; i < p[0].as_int(); ++i) {
+    Value len = method(in, v, "size", {p[1]});
+    const bool empty = !in.truth(in.compare(ast::CmpOp::Gt, len, Value(int64_t(0))));
+    Value n = empty ? Value(int64_t(0)) : in.binary(ast::BinOp::Sub, len, Value(int64_t(1)));
+    Value later = method(in, v, "narrow", {p[1], Value(int64_t(empty ? 0 : 1)), n});
+    Value earlier = method(in, v, "narrow", {p[1], Value(int64_t(0)), n});
+    v = method(in, later, boolean ? "logical_xor" : "sub", {earlier});
+  }
+  return v;
+}
+
+// The in-place random fills: uniform_(from=0, to=1), normal_(mean=0,
+// std=1), bernoulli_(p=0.5), and bernoulli(p=None) (x holds the
+// probabilities when p is None): numbers from rand / randn, so the same seed
+// gives the same values on every path, but not PyTorch's values.
+Value random_like(Interpreter& in, const Value& x, const char* op) {
+  return call_op(in, op, nullptr, {in.getattr(x, "shape")},
+                 {{"dtype", in.getattr(x, "dtype")}, {"device", in.getattr(x, "device")}});
+}
+Value uniform_(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("uniform_", a, {{"from", Value(0.0)}, {"to", Value(1.0)}});
+  floats_only(in, x, "check_uniform_bounds");
+  Value span = in.binary(ast::BinOp::Sub, p[1], p[0]);
+  Value u = method(in, method(in, random_like(in, x, "rand"), "mul", {span}), "add", {p[0]});
+  return call_op(in, "copy_", &x, {u}, {});
+}
+Value normal_(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("normal_", a, {{"mean", Value(0.0)}, {"std", Value(1.0)}});
+  floats_only(in, x, "normal_kernel_cpu");
+  if (in.truth(in.compare(ast::CmpOp::Lt, p[1], Value(0.0))))
+    fail("normal expects std >= 0.0, but found std {}", to_repr(p[1]));
+  Value n = method(in, method(in, random_like(in, x, "randn"), "mul", {p[1]}), "add", {p[0]});
+  return call_op(in, "copy_", &x, {n}, {});
+}
+Value bernoulli_draw(Interpreter& in, const Value& x, const Value& p) {
+  if (!p.is_none() && (in.truth(in.compare(ast::CmpOp::Lt, p, Value(0.0))) || in.truth(in.compare(ast::CmpOp::Gt, p, Value(1.0)))))
+    fail("bernoulli_ expects p to be in [0, 1], but got p={}", to_repr(p));
+  Value hit = method(in, random_like(in, x, "rand"), "lt", {p.is_none() ? x : p});
+  return method(in, hit, "to", {in.getattr(x, "dtype")});
+}
+Value bernoulli(Interpreter& in, const Value& x, CallArgs& a) {
+  Value p = bind("bernoulli", a, {{"p", Value()}})[0];
+  floats_only(in, x, p.is_none() ? "bernoulli_tensor_cpu_p_" : "bernoulli_scalar_cpu_");
+  return bernoulli_draw(in, x, p);
+}
+Value bernoulli_(Interpreter& in, const Value& x, CallArgs& a) {
+  Value p = bind("bernoulli_", a, {{"p", Value(0.5)}})[0];
+  floats_only(in, x, "bernoulli_scalar_cpu_");
+  return call_op(in, "copy_", &x, {bernoulli_draw(in, x, p)}, {});
+}
+
 constexpr Shorthand kShorthands[] = {
     {"allclose", "(other, rtol=1e-05, atol=1e-08, equal_nan=False)", "isclose(x, other, ...).all().item()", allclose,
      true},
+    {"bernoulli", "(p=None)", "(rand(x.shape) < x).to(x.dtype)` (`< p` with p)", bernoulli, true},
+    {"bernoulli_", "(p=0.5)", "x.copy_(rand(x.shape) < p)", bernoulli_},
+    {"clamp_max", "(max)", "clamp(x, max=max)", clamp_max, true},
+    {"clamp_max_", "(max)", "x.clamp_(max=max)", clamp_max_},
+    {"clamp_min", "(min)", "clamp(x, min=min)", clamp_min, true},
+    {"clamp_min_", "(min)", "x.clamp_(min=min)", clamp_min_},
     {"cpu", "()", "x.to(\"cpu\")", cpu},
     {"cuda", "(device=None)", "x.to(\"cuda\")` (`x.cuda(1)`: `x.to(\"cuda:1\")", cuda},
+    {"detach", "()", "x.view(x.shape)` (a view: there is no autograd)", detach, true},
+    {"diag", "(diagonal=0)", "x.diagonal(diagonal).clone()` (2-D); a 1-D x written on the diagonal of `zeros", diag, true},
+    {"diff", "(n=1, dim=-1, prepend=None, append=None)", "x.narrow(dim, 1, len - 1) - x.narrow(dim, 0, len - 1)` n times",
+     diff, true},
+    {"dot", "(tensor)", "matmul(x, tensor)` (both 1-D)", dot, true},
+    {"element_size", "()", "x.dtype.itemsize", element_size},
+    {"fliplr", "()", "x.flip(1)", fliplr, true},
+    {"flipud", "()", "x.flip(0)", flipud, true},
+    {"is_floating_point", "()", "x.dtype.is_floating_point", is_floating_point, true},
+    {"log_softmax", "(dim, dtype=None)", "nn.log_softmax(x, dim, dtype=dtype)", log_softmax, true},
+    {"mv", "(vec)", "matmul(x, vec)` (2-D and 1-D)", mv, true},
+    {"nanmean", "(dim=None, keepdim=False, *, dtype=None)", "x.nansum(...) / x.isnan().logical_not().sum(dim, keepdim)",
+     nanmean, true},
+    {"nansum", "(dim=None, keepdim=False, *, dtype=None)", "where(x.isnan(), 0, x).sum(dim, keepdim, dtype=dtype)",
+     nansum, true},
     {"new_empty", "(size, *, dtype=None, device=None)", "empty(size, dtype=x.dtype, device=x.device)", new_empty},
     {"new_full", "(size, fill_value, *, dtype=None, device=None)", "full(size, fill_value, dtype=x.dtype, device=x.device)",
      new_full},
@@ -165,7 +473,15 @@ constexpr Shorthand kShorthands[] = {
     {"new_zeros", "(size, *, dtype=None, device=None)", "zeros(size, dtype=x.dtype, device=x.device)", new_zeros},
     {"norm", "(p=2, dim=None, keepdim=False)", "x.square().sum(dim).sqrt()` (p = 2, \"fro\"); `x.abs()` with `amax`, `amin`, "
      "`pow` for other p; p = 0: `(x != 0).sum(dim)", norm, true},
+    {"normal_", "(mean=0, std=1)", "x.copy_(randn(x.shape) * std + mean)", normal_},
+    {"ravel", "()", "x.reshape(-1)", ravel, true},
+    {"repeat_interleave", "(repeats, dim=None, *, output_size=None)",
+     "x.unsqueeze(dim + 1).expand(..., repeats, ...).flatten(dim, dim + 1)` (a copy); a tensor of repeats: `index_select",
+     repeat_interleave, true},
+    {"softmax", "(dim, dtype=None)", "nn.softmax(x, dim, dtype=dtype)", softmax, true},
+    {"trace", "()", "x.diagonal().sum()", trace, true},
     {"type_as", "(other)", "x.to(other.dtype)", type_as},
+    {"uniform_", "(from=0, to=1)", "x.copy_(rand(x.shape) * (to - from) + from)", uniform_},
     {"view_as", "(other)", "x.view(other.shape)", view_as},
 };
 

@@ -33,7 +33,12 @@ class Rules {
       case OpFamily::Reduction: return reduction();
       case OpFamily::View: return view();
       case OpFamily::Copy:
-        if (n == "clone" || n == "contiguous") return one(sizes_of(arg("self")));
+        // (The writes into a copy of self keep self's sizes; their index
+        // and source sizes are checked by the op's own run on the shadows.)
+        if (n == "cat" || n == "stack") return concatenated(n == "stack");
+        if (n == "clone" || n == "contiguous" || n == "flip" || n == "roll" || n == "tril" || n == "triu" ||
+            n == "index_copy" || n == "index_add" || n == "scatter" || n == "scatter_add")
+          return one(sizes_of(arg("self")));
         return std::nullopt;
       case OpFamily::LinAlg: return linalg();
       case OpFamily::Attribute:
@@ -177,6 +182,36 @@ class Rules {
     return std::vector<Sizes>(outputs, out);
   }
 
+  // cat: the sizes along dim added, the others equal (a 1-D tensor of size
+  // 0 is skipped, as PyTorch does); stack: each tensor unsqueezed at dim.
+  std::optional<std::vector<Sizes>> concatenated(bool stack) {
+    const Value& ts = arg("tensors");
+    if (!ts.is_sequence() || ts.items().empty()) return std::nullopt;
+    std::optional<Sizes> out;
+    std::optional<size_t> k;
+    for (const Value& t : ts.items()) {
+      if (!is_tensor_proxy(t)) return std::nullopt;
+      Sizes s = sizes_of(t);
+      if (!stack && s.size() == 1 && is_static(s[0]) && value_of(s[0]) == 0) continue;
+      if (!k) k = dim_arg(arg("dim"), s.size() + (stack ? 1 : 0));
+      if (!k) return std::nullopt;
+      if (stack) s.insert(s.begin() + long(*k), Value(int64_t(1)));
+      if (!out) {
+        out = s;
+        continue;
+      }
+      if (s.size() != out->size() || *k >= s.size()) return std::nullopt;
+      for (size_t i = 0; i < s.size(); ++i)
+        (*out)[i] = i == *k ? add((*out)[i], s[i]) : unify((*out)[i], s[i]);
+    }
+    return one(out);
+  }
+
+  Value add(const Value& a, const Value& b) {
+    if (is_static(a) && is_static(b)) return Value(value_of(a) + value_of(b));
+    return tr_.record_number_op(NumberOp::add, {a, b});
+  }
+
   std::optional<std::vector<Sizes>> view() {
     std::string_view n = op_.name;
     const Sizes& in = sizes_of(arg("self"));
@@ -265,6 +300,30 @@ class Rules {
       else out.erase(out.begin() + long(*k));
       return one(out);
     }
+    if (n == "diagonal") {
+      // min(size1 - max(0, -offset), size2 - max(0, offset)), at least 0:
+      // symbolic only where the two sizes are equal (a square matrix; the
+      // equality guarded), the size then guarded to reach past the offset.
+      auto a = dim_arg(arg("dim1"), in.size()), b = dim_arg(arg("dim2"), in.size());
+      const Value& offset = arg("offset");
+      if (!a || !b || *a == *b || !offset.is_int_like() || offset.is_proxy()) return std::nullopt;
+      const int64_t off = offset.raw_int(), skip = off < 0 ? -off : off;
+      const Value &s1 = in[*a], &s2 = in[*b];
+      Value len;
+      if (is_static(s1) && is_static(s2)) {
+        len = Value(std::max<int64_t>(0, std::min(value_of(s1) - std::max<int64_t>(0, -off), value_of(s2) - std::max<int64_t>(0, off))));
+      } else {
+        if (s1.raw_int() != s2.raw_int() || s1.raw_int() < skip) return std::nullopt;
+        const Value n = unify(s1, s2);
+        tr_.assume(tr_.number_node(NumberOp::ge, {n, Value(skip)}));
+        len = skip == 0 ? n : tr_.record_number_op(NumberOp::sub, {n, Value(skip)});
+      }
+      Sizes out;
+      for (size_t i = 0; i < in.size(); ++i)
+        if (i != *a && i != *b) out.push_back(in[i]);
+      out.push_back(len);
+      return one(out);
+    }
     if (n == "split") {
       auto sections = arg("split_size_or_sections");
       auto k = dim_arg(arg("dim"), in.size());
@@ -290,8 +349,26 @@ class Rules {
       if (!arg("bias").is_none()) x = broadcast(x, sizes_of(arg("bias")));
       return one(x);
     }
+    if (n == "outer") {
+      const Sizes &a = sizes_of(arg("self")), &b = sizes_of(arg("vec2"));
+      if (a.size() != 1 || b.size() != 1) return std::nullopt;
+      return one(Sizes{a[0], b[0]});
+    }
     const Sizes& a = sizes_of(arg("self"));
     const Sizes& b = sizes_of(arg(n == "matmul" ? "other" : "mat2"));
+    // matmul's vector cases: (n) @ (n) -> (), (m, n) @ (n) -> (m), (n) @ (n, k) -> (k).
+    if (a.size() == 1 && b.size() == 1) {
+      unify(a[0], b[0]);
+      return one(Sizes{});
+    }
+    if (a.size() == 2 && b.size() == 1) {
+      unify(a[1], b[0]);
+      return one(Sizes{a[0]});
+    }
+    if (a.size() == 1 && b.size() == 2) {
+      unify(a[0], b[0]);
+      return one(Sizes{b[1]});
+    }
     if (a.size() < 2 || b.size() < 2) return std::nullopt;
     unify(a.back(), b[b.size() - 2]);
     Sizes batch = broadcast(Sizes(a.begin(), a.end() - 2), Sizes(b.begin(), b.end() - 2));

@@ -119,7 +119,15 @@ const std::vector<OpDef>& all_ops() {
 }
 
 // Other names PyTorch gives an op: the same op under each name.
-constexpr std::pair<std::string_view, OpId> kAliases[] = {{"clip", OpId::clamp}};
+// PyTorch's other names of ops (torch.swapaxes is torch.transpose).
+constexpr std::pair<std::string_view, OpId> kAliases[] = {
+    {"absolute", OpId::abs},     {"arccos", OpId::acos},      {"arccosh", OpId::acosh},  {"arcsin", OpId::asin},
+    {"arcsinh", OpId::asinh},    {"arctan", OpId::atan},      {"arctan2", OpId::atan2},  {"arctanh", OpId::atanh},
+    {"clip", OpId::clamp},       {"concat", OpId::cat},       {"divide", OpId::div},     {"fix", OpId::trunc},
+    {"greater", OpId::gt},       {"greater_equal", OpId::ge}, {"less", OpId::lt},        {"less_equal", OpId::le},
+    {"moveaxis", OpId::movedim}, {"multiply", OpId::mul},     {"negative", OpId::neg},   {"nelement", OpId::numel},
+    {"not_equal", OpId::ne},     {"subtract", OpId::sub},     {"swapaxes", OpId::transpose},
+    {"swapdims", OpId::transpose}, {"true_divide", OpId::div}};
 
 std::vector<std::string_view> aliases_of(const OpDef& op) {
   std::vector<std::string_view> names;
