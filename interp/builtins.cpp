@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "interp/einsum.h"
 #include "interp/interpreter.h"
 #include "interp/shorthands.h"
 #include "runtime/cuda.h"
@@ -438,6 +439,7 @@ void install_builtins(Interpreter& in) {
       return sh.call(in, self, rest);
     });
   }
+  b["einsum"] = make_builtin("einsum", einsum);
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64})
     b[std::string(dtype_name(d))] = Value(d);
   b["half"] = Value(DType::Float16);

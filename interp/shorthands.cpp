@@ -74,23 +74,10 @@ std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializ
 
 DType dtype_of(Interpreter& in, const Value& x) { return in.getattr(x, "dtype").as_dtype(); }
 
-// How PyTorch's "not implemented for" messages name a dtype.
-const char* scalar_type_name(DType d) {
-  switch (d) {
-    case DType::Bool: return "Bool";
-    case DType::Int32: return "Int";
-    case DType::Int64: return "Long";
-    case DType::Float16: return "Half";
-    case DType::BFloat16: return "BFloat16";
-    case DType::Float32: return "Float";
-    default: return "Double";
-  }
-}
-
 // PyTorch's error for a kernel its CPU build lacks for x's dtype.
 void floats_only(Interpreter& in, const Value& x, std::string_view kernel) {
   DType d = dtype_of(in, x);
-  if (!is_floating(d)) fail("\"{}\" not implemented for '{}'", kernel, scalar_type_name(d));
+  if (!is_floating(d)) fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(d));
 }
 
 Value to_device(Interpreter& in, const Value& x, Value device) {
@@ -249,7 +236,7 @@ Value dot(Interpreter& in, const Value& x, CallArgs& a) {
   if (dx != 1 || dy != 1) fail("1D tensors expected, but got {}D and {}D tensors", dx, dy);
   const DType tx = dtype_of(in, x), ty = dtype_of(in, y);
   if (tx != ty)
-    fail("dot : expected both vectors to have same dtype, but found {} and {}", scalar_type_name(tx), scalar_type_name(ty));
+    fail("dot : expected both vectors to have same dtype, but found {} and {}", dtype_torch_name(tx), dtype_torch_name(ty));
   return method(in, x, "matmul", {y});
 }
 Value mv(Interpreter& in, const Value& x, CallArgs& a) {
@@ -258,7 +245,7 @@ Value mv(Interpreter& in, const Value& x, CallArgs& a) {
   const int64_t dx = in.tensor_dim(x), dv = in.tensor_dim(v);
   if (dx != 2 || dv != 1) fail("vector + matrix @ vector expected, got 1, {}, {}", dx, dv);
   const DType tx = dtype_of(in, x), tv = dtype_of(in, v);
-  if (tx != tv) fail("expected scalar type {} but found {}", scalar_type_name(tx), scalar_type_name(tv));
+  if (tx != tv) fail("expected scalar type {} but found {}", dtype_torch_name(tx), dtype_torch_name(tv));
   return method(in, x, "matmul", {v});
 }
 
@@ -281,7 +268,7 @@ Value repeat_interleave(Interpreter& in, const Value& x, CallArgs& a) {
     const int64_t rd = in.tensor_dim(repeats);
     if (rd > 1) fail("repeats must be 0-dim or 1-dim tensor");
     const DType rt = dtype_of(in, repeats);
-    if (rt != DType::Int32 && rt != DType::Int64) fail("\"repeat_interleave_cpu\" not implemented for '{}'", scalar_type_name(rt));
+    if (rt != DType::Int32 && rt != DType::Int64) fail("\"repeat_interleave_cpu\" not implemented for '{}'", dtype_torch_name(rt));
     Value counts = method(in, repeats, "tolist");
     if (rd == 0) repeats = counts;
     else if (counts.items().size() == 1) repeats = counts.items()[0];
@@ -361,7 +348,7 @@ Value nanmean(Interpreter& in, const Value& x, CallArgs& a) {
   std::vector<Value> p = bind("nanmean", a, {{"dim", Value()}, {"keepdim", Value(false)}, {"dtype", Value()}});
   const DType d = dtype_of(in, x);
   if (!is_floating(d))
-    fail("nanmean(): expected input to have floating point dtype but got {}", scalar_type_name(d));
+    fail("nanmean(): expected input to have floating point dtype but got {}", dtype_torch_name(d));
   Value v = call_op(in, "where", nullptr, {method(in, x, "isnan"), Value(int64_t(0)), x}, {});
   Value total = call_op(in, "sum", &v, {}, sum_kwargs(p));
   Value present = method(in, method(in, x, "isnan"), "logical_not");
