@@ -29,6 +29,12 @@ class Rules {
         return std::nullopt;
       case OpFamily::Random:
         if (n == "rand" || n == "randn") return one(list(arg("size")));
+        if (n == "multinomial") {
+          Sizes out = sizes_of(arg("self"));
+          if (out.empty() || !arg("num_samples").is_int_like()) return std::nullopt;
+          out.back() = arg("num_samples");
+          return one(out);
+        }
         return std::nullopt;
       case OpFamily::Reduction: return reduction();
       case OpFamily::View: return view();

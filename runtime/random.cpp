@@ -1,9 +1,12 @@
-// The random ops (manual_seed, rand, randn, randint) on the Philox generator
+// The random ops (manual_seed, rand, randn, randint, multinomial) on the Philox generator
 // of philox.h: element i of a call is drawn from counter offset + i alone.
 #include "runtime/random.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
+#include <numeric>
 #include <utility>
 
 #include "runtime/creation.h"
@@ -158,6 +161,70 @@ IValue op_randint(const Args& a) {
     });
   });
   return t;
+}
+
+// multinomial(self, num_samples, replacement=False): category indices drawn
+// from each row of weights. With replacement each draw inverts the row's
+// cumulative sum at a uniform number; without, PyTorch's race of
+// exponentials: the num_samples largest w / E (E = -log(1 - u), u uniform),
+// largest first, ties (weights 0) in index order. The same seed gives the
+// same samples on every path, not PyTorch's samples.
+IValue op_multinomial(const Args& a) {
+  const Tensor& self = a.tensor(0);
+  const int64_t n = a.i64(1);
+  const bool replacement = a.boolean(2);
+  THN_CHECK(is_floating(self.dtype()), "multinomial only supports floating-point dtypes for input, got: {}",
+            dtype_torch_name(self.dtype()));
+  THN_CHECK(self.dim() == 1 || self.dim() == 2, "prob_dist must be 1 or 2 dim");
+  const int64_t categories = self.sizes().back();
+  THN_CHECK(n > 0, "cannot sample n_sample <= 0 samples");
+  THN_CHECK(replacement || n <= categories,
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  THN_CHECK(categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+  THN_CHECK(self.dtype() != DType::Float16, "multinomial is not implemented for half on CPU");
+  Dims shape = self.sizes();
+  shape.back() = n;
+  Tensor out = empty(shape, DType::Int64);
+  if (out.numel() == 0) return out;
+  const Tensor weights = contiguous(to_dtype(self, DType::Float64));
+  const double* w = weights.data<double>();
+  const int64_t rows = self.dim() == 1 ? 1 : self.sizes()[0];
+  for (int64_t i = 0; i < rows * categories; ++i)
+    THN_CHECK(std::isfinite(w[i]) && w[i] >= 0, "probability tensor contains either `inf`, `nan` or element < 0");
+  for (int64_t r = 0; r < rows; ++r)
+    THN_CHECK(std::accumulate(w + r * categories, w + (r + 1) * categories, 0.0) > 0,
+              "invalid multinomial distribution (sum of probabilities <= 0)");
+  int64_t* o = out.data<int64_t>();
+  if (replacement) {
+    const PhiloxState st = philox_reserve(uint64_t(rows * n));
+    std::vector<double> cdf(static_cast<size_t>(categories));
+    for (int64_t r = 0; r < rows; ++r) {
+      const double* row = w + r * categories;
+      std::partial_sum(row, row + categories, cdf.begin());
+      int64_t last = categories - 1;  // the last category of weight > 0
+      while (row[last] == 0) --last;
+      for (int64_t s = 0; s < n; ++s) {
+        const double u = thn_rand_double(st.seed, st.offset + uint64_t(r * n + s)) * cdf.back();
+        const int64_t k = std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin();
+        o[r * n + s] = std::min(k, last);  // (u * total rounded up to the total)
+      }
+    }
+    return out;
+  }
+  const PhiloxState st = philox_reserve(uint64_t(rows * categories));
+  std::vector<std::pair<double, int64_t>> keys(static_cast<size_t>(categories));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < categories; ++c) {
+      const double u = thn_rand_double(st.seed, st.offset + uint64_t(r * categories + c));
+      const double weight = w[r * categories + c];
+      keys[size_t(c)] = {weight == 0 ? 0.0 : weight / -std::log1p(-u), c};
+    }
+    std::partial_sort(keys.begin(), keys.begin() + n, keys.end(), [](const auto& x, const auto& y) {
+      return x.first > y.first || (x.first == y.first && x.second < y.second);
+    });
+    for (int64_t s = 0; s < n; ++s) o[r * n + s] = keys[size_t(s)].second;
+  }
+  return out;
 }
 
 }  // namespace thn

@@ -1,6 +1,6 @@
 """Creation ops (tensor, zeros/ones/empty/full, *_like, arange, linspace, eye)
 and introspection (shape, dtype, device, ndim, size, stride, dim, numel,
-is_contiguous, storage_offset, item, tolist)."""
+is_contiguous, storage_offset, item, tolist); multinomial's checks."""
 import torch
 from torch_cases import case
 
@@ -514,3 +514,33 @@ for m, d in [("size", 0), ("size", -1), ("stride", 0), ("stride", 5)]:
     @case(f"introspection error: {m}({d}) of a 0-dim tensor")
     def _(c, m=m, d=d):
         c.method(c.input(torch.tensor(1.0)), m, d)
+
+# ---- multinomial: its argument checks (the draws are thn's generator's) ----
+
+@case("multinomial error: integer weights")
+def _(c):
+    c.fn("multinomial", c.input(torch.tensor([1, 2])), 1)
+
+@case("multinomial error: 3-D weights")
+def _(c):
+    c.fn("multinomial", c.input(torch.ones(2, 2, 2)), 1)
+
+@case("multinomial error: no samples")
+def _(c):
+    c.fn("multinomial", c.input(torch.ones(3)), 0)
+
+@case("multinomial error: more samples than categories without replacement")
+def _(c):
+    c.fn("multinomial", c.input(torch.ones(3)), 4)
+
+@case("multinomial error: a NaN weight")
+def _(c):
+    c.fn("multinomial", c.input(torch.tensor([1.0, float("nan")])), 1)
+
+@case("multinomial error: weights summing to 0")
+def _(c):
+    c.fn("multinomial", c.input(torch.zeros(2, 3)), 1, True)
+
+@case("multinomial error: float16")
+def _(c):
+    c.fn("multinomial", c.input(torch.ones(3, dtype=torch.float16)), 1)
