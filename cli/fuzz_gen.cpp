@@ -307,6 +307,11 @@ class Generator {
       v.name = fmt::format("{} / ({}.abs() + 1)", x->name, y->name);
       v.dt = promote({tensor_operand(*x), tensor_operand(*y), number_operand(false)});
       if (!is_float(v.dt)) v.dt = DT::F32;
+      if (x->dt != DT::Bool && r_.chance(0.3)) {  // remainders (the divisor again >= 1)
+        v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.fmod({}.abs() + 1)" : "remainder({}, {}.abs() + 1)"),
+                             x->name, y->name);
+        v.dt = promote({tensor_operand(*x), tensor_operand(*y), number_operand(false)});
+      }
     } else if (k == 5) {
       v.name = fmt::format("{} {} {}", x->name, r_.pick(std::vector<std::string>{">", "<=", "==", "!="}), y->name);
       if (x->dt == y->dt && r_.chance(0.2))  // isclose: one dtype

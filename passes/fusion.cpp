@@ -46,7 +46,7 @@ bool fusible_compute(const Trace& t, const BoundSymbol& b) {
     case OpFamily::Binary:
       switch (b.sym.op->id) {
         // Integer division raises on a zero divisor; integer pow on a negative exponent.
-        case OpId::floor_divide: case OpId::remainder: case OpId::pow: return !integral;
+        case OpId::floor_divide: case OpId::remainder: case OpId::fmod: case OpId::pow: return !integral;
         case OpId::div: return !integral || b.args.size() < 3 || b.args[2].is_none();
         default: return true;
       }
@@ -473,7 +473,8 @@ std::string_view codegen_status(const OpDef& op) {
     case OpFamily::Unary: return op.id == OpId::round ? "fused (decimals=0)" : "fused";
     case OpFamily::Binary:
       switch (op.id) {
-        case OpId::floor_divide: case OpId::remainder: case OpId::pow: case OpId::div: return "fused (float)";
+        case OpId::floor_divide: case OpId::remainder: case OpId::fmod: case OpId::pow: case OpId::div:
+          return "fused (float)";
         default: return "fused";
       }
     case OpFamily::Pointwise:

@@ -7,7 +7,7 @@ namespace thn {
 
 namespace {
 
-#define THN_BINARY_ARITH(X) X(add) X(sub) X(mul) X(div) X(floor_divide) X(remainder) X(pow) X(maximum) X(minimum) X(atan2)
+#define THN_BINARY_ARITH(X) X(add) X(sub) X(mul) X(div) X(floor_divide) X(remainder) X(fmod) X(pow) X(maximum) X(minimum) X(atan2)
 #define THN_BINARY_BITS(X) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
 #define THN_BINARY_BOOL(X) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor)
 
@@ -58,7 +58,8 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
         fail("\"div_{}_cpu\" not implemented for 'Bool'", opt.rounding == Rounding::Trunc ? "trunc" : "floor");
       break;
     case OpId::remainder:
-      if (common == DType::Bool) fail("\"remainder_cpu\" not implemented for 'Bool'");
+    case OpId::fmod:
+      if (common == DType::Bool) fail("\"{}_cpu\" not implemented for 'Bool'", op_def(op).name);
       break;
     case OpId::pow:
       if (common == DType::Bool) fail("\"pow\" not implemented for 'Bool'");
@@ -124,6 +125,9 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
       return;
     case OpId::remainder:
       if constexpr (!is_bool) map([](C x, C y) { return thn_remainder(x, checked_divisor(y)); });
+      return;
+    case OpId::fmod:
+      if constexpr (!is_bool) map([](C x, C y) { return thn_fmod(x, checked_divisor(y)); });
       return;
     case OpId::pow: map([](C x, C y) { return thn_pow(x, y); }); return;
     case OpId::maximum: map([](C x, C y) { return thn_maximum(x, y); }); return;
@@ -198,7 +202,7 @@ IValue op_div(const Args& a) {
 
 #define THN_X(name) \
   IValue op_##name(const Args& a) { return binary(OpId::name, a.tensor(0), a.tensor(1), a.target()); }
-THN_X(mul) THN_X(floor_divide) THN_X(remainder) THN_X(pow) THN_X(maximum) THN_X(minimum) THN_X(atan2)
+THN_X(mul) THN_X(floor_divide) THN_X(remainder) THN_X(fmod) THN_X(pow) THN_X(maximum) THN_X(minimum) THN_X(atan2)
 THN_BINARY_BITS(THN_X)
 THN_BINARY_BOOL(THN_X)
 #undef THN_X

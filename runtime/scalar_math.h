@@ -127,6 +127,11 @@ template <class T> THN_HD T thn_floor_divide(T a, T b) {
     return q;
   }
 }
+// fmod: the remainder of truncated division (the sign of a), C's fmod and %.
+template <class T> THN_HD T thn_fmod(T a, T b) {
+  if constexpr (thn_is_float<T>) return std::fmod(a, b);
+  else return a % b;
+}
 template <class T> THN_HD T thn_remainder(T a, T b) {
   if constexpr (thn_is_float<T>) {
     T m = std::fmod(a, b);

@@ -53,7 +53,7 @@ def _(c):
     x = c.input(torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5, 2.4999]))
     c.fn("round", x)
 
-BINARY = ("add sub mul div floor_divide remainder pow maximum minimum atan2 eq ne lt le gt ge logical_and logical_or "
+BINARY = ("add sub mul div floor_divide remainder fmod pow maximum minimum atan2 eq ne lt le gt ge logical_and logical_or "
           "logical_xor bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift").split()
 
 
@@ -75,7 +75,7 @@ for op in BINARY:
             b = c.input(bvalues(dt, True))
             c.fn(op, a, b)
 
-for op in ["add", "sub", "mul", "div", "floor_divide", "remainder", "pow", "eq", "lt", "bitwise_and", "atan2"]:
+for op in ["add", "sub", "mul", "div", "floor_divide", "remainder", "fmod", "pow", "eq", "lt", "bitwise_and", "atan2"]:
     @case(f"{op} broadcasting a row, a column and a scalar")
     def _(c, op=op):
         a = c.input(torch.tensor([[1, 2, 3], [4, 5, 6]]).float())
@@ -168,6 +168,18 @@ def _(c):
 @case("integer remainder by zero")
 def _(c):
     c.fn("remainder", c.input(torch.tensor([5, 2])), 0)
+
+@case("integer fmod by zero")
+def _(c):
+    c.fn("fmod", c.input(torch.tensor([5, 2])), c.input(torch.tensor([1, 0])))
+
+@case("fmod takes the dividend's sign; a float divisor of 0 gives NaN; in place")
+def _(c):
+    x = c.input(torch.tensor([5.5, -5.5, 3.0, -0.0]))
+    c.fn("fmod", x, -1.5)
+    c.method(x, "fmod", 0.0)
+    c.method(c.input(torch.tensor([7, -7], dtype=torch.int32)), "fmod", 2.5)
+    c.method(x, "fmod_", c.input(torch.tensor([2.0, 2.0, -2.0, 3.0])))
 
 @case("div rounding modes")
 def _(c):
