@@ -67,8 +67,11 @@ Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Va
     for (const auto& [k, v] : kwargs) same_device(v, first, true);
   }
   IValue result = call_op(op, s, positional, kwargs, inplace);
-  // In-place ops return their receiver: the same object, so `is` and aliasing hold.
-  if (inplace && self) return *self;
+  // In-place ops (and copy_, fill_, zero_) return their receiver: the same
+  // object, so `is` and aliasing hold.
+  if (self && (inplace || (op.name.ends_with('_') && result.is_tensor() &&
+                           same_view(self->as_tensor(), result.to_tensor()))))
+    return *self;
   const Value* src = self ? self : args.empty() ? nullptr : &args[0];
   if (src && src->is(Type::Tensor) && result.is_tensor() && returns_input(op, src->as_tensor(), result.to_tensor()))
     return *src;

@@ -13,8 +13,8 @@
 #include <fmt/format.h>
 
 #include "interp/interpreter.h"
+#include "interp/shorthands.h"
 #include "runtime/error.h"
-#include "runtime/op_registry.h"
 
 namespace thn {
 
@@ -97,6 +97,7 @@ class Einsum {
              named, ndim, k);
       ellipsis_dims = std::max(ellipsis_dims, int(ndim - named));
     }
+    ellipsis_dims_ = ellipsis_dims;
     for (size_t k = 0; k < terms.size(); ++k) {
       Operand o{tensors[k], {}};
       const int64_t covered = in_.tensor_dim(tensors[k]) - int64_t(terms[k].labels.size()) + 1;
@@ -163,8 +164,7 @@ class Einsum {
   bool equal(const Value& a, const Value& b) { return in_.truth(in_.compare(ast::CmpOp::Eq, a, b)); }
 
   Value call(const Value& self, const char* op, std::vector<Value> args) {
-    CallArgs c{std::move(args), {}};
-    return in_.dispatch().call(op_named(op), &self, c.args, c, false);
+    return call_tensor_op(in_, op, &self, std::move(args));
   }
 
   // A label twice in one operand ("ii"): its diagonal, whose dim goes last.
@@ -187,7 +187,7 @@ class Einsum {
 
   // A label's sizes across operands agree or are 1 (which broadcasts).
   void check_sizes(const std::vector<Operand>& ops) {
-    std::vector<std::optional<Value>> seen(kEllipsis + size_t(64));
+    std::vector<std::optional<Value>> seen(size_t(kEllipsis + ellipsis_dims_));
     for (size_t k = 0; k < ops.size(); ++k)
       for (size_t d = 0; d < ops[k].labels.size(); ++d) {
         std::optional<Value>& s = seen[size_t(ops[k].labels[d])];
@@ -229,7 +229,9 @@ class Einsum {
   }
 
   // a and b as one batched matmul: [batch, left, summed] @ [batch, summed,
-  // right], the batch and summed dims expanded to a common size first.
+  // right], the batch and summed dims expanded to a common size first; with
+  // nothing summed, a product [batch, left, 1...] * [batch, 1..., right]
+  // (which promotes dtypes, as PyTorch's does).
   Operand contract(Operand a, Operand b, const std::vector<Label>& keep) {
     sum_unneeded(a, keep, b.labels);
     sum_unneeded(b, keep, a.labels);
@@ -243,6 +245,13 @@ class Einsum {
       return out;
     };
     Operand pa = permuted(a, cat({&batch, &left, &summed})), pb = permuted(b, cat({&batch, &summed, &right}));
+    if (summed.empty()) {
+      for (size_t i = 0; i < right.size(); ++i) pa.t = call(pa.t, "unsqueeze", {Value(int64_t(-1))});
+      for (size_t i = 0; i < left.size(); ++i) pb.t = call(pb.t, "unsqueeze", {Value(int64_t(batch.size()))});
+      return {call(pa.t, "mul", {pb.t}), cat({&batch, &left, &right})};
+    }
+    const DType ta = in_.getattr(pa.t, "dtype").as_dtype(), tb = in_.getattr(pb.t, "dtype").as_dtype();
+    if (ta != tb) fail("expected scalar type {} but found {}", dtype_torch_name(ta), dtype_torch_name(tb));
     // The common size of each batch and summed label (a size 1 broadcasts).
     auto sizes_of = [&](const Operand& o) {
       std::vector<Value> s;
@@ -274,6 +283,7 @@ class Einsum {
   }
 
   Interpreter& in_;
+  int ellipsis_dims_ = 0;
 };
 
 }  // namespace
@@ -286,14 +296,12 @@ Value einsum(Interpreter& in, CallArgs& a) {
   std::vector<Value> operands(a.args.begin() + 1, a.args.end());
   if (operands.size() == 1 && (operands[0].is(Type::List) || operands[0].is(Type::Tuple)))
     operands = operands[0].items();  // einsum(eq, [a, b])
-  for (size_t i = 0; i < operands.size(); ++i)
+  for (size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i].is(Type::Tensor))
       fail(ErrorKind::TypeError, "expected Tensor as element {} in argument 1, but got {}", i, type_name(operands[i]));
-  if (operands.empty()) fail("einsum(): must provide at least one operand");
-  for (size_t i = 1; i < operands.size(); ++i) {
-    const DType first = in.getattr(operands[0], "dtype").as_dtype(), here = in.getattr(operands[i], "dtype").as_dtype();
-    if (here != first) fail("expected scalar type {} but found {}", dtype_torch_name(first), dtype_torch_name(here));
+    if (in.tensor_dim(operands[i]) > 64) fail("only tensors with up to 64 dims are supported");
   }
+  if (operands.empty()) fail("einsum(): must provide at least one operand");
   return Einsum(in).run(a.args[0].as_str(), std::move(operands));
 }
 

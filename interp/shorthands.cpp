@@ -14,8 +14,7 @@ namespace {
 
 Value call_op(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
               std::vector<std::pair<std::string, Value>> kwargs, bool inplace = false) {
-  CallArgs c{std::move(args), std::move(kwargs)};
-  return in.dispatch().call(op_named(name), self, c.args, c, inplace);
+  return call_tensor_op(in, name, self, std::move(args), std::move(kwargs), inplace);
 }
 Value method(Interpreter& in, const Value& x, const char* name, std::vector<Value> args = {},
              std::vector<std::pair<std::string, Value>> kwargs = {}) {
@@ -193,14 +192,13 @@ Value norm(Interpreter& in, const Value& x, CallArgs& a) {
 
 // x.softmax(dim, dtype=None), x.log_softmax(...): the standard library's
 // nn.softmax / nn.log_softmax, one definition for both spellings.
-Value stdlib_call(Interpreter& in, const char* module, const char* name, const Value& x, const CallArgs& a) {
-  ModuleObj& m = in.import_module(module);
-  CallArgs c{{x}, a.kwargs};
-  c.args.insert(c.args.end(), a.args.begin(), a.args.end());
-  return in.call(m.globals.at(name), c);
+Value stdlib_softmax(Interpreter& in, const Value& x, const CallArgs& a, const char* name) {
+  std::vector<Value> p = bind(name, a, {{"dim", std::nullopt}, {"dtype", Value()}});
+  CallArgs c{{x, p[0]}, {{"dtype", p[1]}}};
+  return in.call(in.import_module("nn").globals.at(name), c);
 }
-Value softmax(Interpreter& in, const Value& x, CallArgs& a) { return stdlib_call(in, "nn", "softmax", x, a); }
-Value log_softmax(Interpreter& in, const Value& x, CallArgs& a) { return stdlib_call(in, "nn", "log_softmax", x, a); }
+Value softmax(Interpreter& in, const Value& x, CallArgs& a) { return stdlib_softmax(in, x, a, "softmax"); }
+Value log_softmax(Interpreter& in, const Value& x, CallArgs& a) { return stdlib_softmax(in, x, a, "log_softmax"); }
 
 // clamp_min(min) / clamp_max(max) and their in-place forms: clamp with one bound.
 Value clamp_bound(Interpreter& in, const Value& x, CallArgs& a, const char* name, const char* bound, bool inplace) {
@@ -254,16 +252,15 @@ Value mv(Interpreter& in, const Value& x, CallArgs& a) {
 // a one-element tensor) repeats every slice as often: x.unsqueeze(dim + 1)
 // expanded and flattened back, a copy. A 1-D tensor gives each slice its
 // count, read from the data (so not inside jit): an index_select.
-Value repeat_interleave(Interpreter& in, const Value& x, CallArgs& a) {
-  std::vector<Value> p = bind("repeat_interleave", a, {{"repeats", std::nullopt}, {"dim", Value()}, {"output_size", Value()}});
-  Value self = x, dim = p[1];
+Value repeat_interleave_of(Interpreter& in, const Value& x, const Value& repeats_arg, const Value& dim) {
+  Value self = x;
   if (dim.is_none() || in.tensor_dim(self) == 0) self = method(in, self, "reshape", {Value(int64_t(-1))});
   const int64_t rank = in.tensor_dim(self);
   const int64_t d = dim.is_none() ? 0 : dim.as_int() < 0 ? dim.as_int() + rank : dim.as_int();
   if (d < 0 || d >= rank)
     fail(ErrorKind::IndexError, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -rank,
          rank - 1, dim.as_int());
-  Value repeats = p[0];
+  Value repeats = repeats_arg;
   if (repeats.is(Type::Tensor)) {
     const int64_t rd = in.tensor_dim(repeats);
     if (rd > 1) fail("repeats must be 0-dim or 1-dim tensor");
@@ -297,6 +294,31 @@ Value repeat_interleave(Interpreter& in, const Value& x, CallArgs& a) {
   return method(in, method(in, expanded, "flatten", {Value(d), Value(d + 1)}), "contiguous");
 }
 
+Value repeat_interleave(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("repeat_interleave", a, {{"repeats", Value()}, {"dim", Value()}, {"output_size", Value()}});
+  Value out;
+  if (p[0].is_none()) {  // repeat_interleave(repeats): each index its count of times
+    if (in.tensor_dim(x) != 1) fail("repeat_interleave only accept 1D vector as repeat");
+    Value positions = call_op(in, "arange", nullptr, {in.tensor_len(x)}, {{"device", in.getattr(x, "device")}});
+    out = repeat_interleave_of(in, positions, x, Value(int64_t(0)));
+  } else {
+    if (!p[1].is_none() && in.tensor_dim(x) == 0)
+      fail(ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", to_repr(p[1]));
+    out = repeat_interleave_of(in, x, p[0], p[1]);
+  }
+  if (!p[2].is_none()) {
+    Value d = p[1].is_none() ? Value(int64_t(0)) : p[1];
+    if (!in.truth(in.compare(ast::CmpOp::Eq, method(in, out, "size", {d}), p[2])))
+      fail("allocated size does not match required size");
+  }
+  return out;
+}
+
+Value nelement(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("nelement", a, {});
+  return method(in, x, "numel");
+}
+
 Value ravel(Interpreter& in, const Value& x, CallArgs& a) {
   bind("ravel", a, {});
   return method(in, x, "reshape", {Value(int64_t(-1))});
@@ -327,6 +349,7 @@ Value trace(Interpreter& in, const Value& x, CallArgs& a) {
   bind("trace", a, {});
   const int64_t rank = in.tensor_dim(x);
   if (rank != 2) fail("trace: expected a matrix, but got tensor with dim {}", rank);
+  if (dtype_of(in, x) == DType::Bool) fail("\"trace\" not implemented for 'Bool'");
   return method(in, method(in, x, "diagonal"), "sum");
 }
 
@@ -337,11 +360,12 @@ std::vector<std::pair<std::string, Value>> sum_kwargs(const std::vector<Value>& 
   if (!p[0].is_none()) kw.emplace_back("dim", p[0]);
   return kw;
 }
+Value nan_to_zero(Interpreter& in, const Value& x) {
+  return call_op(in, "where", nullptr, {method(in, x, "isnan"), Value(int64_t(0)), x}, {});
+}
 Value nansum(Interpreter& in, const Value& x, CallArgs& a) {
   std::vector<Value> p = bind("nansum", a, {{"dim", Value()}, {"keepdim", Value(false)}, {"dtype", Value()}});
-  Value v = x;
-  if (is_floating(dtype_of(in, x)))
-    v = call_op(in, "where", nullptr, {method(in, x, "isnan"), Value(int64_t(0)), x}, {});
+  const Value v = is_floating(dtype_of(in, x)) ? nan_to_zero(in, x) : x;
   return call_op(in, "sum", &v, {}, sum_kwargs(p));
 }
 Value nanmean(Interpreter& in, const Value& x, CallArgs& a) {
@@ -349,7 +373,7 @@ Value nanmean(Interpreter& in, const Value& x, CallArgs& a) {
   const DType d = dtype_of(in, x);
   if (!is_floating(d))
     fail("nanmean(): expected input to have floating point dtype but got {}", dtype_torch_name(d));
-  Value v = call_op(in, "where", nullptr, {method(in, x, "isnan"), Value(int64_t(0)), x}, {});
+  const Value v = nan_to_zero(in, x);
   Value total = call_op(in, "sum", &v, {}, sum_kwargs(p));
   Value present = method(in, method(in, x, "isnan"), "logical_not");
   std::vector<Value> count_p = {p[0], p[1], Value()};
@@ -374,7 +398,7 @@ Value diff(Interpreter& in, const Value& x, CallArgs& a) {
     }
     v = call_op(in, "cat", nullptr, {Value::list(std::move(parts)), p[1]}, {});
   }
-  const bool boolean = dtype_of(in, x) == DType::Bool;
+  const bool boolean = dtype_of(in, v) == DType::Bool;
   for (int64_t i = 0; i < p[0].as_int(); ++i) {
     Value len = method(in, v, "size", {p[1]});
     const bool empty = !in.truth(in.compare(ast::CmpOp::Gt, len, Value(int64_t(0))));
@@ -390,13 +414,17 @@ Value diff(Interpreter& in, const Value& x, CallArgs& a) {
 // std=1), bernoulli_(p=0.5), and bernoulli(p=None) (x holds the
 // probabilities when p is None): numbers from rand / randn, so the same seed
 // gives the same values on every path, but not PyTorch's values.
+// rand / randn shaped like x, in x's dtype (float32 for a bool or integer x).
 Value random_like(Interpreter& in, const Value& x, const char* op) {
+  const DType d = dtype_of(in, x);
   return call_op(in, op, nullptr, {in.getattr(x, "shape")},
-                 {{"dtype", in.getattr(x, "dtype")}, {"device", in.getattr(x, "device")}});
+                 {{"dtype", Value(is_floating(d) ? d : DType::Float32)}, {"device", in.getattr(x, "device")}});
 }
 Value uniform_(Interpreter& in, const Value& x, CallArgs& a) {
   std::vector<Value> p = bind("uniform_", a, {{"from", Value(0.0)}, {"to", Value(1.0)}});
   floats_only(in, x, "check_uniform_bounds");
+  if (in.truth(in.compare(ast::CmpOp::Gt, p[0], p[1])))
+    fail("uniform_ expects to return a [from, to) range, but found from={} > to={}", to_repr(p[0]), to_repr(p[1]));
   Value span = in.binary(ast::BinOp::Sub, p[1], p[0]);
   Value u = method(in, method(in, random_like(in, x, "rand"), "mul", {span}), "add", {p[0]});
   return call_op(in, "copy_", &x, {u}, {});
@@ -409,27 +437,31 @@ Value normal_(Interpreter& in, const Value& x, CallArgs& a) {
   Value n = method(in, method(in, random_like(in, x, "randn"), "mul", {p[1]}), "add", {p[0]});
   return call_op(in, "copy_", &x, {n}, {});
 }
+// 1 where a uniform number falls below p (a number or a tensor of
+// probabilities; None: x holds them), in x's dtype. PyTorch 1.13's CPU
+// kernels take every dtype but float16, and only floats as probabilities.
 Value bernoulli_draw(Interpreter& in, const Value& x, const Value& p) {
-  if (!p.is_none() && (in.truth(in.compare(ast::CmpOp::Lt, p, Value(0.0))) || in.truth(in.compare(ast::CmpOp::Gt, p, Value(1.0)))))
+  const DType d = dtype_of(in, x);
+  const bool number = !p.is_none() && !p.is(Type::Tensor);
+  if (d == DType::Float16)
+    fail("\"{}\" not implemented for 'Half'", number ? "bernoulli_scalar_cpu_" : "bernoulli_tensor_cpu_self_");
+  if (p.is_none()) floats_only(in, x, "bernoulli_tensor_cpu_p_");
+  if (number && (in.truth(in.compare(ast::CmpOp::Lt, p, Value(0.0))) || in.truth(in.compare(ast::CmpOp::Gt, p, Value(1.0)))))
     fail("bernoulli_ expects p to be in [0, 1], but got p={}", to_repr(p));
   Value hit = method(in, random_like(in, x, "rand"), "lt", {p.is_none() ? x : p});
-  return method(in, hit, "to", {in.getattr(x, "dtype")});
+  return method(in, hit, "to", {Value(d)});
 }
 Value bernoulli(Interpreter& in, const Value& x, CallArgs& a) {
-  Value p = bind("bernoulli", a, {{"p", Value()}})[0];
-  floats_only(in, x, p.is_none() ? "bernoulli_tensor_cpu_p_" : "bernoulli_scalar_cpu_");
-  return bernoulli_draw(in, x, p);
+  return bernoulli_draw(in, x, bind("bernoulli", a, {{"p", Value()}})[0]);
 }
 Value bernoulli_(Interpreter& in, const Value& x, CallArgs& a) {
-  Value p = bind("bernoulli_", a, {{"p", Value(0.5)}})[0];
-  floats_only(in, x, "bernoulli_scalar_cpu_");
-  return call_op(in, "copy_", &x, {bernoulli_draw(in, x, p)}, {});
+  return call_op(in, "copy_", &x, {bernoulli_draw(in, x, bind("bernoulli_", a, {{"p", Value(0.5)}})[0])}, {});
 }
 
 constexpr Shorthand kShorthands[] = {
     {"allclose", "(other, rtol=1e-05, atol=1e-08, equal_nan=False)", "isclose(x, other, ...).all().item()", allclose,
      true},
-    {"bernoulli", "(p=None)", "(rand(x.shape) < x).to(x.dtype)` (`< p` with p)", bernoulli, true},
+    {"bernoulli", "(p=None)", "(rand(x.shape) < p).to(x.dtype)` (p None: `p = x", bernoulli, true},
     {"bernoulli_", "(p=0.5)", "x.copy_(rand(x.shape) < p)", bernoulli_},
     {"clamp_max", "(max)", "clamp(x, max=max)", clamp_max, true},
     {"clamp_max_", "(max)", "x.clamp_(max=max)", clamp_max_},
@@ -437,17 +469,18 @@ constexpr Shorthand kShorthands[] = {
     {"clamp_min_", "(min)", "x.clamp_(min=min)", clamp_min_},
     {"cpu", "()", "x.to(\"cpu\")", cpu},
     {"cuda", "(device=None)", "x.to(\"cuda\")` (`x.cuda(1)`: `x.to(\"cuda:1\")", cuda},
-    {"detach", "()", "x.view(x.shape)` (a view: there is no autograd)", detach, true},
+    {"detach", "()", "x.view(x.shape)", detach, true},
     {"diag", "(diagonal=0)", "x.diagonal(diagonal).clone()` (2-D); a 1-D x written on the diagonal of `zeros", diag, true},
-    {"diff", "(n=1, dim=-1, prepend=None, append=None)", "x.narrow(dim, 1, len - 1) - x.narrow(dim, 0, len - 1)` n times",
+    {"diff", "(n=1, dim=-1, prepend=None, append=None)", "x.narrow(dim, 1, len - 1) - x.narrow(dim, 0, len - 1)` (n times; bool: `logical_xor",
      diff, true},
-    {"dot", "(tensor)", "matmul(x, tensor)` (both 1-D)", dot, true},
+    {"dot", "(tensor)", "matmul(x, tensor)", dot, true},
     {"element_size", "()", "x.dtype.itemsize", element_size},
     {"fliplr", "()", "x.flip(1)", fliplr, true},
     {"flipud", "()", "x.flip(0)", flipud, true},
     {"is_floating_point", "()", "x.dtype.is_floating_point", is_floating_point, true},
     {"log_softmax", "(dim, dtype=None)", "nn.log_softmax(x, dim, dtype=dtype)", log_softmax, true},
-    {"mv", "(vec)", "matmul(x, vec)` (2-D and 1-D)", mv, true},
+    {"mv", "(vec)", "matmul(x, vec)", mv, true},
+    {"nelement", "()", "x.numel()", nelement},
     {"nanmean", "(dim=None, keepdim=False, *, dtype=None)", "x.nansum(...) / x.isnan().logical_not().sum(dim, keepdim)",
      nanmean, true},
     {"nansum", "(dim=None, keepdim=False, *, dtype=None)", "where(x.isnan(), 0, x).sum(dim, keepdim, dtype=dtype)",
@@ -473,6 +506,12 @@ constexpr Shorthand kShorthands[] = {
 };
 
 }  // namespace
+
+Value call_tensor_op(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
+                     std::vector<std::pair<std::string, Value>> kwargs, bool inplace) {
+  CallArgs c{std::move(args), std::move(kwargs)};
+  return in.dispatch().call(op_named(name), self, c.args, c, inplace);
+}
 
 std::span<const Shorthand> tensor_shorthands() { return kShorthands; }
 

@@ -20,6 +20,11 @@ struct Shorthand {
   bool function = false;  // also NAME(x, ...), as torch.NAME
 };
 
+// The op `name` called as x.name(args..., kwargs...) (or name(args...)
+// without x) through the interpreter's dispatch, eager or traced.
+Value call_tensor_op(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
+                     std::vector<std::pair<std::string, Value>> kwargs = {}, bool inplace = false);
+
 std::span<const Shorthand> tensor_shorthands();
 const Shorthand* find_shorthand(std::string_view name);
 

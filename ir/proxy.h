@@ -34,6 +34,7 @@ struct NumberProxy : Symbolic {
   NumberOp op{};               // Origin::Op
   std::vector<Value> operands;  // Origin::Op: numbers (proxies or constants)
   int64_t dim = 0;              // Origin::Size
+  bool sized = false;           // guarded >= 2: a symbolic tensor size (shape_rules.cpp)
   std::string name;             // inputs: the argument's name; else empty (the printer numbers them)
   int id = 0;                   // creation order within its trace
   Tracer* tracer = nullptr;     // null once the trace is finished

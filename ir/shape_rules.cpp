@@ -42,6 +42,16 @@ class Rules {
         // (The writes into a copy of self keep self's sizes; their index
         // and source sizes are checked by the op's own run on the shadows.)
         if (n == "cat" || n == "stack") return concatenated(n == "stack");
+        if (n == "gather") return one(sizes_of(arg("index")));
+        if (n == "index_select") {
+          // self's sizes, the one along dim the index's length (1 for a 0-dim index).
+          Sizes out = sizes_of(arg("self"));
+          const Sizes& index = sizes_of(arg("index"));
+          auto k = dim_arg(arg("dim"), out.size());
+          if (out.empty() || !k || index.size() > 1) return std::nullopt;
+          out[*k] = index.empty() ? Value(int64_t(1)) : index[0];
+          return one(out);
+        }
         if (n == "clone" || n == "contiguous" || n == "flip" || n == "roll" || n == "tril" || n == "triu" ||
             n == "index_copy" || n == "index_add" || n == "scatter" || n == "scatter_add")
           return one(sizes_of(arg("self")));
@@ -309,7 +319,8 @@ class Rules {
     if (n == "diagonal") {
       // min(size1 - max(0, -offset), size2 - max(0, offset)), at least 0:
       // symbolic only where the two sizes are equal (a square matrix; the
-      // equality guarded), the size then guarded to reach past the offset.
+      // equality guarded) and reach past the offset (n - |offset| is then
+      // a size, guarded to stay >= 2 or made static).
       auto a = dim_arg(arg("dim1"), in.size()), b = dim_arg(arg("dim2"), in.size());
       const Value& offset = arg("offset");
       if (!a || !b || *a == *b || !offset.is_int_like() || offset.is_proxy()) return std::nullopt;
@@ -320,9 +331,8 @@ class Rules {
         len = Value(std::max<int64_t>(0, std::min(value_of(s1) - std::max<int64_t>(0, -off), value_of(s2) - std::max<int64_t>(0, off))));
       } else {
         if (s1.raw_int() != s2.raw_int() || s1.raw_int() < skip) return std::nullopt;
-        const Value n = unify(s1, s2);
-        tr_.assume(tr_.number_node(NumberOp::ge, {n, Value(skip)}));
-        len = skip == 0 ? n : tr_.record_number_op(NumberOp::sub, {n, Value(skip)});
+        const Value side = unify(s1, s2);
+        len = skip == 0 ? side : tr_.record_number_op(NumberOp::sub, {side, Value(skip)});
       }
       Sizes out;
       for (size_t i = 0; i < in.size(); ++i)
@@ -399,6 +409,26 @@ bool same_concrete(const std::vector<Sizes>& want, const std::vector<Value>& ten
   return true;
 }
 
+
+// A symbolic size is at least 2 (sizes 0 and 1 decide broadcasting and
+// emptiness, so they stay static, as the inputs' do): a number that becomes
+// a size (n in zeros(n), a narrow's length, a diagonal's n - 1) is guarded
+// to stay >= 2, or made static where this call's value is 0 or 1.
+void at_least_two(Tracer& t, Sizes& sizes) {
+  for (Value& s : sizes) {
+    if (!s.is_proxy()) continue;
+    NumberProxy& n = number_proxy(s);
+    if (n.sized) continue;
+    if (s.raw_int() < 2) {
+      t.make_static(n);
+      s = Value(s.raw_int());
+      continue;
+    }
+    t.assume(t.number_node(NumberOp::ge, {s, Value(int64_t(2))}));
+    n.sized = true;
+  }
+}
+
 }  // namespace
 
 bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args, const Value& out, bool inplace) {
@@ -408,6 +438,7 @@ bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args
   collect_proxies(out, tensors);
   if (!same_concrete(*sizes, tensors)) return false;
   if (inplace) return true;  // the receiver keeps its sizes; the rule only guarded
+  for (Sizes& s : *sizes) at_least_two(t, s);
   for (size_t k = 0; k < tensors.size(); ++k) tensor_proxy(tensors[k]).sizes = (*sizes)[k];
   return true;
 }

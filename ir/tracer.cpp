@@ -151,6 +151,7 @@ Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
     n->value = Value(s);
     n->set_tensor(v);
     n->dim = int64_t(d);
+    n->sized = true;
     n->id = int(numbers_.size());
     n->tracer = this;
     numbers_.push_back(n);
@@ -844,6 +845,8 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   }
   BoundSymbol& b = record(Symbol::of(op, false), std::move(targs), out);
   if (ordered) b.subsymbols.clear();
+  // copy_, fill_, zero_ return their receiver, as in eager.
+  if (op.name.ends_with('_') && self) return *self;
   return present_result(op.name, out);
 }
 

@@ -352,7 +352,9 @@ void scatter_into(const Tensor& target, const Tensor& self, int64_t dim, const T
   bool wrong = false;
   for (int64_t d = 0; d < ndim && !wrong; d++) wrong = d != dim && size_or_1(index, d) > size_or_1(self, d);
   for (int64_t d = 0; src && d < ndim && !wrong; d++) {
-    if (src->dim() > 0 && d >= src->dim()) wrap_dim(d, src->dim());  // PyTorch reads src.size(d): IndexError
+    if (src->dim() > 0 && d >= src->dim())  // PyTorch reads src.size(d)
+      fail(ErrorKind::IndexError, "Dimension out of range (expected to be in range of [{}, {}], but got {})",
+           -src->dim(), src->dim() - 1, d);
     wrong = size_or_1(index, d) > size_or_1(*src, d);
   }
   if (src)
@@ -573,8 +575,9 @@ IValue op_scatter(const Args& a) {
   const bool number = src && src->is_wrapped_number();
   if (number) value = src->item();
   const Tensor* source = src && !number ? &*src : nullptr;
-  Tensor target = source ? scatter_target(a, self, {*source, a.tensor(2)}) : scatter_target(a, self, {a.tensor(2)});
-  scatter_into(target, self, dim, a.tensor(2), source, value, WalkKind::Scatter);
+  const Tensor& index = a.tensor(2);
+  Tensor target = scatter_target(a, self, {source ? *source : index, index});
+  scatter_into(target, self, dim, index, source, value, WalkKind::Scatter);
   return target;
 }
 

@@ -284,6 +284,7 @@ IValue op_eye(const Args& a) {
 
 IValue op_shape(const Args& a) { return IValue::dims(a.tensor(0).sizes()); }
 IValue op_dtype(const Args& a) { return IValue(a.tensor(0).dtype()); }
+IValue op_result_type(const Args& a) { return IValue(result_type({a.tensor(0), a.tensor(1)})); }
 IValue op_device(const Args& a) { return IValue(a.tensor(0).device()); }
 IValue op_ndim(const Args& a) { return IValue(a.tensor(0).dim()); }
 IValue op_is_cuda(const Args& a) { return IValue(a.tensor(0).device().type == DeviceType::CUDA); }

@@ -125,7 +125,7 @@ constexpr std::pair<std::string_view, OpId> kAliases[] = {
     {"arcsinh", OpId::asinh},    {"arctan", OpId::atan},      {"arctan2", OpId::atan2},  {"arctanh", OpId::atanh},
     {"clip", OpId::clamp},       {"concat", OpId::cat},       {"divide", OpId::div},     {"fix", OpId::trunc},
     {"greater", OpId::gt},       {"greater_equal", OpId::ge}, {"less", OpId::lt},        {"less_equal", OpId::le},
-    {"moveaxis", OpId::movedim}, {"multiply", OpId::mul},     {"negative", OpId::neg},   {"nelement", OpId::numel},
+    {"moveaxis", OpId::movedim}, {"multiply", OpId::mul},     {"negative", OpId::neg},
     {"not_equal", OpId::ne},     {"subtract", OpId::sub},     {"swapaxes", OpId::transpose},
     {"swapdims", OpId::transpose}, {"true_divide", OpId::div}};
 

@@ -100,10 +100,12 @@ struct OpDef {
 // Whether `result` of op is its tensor argument `arg` itself: a conversion
 // to what it already is (x.float() of a float32 x, x.contiguous() of a
 // contiguous one) returns the same object, as PyTorch's does.
+inline bool same_view(const Tensor& a, const Tensor& b) {
+  return a.storage() == b.storage() && a.offset() == b.offset() && a.dtype() == b.dtype() && a.sizes() == b.sizes() &&
+         a.strides() == b.strides();
+}
 inline bool returns_input(const OpDef& op, const Tensor& arg, const Tensor& result) {
-  return (op.family == OpFamily::Conversion || op.id == OpId::contiguous) && arg.storage() == result.storage() &&
-         arg.offset() == result.offset() && arg.dtype() == result.dtype() && arg.sizes() == result.sizes() &&
-         arg.strides() == result.strides();
+  return (op.family == OpFamily::Conversion || op.id == OpId::contiguous) && same_view(arg, result);
 }
 
 const std::vector<OpDef>& all_ops();
