@@ -520,7 +520,7 @@ class Generator {
     if (!x) return std::nullopt;
     Var v = new_value_like(*x);
     int rank = int(x->shape.size());
-    int k = r_.below(7);
+    int k = r_.below(9);
     if (k == 0) {
       v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.clone()" : "{}.contiguous()"), x->name);
     } else if (k == 1 && rank >= 1) {
@@ -544,6 +544,21 @@ class Generator {
       v.name = fmt::format(fmt::runtime(v.dt == DT::I64 ? "{}.long()" : "{}.int()"), x->name);
     } else if (k == 6 && rank == 2) {
       v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{}.tril()" : "{}.triu(1)"), x->name);
+    } else if (k == 7 && rank >= 1) {  // each slice twice in a row (a tensor of counts is data: not under jit)
+      int d = dim(*x);
+      v.name = fmt::format("{}.repeat_interleave(2, dim={})", x->name, d);
+      v.shape[size_t(d)] = new_size();
+    } else if (k == 8 && rank == 2 && is_float(x->dt)) {  // einsum: a transpose, a product with itself
+      v.name = fmt::format("einsum(\"ij->ji\", {})", x->name);
+      std::swap(v.shape[0], v.shape[1]);
+      v.root = x->root;  // (a permutation is a view)
+      v.input = x->input;
+      v.writable = x->writable;
+      if (r_.chance(0.5)) {
+        v = new_value_like(*x);
+        v.name = fmt::format("einsum(\"ij,kj->ik\", {0}, {0})", x->name);
+        v.shape[1] = v.shape[0];
+      }
     } else {
       return std::nullopt;
     }
