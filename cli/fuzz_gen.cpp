@@ -627,13 +627,26 @@ class Generator {
     return expand ? out + fmt::format(".expand_as({})", x.name) : out;
   }
 
+  // x stacked n % 3 + 1 times (a new leading dim): under cache="symbolic"
+  // and shapes="symbolic" a size made from a number argument, which calls
+  // make 1, 2 or 3.
+  std::optional<Var> sized_by_n() {
+    const Var* x = any();
+    if (!x || !has_n_) return std::nullopt;
+    Var v = new_value_like(*x);
+    v.name = fmt::format("(zeros((n % 3 + 1,) + tuple({0}.shape), dtype={1}) + {0})", x->name, dt_name(x->dt));
+    v.shape.insert(v.shape.begin(), new_size());
+    return v;
+  }
+
   std::optional<Var> value() {
     for (int attempt = 0; attempt < 20; ++attempt) {
-      int k = r_.below(17);
+      int k = r_.below(18);
       std::optional<Var> v = k < 3 ? unary() : k < 7 ? binary() : k < 9 ? with_number() : k < 11 ? reduction()
                              : k < 14                                 ? view()
                              : k < 16                                 ? copy()
-                                                                      : gathered();
+                             : k < 17                                 ? gathered()
+                                                                      : sized_by_n();
       if (v) return v;
     }
     return std::nullopt;
