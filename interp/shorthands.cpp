@@ -55,12 +55,13 @@ std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializ
          ps.size() == 1 ? "" : "s", a.args.size(), a.args.size() == 1 ? "was" : "were");
   std::vector<std::optional<Value>> got(ps.size());
   for (size_t i = 0; i < a.args.size(); ++i) got[i] = a.args[i];
-  for (const auto& [k, v] : a.kwargs) {
+  for (const auto& kw : a.kwargs) {
+    const std::string& k = kw.first;  // (a structured binding: clang 14 cannot capture it)
     auto it = std::find_if(ps.begin(), ps.end(), [&](const Param& p) { return p.first == k; });
     if (it == ps.end()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
     std::optional<Value>& slot = got[size_t(it - ps.begin())];
     if (slot) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", name, k);
-    slot = v;
+    slot = kw.second;
   }
   std::vector<Value> out;
   for (size_t i = 0; i < ps.size(); ++i) {
