@@ -71,9 +71,10 @@ int print_ops_doc(std::ostream& out) {
   for (const Shorthand& sh : tensor_shorthands())
     out << "| " << (sh.function ? fmt::format("`{}(x, ...)` ", sh.name) : "") << "`x." << sh.name << sh.form << "` | `"
         << sh.means << "` |\n";
-  out << "\n`einsum(equation, *operands)` (PyTorch's equation language: `->` or the implicit output, `...`,\n"
-         "repeated subscripts as diagonals) is built the same way (`interp/einsum.cpp`): `diagonal`, `sum`,\n"
-         "`permute`, `expand`, `reshape`, and one batched `matmul` per pair of operands.\n";
+  out << "\n## composite functions\n\n"
+      << "| function | calls |\n"
+      << "|---|---|\n";
+  for (const TensorFunction& f : tensor_functions()) out << "| `" << f.name << f.form << "` | `" << f.means << "` |\n";
   return 0;
 }
 

@@ -529,8 +529,11 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
     if (name == "itemsize") return Value(itemsize(d));
   }
   if (obj.is(Type::Device) && name == "type") return Value::str(obj.as_device().type == DeviceType::CPU ? "cpu" : "cuda");  // torch.device.type
-  if (obj.is(Type::Tuple) && !obj.obj<ListObj>().return_type.empty() && (name == "values" || name == "indices"))
-    return obj.items()[name == "values" ? 0 : 1];
+  if (obj.is(Type::Tuple) && !obj.obj<ListObj>().return_type.empty()) {
+    const auto fields = return_fields(obj.obj<ListObj>().return_type);
+    for (size_t i = 0; i < 2; ++i)
+      if (name == fields[i]) return obj.items()[i];
+  }
   if (obj.is(Type::List) || obj.is(Type::Str) || obj.is(Type::Tuple)) return method(obj, name);
   fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
 }
@@ -551,7 +554,8 @@ std::vector<std::string> attribute_names(const Value& obj) {
     names = {"append", "copy", "count", "extend", "index", "insert", "pop", "reverse"};
   } else if (obj.is(Type::Tuple)) {
     names = {"count", "index"};
-    if (!obj.obj<ListObj>().return_type.empty()) names.insert(names.end(), {"indices", "values"});
+    if (const std::string& rt = obj.obj<ListObj>().return_type; !rt.empty())
+      for (std::string_view f : return_fields(rt)) names.emplace_back(f);
   } else if (obj.is(Type::Str)) {
     names = {"join"};
   }

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "interp/einsum.h"
 #include "interp/interpreter.h"
 #include "interp/shorthands.h"
 #include "runtime/cuda.h"
@@ -439,7 +438,7 @@ void install_builtins(Interpreter& in) {
       return sh.call(in, self, rest);
     });
   }
-  b["einsum"] = make_builtin("einsum", einsum);
+  for (const TensorFunction& f : tensor_functions()) b[std::string(f.name)] = make_builtin(std::string(f.name), f.call);
   for (DType d : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16, DType::Int32, DType::Int64})
     b[std::string(dtype_name(d))] = Value(d);
   b["half"] = Value(DType::Float16);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "interp/einsum.h"
 #include "interp/interpreter.h"
 #include "runtime/error.h"
 #include "runtime/op_registry.h"
@@ -50,9 +51,12 @@ Value keyword(const CallArgs& a, std::string_view k) {
 using Param = std::pair<std::string_view, std::optional<Value>>;
 std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializer_list<Param> params) {
   const std::vector<Param> ps(params);
-  if (a.args.size() > ps.size())
-    fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", name, ps.size(),
+  if (a.args.size() > ps.size()) {
+    const auto required = std::count_if(ps.begin(), ps.end(), [](const Param& p) { return !p.second; });
+    fail(ErrorKind::TypeError, "{}() takes {}{} positional argument{} but {} {} given", name,
+         size_t(required) < ps.size() ? fmt::format("from {} to ", required) : "", ps.size(),
          ps.size() == 1 ? "" : "s", a.args.size(), a.args.size() == 1 ? "was" : "were");
+  }
   std::vector<std::optional<Value>> got(ps.size());
   for (size_t i = 0; i < a.args.size(); ++i) got[i] = a.args[i];
   for (const auto& kw : a.kwargs) {
@@ -459,17 +463,482 @@ Value bernoulli_(Interpreter& in, const Value& x, CallArgs& a) {
   return call_op(in, "copy_", &x, {bernoulli_draw(in, x, bind("bernoulli_", a, {{"p", Value(0.5)}})[0])}, {});
 }
 
+// ---- more of PyTorch's composite ops ----
+
+Value check_tensor(std::string_view fn, std::string_view param, int position, const Value& v) {
+  if (!v.is(Type::Tensor))
+    fail(ErrorKind::TypeError, "{}(): argument '{}' (position {}) must be Tensor, not {}", fn, param, position,
+         type_name(v));
+  return v;
+}
+// A dim in range for rank (PyTorch's IndexError otherwise), made non-negative.
+int64_t wrap_dim(int64_t d, int64_t rank) {
+  const int64_t r = std::max<int64_t>(rank, 1);
+  if (d < -r || d >= r)
+    fail(ErrorKind::IndexError, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -r, r - 1, d);
+  return d < 0 ? d + r : d;
+}
+std::vector<Value> sizes_of(Interpreter& in, const Value& x) {
+  std::vector<Value> s;
+  for (int64_t d = 0; d < in.tensor_dim(x); ++d) s.push_back(method(in, x, "size", {Value(d)}));
+  return s;
+}
+Value product(Interpreter& in, const std::vector<Value>& sizes, size_t from, size_t to) {
+  Value p(int64_t(1));
+  for (size_t i = from; i < to; ++i) p = in.binary(ast::BinOp::Mul, p, sizes[i]);
+  return p;
+}
+
+Value positive(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("positive", a, {});
+  if (dtype_of(in, x) == DType::Bool) fail("The `+` operator, on a bool tensor is not supported.");
+  return x;
+}
+
+// nan_to_num(nan=0.0, posinf=None, neginf=None): NaN, inf and -inf of a
+// float tensor replaced (infinities by default with the dtype's largest
+// and lowest finite values); other dtypes copied as they are.
+double finite_max(DType d) {
+  switch (d) {
+    case DType::Float16: return 65504.0;
+    case DType::BFloat16: return 3.3895313892515355e38;
+    case DType::Float32: return 3.4028234663852886e38;
+    default: return 1.7976931348623157e308;
+  }
+}
+Value nan_to_num_of(Interpreter& in, const Value& x, CallArgs& a, const char* name) {
+  std::vector<Value> p = bind(name, a, {{"nan", Value(0.0)}, {"posinf", Value()}, {"neginf", Value()}});
+  const DType d = dtype_of(in, x);
+  if (!is_floating(d)) return method(in, x, "clone");
+  Value posinf = p[1].is_none() ? Value(finite_max(d)) : p[1];
+  Value neginf = p[2].is_none() ? Value(-finite_max(d)) : p[2];
+  Value v = call_op(in, "where", nullptr, {method(in, x, "isneginf"), neginf, x}, {});
+  v = call_op(in, "where", nullptr, {method(in, x, "isposinf"), posinf, v}, {});
+  return call_op(in, "where", nullptr, {method(in, x, "isnan"), p[0], v}, {});
+}
+Value nan_to_num(Interpreter& in, const Value& x, CallArgs& a) { return nan_to_num_of(in, x, a, "nan_to_num"); }
+Value nan_to_num_(Interpreter& in, const Value& x, CallArgs& a) {
+  Value v = nan_to_num_of(in, x, a, "nan_to_num_");
+  return call_op(in, "copy_", &x, {v}, {});
+}
+
+// deg2rad / rad2deg: a product with pi / 180 (its inverse), the number
+// rounded to x's dtype as PyTorch's multiplication by a number does.
+Value deg2rad(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("deg2rad", a, {});
+  return method(in, x, "mul", {Value(0.017453292519943295)});
+}
+Value rad2deg(Interpreter& in, const Value& x, CallArgs& a) {
+  bind("rad2deg", a, {});
+  return method(in, x, "mul", {Value(57.295779513082323)});
+}
+
+// logit(eps=None): log(z / (1 - z)), z = x clamped to [eps, 1 - eps].
+Value logit(Interpreter& in, const Value& x, CallArgs& a) {
+  Value eps = bind("logit", a, {{"eps", Value()}})[0];
+  Value z = is_floating(dtype_of(in, x)) ? x : method(in, x, "to", {Value(kDefaultFloat)});
+  if (!eps.is_none()) z = method(in, z, "clamp", {eps, in.binary(ast::BinOp::Sub, Value(1.0), eps)});
+  return method(in, method(in, z, "div", {method(in, method(in, z, "neg"), "add", {Value(int64_t(1))})}), "log");
+}
+
+// ldexp(other): x * 2 ** other; float_power(exponent): pow in float64.
+Value ldexp(Interpreter& in, const Value& x, CallArgs& a) {
+  Value other = check_tensor("ldexp", "other", 2, bind("ldexp", a, {{"other", std::nullopt}})[0]);
+  return method(in, x, "mul", {call_op(in, "pow", nullptr, {Value(2.0), other}, {})});
+}
+Value float_power(Interpreter& in, const Value& x, CallArgs& a) {
+  Value e = bind("float_power", a, {{"exponent", std::nullopt}})[0];
+  if (e.is(Type::Tensor)) e = method(in, e, "to", {Value(DType::Float64)});
+  else if (!e.is(Type::Int) && !e.is(Type::Float) && !e.is(Type::Bool))
+    fail(ErrorKind::TypeError, "float_power(): argument 'exponent' must be Tensor or Number, not {}", type_name(e));
+  return method(in, method(in, x, "to", {Value(DType::Float64)}), "pow", {e});
+}
+
+// var_mean / std_mean(dim=None, unbiased=None, keepdim=False, *,
+// correction=None): (var, mean) as a tuple, one call of each.
+Value moments(Interpreter& in, const Value& x, CallArgs& a, const char* name, const char* spread) {
+  std::vector<Value> p =
+      bind(name, a, {{"dim", Value()}, {"unbiased", Value()}, {"keepdim", Value(false)}, {"correction", Value()}});
+  if (!p[0].is_none() && !p[0].is(Type::Int) && !p[0].is(Type::List) && !p[0].is(Type::Tuple) && p[1].is_none() &&
+      (p[0].is(Type::Bool)))
+    std::swap(p[0], p[1]);  // var_mean(x, False): the unbiased flag by position
+  Value s = call_op(in, spread, &x, {}, {{"dim", p[0]}, {"unbiased", p[1]}, {"keepdim", p[2]}, {"correction", p[3]}});
+  std::vector<std::pair<std::string, Value>> kw{{"keepdim", p[2]}};
+  if (!p[0].is_none()) kw.emplace_back("dim", p[0]);
+  return Value::tuple({s, call_op(in, "mean", &x, {}, std::move(kw))});
+}
+Value receiver_first(std::string_view name, CallArgs& a) {
+  if (a.args.empty()) fail(ErrorKind::TypeError, "{}() missing 1 required positional argument: 'input'", name);
+  const Value self = check_tensor(name, "input", 1, a.args[0]);
+  a.args.erase(a.args.begin());
+  return self;
+}
+Value var_mean(Interpreter& in, CallArgs& a) { return moments(in, receiver_first("var_mean", a), a, "var_mean", "var"); }
+Value std_mean(Interpreter& in, CallArgs& a) { return moments(in, receiver_first("std_mean", a), a, "std_mean", "std"); }
+
+// aminmax(*, dim=None, keepdim=False): torch.return_types.aminmax(min, max).
+Value aminmax(Interpreter& in, const Value& x, CallArgs& a) {
+  only_keywords("aminmax", a, {"dim", "keepdim"});
+  positional("aminmax", a, 0, 0);
+  Value dim = keyword(a, "dim"), keepdim = keyword(a, "keepdim");
+  if (keepdim.is_none()) keepdim = Value(false);
+  if (!keepdim.is(Type::Bool))
+    fail(ErrorKind::TypeError, "aminmax(): argument 'keepdim' must be bool, not {}", type_name(keepdim));
+  if (dim.is_none()) {
+    if (!in.truth(in.compare(ast::CmpOp::Gt, method(in, x, "numel"), Value(int64_t(0)))))
+      fail("aminmax(): cannot compute aminmax over an empty dimension as the operation has no identity.");
+    if (in.truth(keepdim)) {  // every dim kept, with size 1
+      std::vector<Value> ones(size_t(in.tensor_dim(x)), Value(int64_t(1)));
+      Value flat = method(in, x, "reshape", {Value(int64_t(-1))});
+      auto kept = [&](const char* op) { return method(in, method(in, flat, op, {Value(int64_t(0))}), "reshape", {Value::tuple(ones)}); };
+      return return_tuple("aminmax", {kept("amin"), kept("amax")});
+    }
+    return return_tuple("aminmax", {method(in, x, "amin"), method(in, x, "amax")});
+  }
+  if (!dim.is(Type::Int)) fail(ErrorKind::TypeError, "aminmax(): argument 'dim' must be int, not {}", type_name(dim));
+  return return_tuple("aminmax", {method(in, x, "amin", {dim, keepdim}), method(in, x, "amax", {dim, keepdim})});
+}
+
+// The broadcast of shapes (right-aligned, size 1 stretched), PyTorch's
+// error for sizes that do not match.
+std::vector<Value> broadcast_sizes(Interpreter& in, const std::vector<std::vector<Value>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<Value> out(rank, Value(int64_t(1)));
+  auto is_one = [&](const Value& v) { return in.truth(in.compare(ast::CmpOp::Eq, v, Value(int64_t(1)))); };
+  for (const auto& s : shapes)
+    for (size_t i = 0; i < s.size(); ++i) {
+      Value& o = out[rank - s.size() + i];
+      if (is_one(s[i])) continue;
+      if (is_one(o)) o = s[i];
+      else if (!in.truth(in.compare(ast::CmpOp::Eq, o, s[i])))
+        fail("The size of tensor a ({}) must match the size of tensor b ({}) at non-singleton dimension {}", to_repr(o),
+             to_repr(s[i]), i);
+    }
+  return out;
+}
+
+// take_along_dim(indices, dim=None): gather along dim after broadcasting
+// x and indices over the other dims; without dim, of the flattened tensors.
+Value take_along_dim(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("take_along_dim", a, {{"indices", std::nullopt}, {"dim", Value()}});
+  const Value idx = check_tensor("take_along_dim", "indices", 2, p[0]);
+  const DType it = dtype_of(in, idx);
+  if (it != DType::Int64)
+    fail("torch.take_along_dim(): dtype of indices should be Long but got {}", dtype_torch_name(it));
+  const Value flat = Value(int64_t(-1));
+  if (p[1].is_none())
+    return method(in, method(in, x, "reshape", {flat}), "gather", {Value(int64_t(0)), method(in, idx, "reshape", {flat})});
+  const int64_t rank = in.tensor_dim(x);
+  if (rank != in.tensor_dim(idx))
+    fail("torch.take_along_dim(): input and indices should have the same number of dimensions, but got {} "
+         "dimensions for input, and {} dimensions for indices", rank, in.tensor_dim(idx));
+  const int64_t d = wrap_dim(p[1].as_int(), rank);
+  if (rank == 0) return method(in, x, "gather", {Value(d), idx});
+  std::vector<Value> xs = sizes_of(in, x), shape = xs;
+  shape[size_t(d)] = method(in, idx, "size", {Value(d)});
+  shape = broadcast_sizes(in, {shape, sizes_of(in, idx)});
+  Value indices = method(in, idx, "expand", {Value::tuple(shape)});
+  shape[size_t(d)] = xs[size_t(d)];
+  return method(in, method(in, x, "expand", {Value::tuple(shape)}), "gather", {Value(d), indices});
+}
+
+// tile(dims): repeat, with dims padded by leading 1s to x's rank.
+Value tile(Interpreter& in, const Value& x, CallArgs& a) {
+  Value dims = bind("tile", a, {{"dims", std::nullopt}})[0];
+  if (dims.is(Type::Int)) dims = Value::tuple({dims});
+  if (!dims.is(Type::List) && !dims.is(Type::Tuple))
+    fail(ErrorKind::TypeError, "tile(): argument 'dims' must be tuple of ints, not {}", type_name(dims));
+  std::vector<Value> reps = dims.items();
+  const size_t rank = size_t(in.tensor_dim(x));
+  if (reps.size() < rank) reps.insert(reps.begin(), rank - reps.size(), Value(int64_t(1)));
+  return method(in, x, "repeat", {Value::tuple(std::move(reps))});
+}
+
+Value broadcast_to(Interpreter& in, const Value& x, CallArgs& a) {
+  return method(in, x, "expand", {bind("broadcast_to", a, {{"size", std::nullopt}})[0]});
+}
+
+// count_nonzero(dim=None): (x != 0).sum(dim), int64.
+Value count_nonzero(Interpreter& in, const Value& x, CallArgs& a) {
+  Value dim = bind("count_nonzero", a, {{"dim", Value()}})[0];
+  Value nonzero = method(in, x, "ne", {Value(int64_t(0))});
+  if (dim.is_none()) return method(in, nonzero, "sum");
+  return call_op(in, "sum", &nonzero, {}, {{"dim", dim}});
+}
+
+// addmm / addmv / baddbmm / addbmm(…, *, beta=1, alpha=1):
+// beta * x + alpha * (the product), x broadcast to the product's shape; x
+// left out when beta is 0 (its NaNs too), as BLAS does.
+Value add_product(Interpreter& in, const Value& x, CallArgs& a, const char* name, const char* p1, const char* p2,
+                  const char* product, int64_t ranks, bool sum_batches) {
+  std::vector<Value> p = bind(name, a, {{p1, std::nullopt}, {p2, std::nullopt}, {"beta", Value(int64_t(1))}, {"alpha", Value(int64_t(1))}});
+  check_tensor(name, p1, 1, p[0]);
+  check_tensor(name, p2, 2, p[1]);
+  const int64_t r1 = in.tensor_dim(p[0]), r2 = in.tensor_dim(p[1]);
+  if (r1 != ranks || r2 != (ranks == 2 && std::string_view(product) == "mv" ? 1 : ranks))
+    fail("{}: expected {}{}D tensors, but got {}D and {}D tensors", name, std::string_view(product) == "mv" ? "2D and 1" : "",
+         std::string_view(product) == "mv" ? "" : std::to_string(ranks), r1, r2);
+  const DType ts = dtype_of(in, x), t1 = dtype_of(in, p[0]), t2 = dtype_of(in, p[1]);
+  if (std::string_view(product) == "mm") {
+    if (t1 != t2) fail("mat1 and mat2 must have the same dtype");
+    if (ts != t2) fail("self and mat2 must have the same dtype");
+  } else {
+    for (DType t : {t1, t2})
+      if (t != ts) fail("expected scalar type {} but found {}", dtype_torch_name(ts), dtype_torch_name(t));
+  }
+  if (std::string_view(product) == "mv") {
+    const Value n = method(in, p[0], "size", {Value(int64_t(0))}), k = method(in, p[0], "size", {Value(int64_t(1))});
+    const Value m = method(in, p[1], "size", {Value(int64_t(0))});
+    const int64_t rs = in.tensor_dim(x);
+    const Value s = rs == 0 ? Value(int64_t(1)) : method(in, x, "size", {Value(int64_t(0))});
+    auto eq = [&](const Value& u, const Value& v) { return in.truth(in.compare(ast::CmpOp::Eq, u, v)); };
+    if (rs > 1 || !eq(k, m) || !(eq(s, n) || eq(s, Value(int64_t(1)))))
+      fail("size mismatch, got {}, {}x{},{}", to_repr(s), to_repr(n), to_repr(k), to_repr(m));
+  }
+  Value prod = method(in, p[0], std::string_view(product) == "mv" ? "matmul" : product, {p[1]});
+  if (sum_batches) prod = method(in, prod, "sum", {Value(int64_t(0))});
+  if (!in.truth(in.compare(ast::CmpOp::Eq, p[3], Value(int64_t(1))))) prod = method(in, prod, "mul", {p[3]});
+  const Value self = method(in, x, "expand_as", {prod});  // (x must broadcast to the product)
+  if (in.truth(in.compare(ast::CmpOp::Eq, p[2], Value(int64_t(0))))) return prod;
+  return call_op(in, "add", &prod, {self}, {{"alpha", p[2]}});
+}
+Value addmm(Interpreter& in, const Value& x, CallArgs& a) { return add_product(in, x, a, "addmm", "mat1", "mat2", "mm", 2, false); }
+Value addmv(Interpreter& in, const Value& x, CallArgs& a) { return add_product(in, x, a, "addmv", "mat", "vec", "mv", 2, false); }
+Value baddbmm(Interpreter& in, const Value& x, CallArgs& a) { return add_product(in, x, a, "baddbmm", "batch1", "batch2", "bmm", 3, false); }
+Value addbmm(Interpreter& in, const Value& x, CallArgs& a) { return add_product(in, x, a, "addbmm", "batch1", "batch2", "bmm", 3, true); }
+
+// rot90(k=1, dims=[0, 1]): k quarter turns from dims[0] towards dims[1],
+// flips and a transpose, as PyTorch composes them.
+Value rot90(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("rot90", a, {{"k", Value(int64_t(1))}, {"dims", Value::list({Value(int64_t(0)), Value(int64_t(1))})}});
+  if (!p[1].is(Type::List) && !p[1].is(Type::Tuple))
+    fail(ErrorKind::TypeError, "rot90(): argument 'dims' must be tuple of ints, not {}", type_name(p[1]));
+  const std::vector<Value>& dims = p[1].items();
+  const int64_t rank = in.tensor_dim(x);
+  if (dims.size() != 2) fail("expected total rotation dims == 2, but got dims = {}", dims.size());
+  if (rank < 2) fail("expected total dims >= 2, but got total dims = {}", rank);
+  const int64_t d0 = dims[0].as_int(), d1 = dims[1].as_int();
+  if (d0 == d1 || (d0 - d1 == rank) || (d1 - d0 == rank))
+    fail("expected rotation dims to be different, but got dim0 = {} and dim1 = {}", d0, d1);
+  if (d0 >= rank || d0 < -rank) fail("Rotation dim0 out of range, dim0 = {}", d0);
+  if (d1 >= rank || d1 < -rank) fail("Rotation dim1 out of range, dim1 = {}", d1);
+  const int64_t k = ((p[0].as_int() % 4) + 4) % 4;
+  switch (k) {
+    case 1: return method(in, method(in, x, "flip", {Value::list({dims[1]})}), "transpose", {dims[0], dims[1]});
+    case 2: return method(in, x, "flip", {p[1]});
+    case 3: return method(in, method(in, x, "flip", {Value::list({dims[0]})}), "transpose", {dims[0], dims[1]});
+    default: return method(in, x, "clone");
+  }
+}
+
+// kron(other): every product x[i] * other[j] at i * other.shape + j: x
+// and other (padded with leading 1s to one rank) interleaved, multiplied
+// and merged.
+Value kron(Interpreter& in, const Value& x, CallArgs& a) {
+  Value y = check_tensor("kron", "other", 1, bind("kron", a, {{"other", std::nullopt}})[0]);
+  std::vector<Value> xs = sizes_of(in, x), ys = sizes_of(in, y);
+  const size_t rank = std::max(xs.size(), ys.size());
+  xs.insert(xs.begin(), rank - xs.size(), Value(int64_t(1)));
+  ys.insert(ys.begin(), rank - ys.size(), Value(int64_t(1)));
+  std::vector<Value> xi, yi, out;
+  for (size_t i = 0; i < rank; ++i) {
+    xi.insert(xi.end(), {xs[i], Value(int64_t(1))});
+    yi.insert(yi.end(), {Value(int64_t(1)), ys[i]});
+    out.push_back(in.binary(ast::BinOp::Mul, xs[i], ys[i]));
+  }
+  Value prod = method(in, method(in, x, "reshape", {Value::tuple(xi)}), "mul", {method(in, y, "reshape", {Value::tuple(yi)})});
+  return method(in, prod, "reshape", {Value::tuple(out)});
+}
+
+// cross(other, dim=None): the cross product of 3-vectors along dim (None:
+// the first dim of size 3), x.roll(-1) * other.roll(1) - x.roll(1) *
+// other.roll(-1) after broadcasting.
+Value cross(Interpreter& in, const Value& x, CallArgs& a) {
+  std::vector<Value> p = bind("cross", a, {{"other", std::nullopt}, {"dim", Value()}});
+  const Value y = check_tensor("cross", "other", 2, p[0]);
+  const int64_t rank = in.tensor_dim(x);
+  if (rank != in.tensor_dim(y))
+    fail("linalg.cross: inputs must have the same number of dimensions.");
+  std::vector<Value> shape = broadcast_sizes(in, {sizes_of(in, x), sizes_of(in, y)});
+  auto is3 = [&](const Value& s) { return in.truth(in.compare(ast::CmpOp::Eq, s, Value(int64_t(3)))); };
+  int64_t d = -1;
+  if (p[1].is_none()) {
+    for (int64_t i = 0; i < rank && d < 0; ++i)
+      if (is3(shape[size_t(i)])) d = i;
+    if (d < 0) fail("no dimension of size 3 in input");
+  } else {
+    d = wrap_dim(p[1].as_int(), rank);
+    Value sx = method(in, x, "size", {Value(d)}), sy = method(in, y, "size", {Value(d)});
+    if (!is3(sx) || !is3(sy))
+      fail("linalg.cross: inputs dimension {} must have length 3. Got {} and {}", d, to_repr(sx), to_repr(sy));
+  }
+  Value xe = method(in, x, "expand", {Value::tuple(shape)}), ye = method(in, y, "expand", {Value::tuple(shape)});
+  auto rolled = [&](const Value& t, int64_t s) { return method(in, t, "roll", {Value(s), Value(d)}); };
+  Value l = method(in, rolled(xe, -1), "mul", {rolled(ye, 1)});
+  Value r = method(in, rolled(xe, 1), "mul", {rolled(ye, -1)});
+  return method(in, l, "sub", {r});
+}
+
+// ---- functions without a tensor receiver ----
+
+// The tensors of f(*tensors) or f([tensors]).
+std::vector<Value> tensor_list(std::string_view name, const CallArgs& a) {
+  std::vector<Value> ts = a.args;
+  if (ts.size() == 1 && (ts[0].is(Type::List) || ts[0].is(Type::Tuple))) ts = ts[0].items();
+  for (size_t i = 0; i < ts.size(); ++i)
+    if (!ts[i].is(Type::Tensor))
+      fail(ErrorKind::TypeError, "{}(): expected Tensor as element {} in argument 0, but got {}", name, i, type_name(ts[i]));
+  return ts;
+}
+
+// broadcast_tensors(*tensors): each expanded to the common shape (views).
+Value broadcast_tensors(Interpreter& in, CallArgs& a) {
+  only_keywords("broadcast_tensors", a, {});
+  std::vector<Value> ts = tensor_list("broadcast_tensors", a);
+  std::vector<std::vector<Value>> shapes;
+  for (const Value& t : ts) shapes.push_back(sizes_of(in, t));
+  Value shape = Value::tuple(broadcast_sizes(in, shapes));
+  std::vector<Value> out;
+  for (const Value& t : ts) out.push_back(method(in, t, "expand", {shape}));
+  return Value::tuple(std::move(out));
+}
+
+// meshgrid(*tensors, indexing="ij"): tensor i (0-D or 1-D) viewed along
+// dim i and expanded over the others; "xy" swaps the first two dims.
+Value meshgrid(Interpreter& in, CallArgs& a) {
+  only_keywords("meshgrid", a, {"indexing"});
+  Value indexing = keyword(a, "indexing");
+  const std::string mode = indexing.is_none() ? "ij" : indexing.as_str();
+  if (mode != "ij" && mode != "xy")
+    fail("torch.meshgrid: indexing must be one of \"xy\" or \"ij\", but received: {}", mode);
+  std::vector<Value> ts = tensor_list("meshgrid", a);
+  if (ts.empty()) fail("meshgrid expects a non-empty TensorList");
+  for (const Value& t : ts) {
+    const int64_t r = in.tensor_dim(t);
+    if (r > 1) fail("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got a tensor of {} dims", r);
+    if (dtype_of(in, t) != dtype_of(in, ts[0])) fail("meshgrid expects all tensors to have the same dtype");
+    if (!in.truth(in.compare(ast::CmpOp::Eq, in.getattr(t, "device"), in.getattr(ts[0], "device"))))
+      fail("meshgrid expects all tensors to have the same device");
+  }
+  const bool swap = mode == "xy" && ts.size() >= 2;
+  std::vector<size_t> order(ts.size());
+  for (size_t i = 0; i < ts.size(); ++i) order[i] = i;
+  if (swap) std::swap(order[0], order[1]);
+  std::vector<Value> shape;
+  for (size_t i : order) shape.push_back(method(in, ts[i], "numel"));
+  std::vector<Value> out(ts.size());
+  for (size_t pos = 0; pos < ts.size(); ++pos) {
+    const size_t i = order[pos];
+    std::vector<Value> view(ts.size(), Value(int64_t(1)));
+    view[pos] = Value(int64_t(-1));
+    out[i] = method(in, method(in, ts[i], "view", {Value::tuple(view)}), "expand", {Value::tuple(shape)});
+  }
+  return Value::tuple(std::move(out));
+}
+
+// cartesian_prod(*tensors): the rows of every combination, meshgrid's
+// grids flattened and stacked as columns (one tensor: itself).
+Value cartesian_prod(Interpreter& in, CallArgs& a) {
+  only_keywords("cartesian_prod", a, {});
+  std::vector<Value> ts = tensor_list("cartesian_prod", a);
+  for (const Value& t : ts)
+    if (in.tensor_dim(t) != 1) fail("Expect a 1D vector, but got shape {}", to_repr(Value::list(sizes_of(in, t))));
+  if (ts.size() == 1) return ts[0];
+  CallArgs grid{ts, {{"indexing", Value::str("ij")}}};
+  std::vector<Value> cols;
+  const Value grids = meshgrid(in, grid);
+  for (const Value& g : grids.items()) cols.push_back(method(in, g, "flatten"));
+  return call_op(in, "stack", nullptr, {Value::list(std::move(cols)), Value(int64_t(1))}, {});
+}
+
+// tensordot(a, b, dims=2): the dims summed (the last `dims` of a with the
+// first of b, or two lists of dims), as one matmul of a permuted and
+// reshaped to (free, summed) and b to (summed, free).
+Value tensordot(Interpreter& in, CallArgs& c) {
+  std::vector<Value> p = bind("tensordot", c, {{"a", std::nullopt}, {"b", std::nullopt}, {"dims", Value(int64_t(2))}});
+  const Value a = check_tensor("tensordot", "a", 1, p[0]), b = check_tensor("tensordot", "b", 2, p[1]);
+  const int64_t ra = in.tensor_dim(a), rb = in.tensor_dim(b);
+  std::vector<int64_t> da, db;
+  if (p[2].is(Type::Int)) {
+    const int64_t n = p[2].as_int();
+    if (n < 0) fail("tensordot expects dims >= 0, but got dims={}", n);
+    if (n > ra) wrap_dim(-n, ra);  // (PyTorch's IndexError)
+    if (n > rb) wrap_dim(n - 1, rb);
+    for (int64_t i = 0; i < n; ++i) {
+      da.push_back(ra - n + i);
+      db.push_back(i);
+    }
+  } else {
+    if ((!p[2].is(Type::List) && !p[2].is(Type::Tuple)) || p[2].items().size() != 2)
+      fail(ErrorKind::TypeError, "tensordot expects dims to be an int or a pair of lists of dims");
+    auto dims_of = [&](const Value& v, int64_t rank) {
+      std::vector<int64_t> out;
+      if (v.is(Type::Int)) out.push_back(wrap_dim(v.as_int(), rank));
+      else
+        for (const Value& d : v.items()) out.push_back(wrap_dim(d.as_int(), rank));
+      return out;
+    };
+    da = dims_of(p[2].items()[0], ra);
+    db = dims_of(p[2].items()[1], rb);
+    if (da.size() != db.size()) fail("both dimension lists should have same length");
+  }
+  std::vector<Value> sa = sizes_of(in, a), sb = sizes_of(in, b);
+  for (size_t i = 0; i < da.size(); ++i)
+    if (!in.truth(in.compare(ast::CmpOp::Eq, sa[size_t(da[i])], sb[size_t(db[i])])))
+      fail("contracted dimensions need to match, but first has size {} in dim {} and second has size {} in dim {}",
+           to_repr(sa[size_t(da[i])]), da[i], to_repr(sb[size_t(db[i])]), db[i]);
+  // The permutation that puts the summed dims last (first for b); `free`
+  // gets the sizes of the others.
+  auto arrange = [&](const std::vector<Value>& sizes, const std::vector<int64_t>& summed, bool summed_first,
+                     std::vector<Value>& free) {
+    std::vector<Value> kept, gone;
+    for (int64_t i = 0; i < int64_t(sizes.size()); ++i) {
+      const auto n = std::count(summed.begin(), summed.end(), i);
+      if (n > 1) fail("dim {} appears multiple times in the list of dims", i);
+      if (n == 1) continue;
+      kept.push_back(Value(i));
+      free.push_back(sizes[size_t(i)]);
+    }
+    for (int64_t d : summed) gone.push_back(Value(d));
+    std::vector<Value>& perm = summed_first ? gone : kept;
+    const std::vector<Value>& rest = summed_first ? kept : gone;
+    perm.insert(perm.end(), rest.begin(), rest.end());
+    return perm;
+  };
+  std::vector<Value> fa, fb;
+  std::vector<Value> pa = arrange(sa, da, false, fa), pb = arrange(sb, db, true, fb);
+  Value k(int64_t(1));
+  for (int64_t d : da) k = in.binary(ast::BinOp::Mul, k, sa[size_t(d)]);
+  Value ma = method(in, method(in, a, "permute", {Value::tuple(pa)}), "reshape",
+                    {Value::tuple({product(in, fa, 0, fa.size()), k})});
+  Value mb = method(in, method(in, b, "permute", {Value::tuple(pb)}), "reshape",
+                    {Value::tuple({k, product(in, fb, 0, fb.size())})});
+  std::vector<Value> out = fa;
+  out.insert(out.end(), fb.begin(), fb.end());
+  return method(in, method(in, ma, "mm", {mb}), "reshape", {Value::tuple(out)});
+}
+
 constexpr Shorthand kShorthands[] = {
+    {"addbmm", "(batch1, batch2, *, beta=1, alpha=1)", "bmm(batch1, batch2).sum(0) * alpha + x * beta", addbmm, true},
+    {"addmm", "(mat1, mat2, *, beta=1, alpha=1)", "mm(mat1, mat2) * alpha + x * beta` (beta = 0: x left out", addmm, true},
+    {"addmv", "(mat, vec, *, beta=1, alpha=1)", "mv(mat, vec) * alpha + x * beta", addmv, true},
     {"allclose", "(other, rtol=1e-05, atol=1e-08, equal_nan=False)", "isclose(x, other, ...).all().item()", allclose,
      true},
+    {"aminmax", "(*, dim=None, keepdim=False)", "(x.amin(dim, keepdim), x.amax(dim, keepdim))` as `(min, max)", aminmax, true},
+    {"baddbmm", "(batch1, batch2, *, beta=1, alpha=1)", "bmm(batch1, batch2) * alpha + x * beta", baddbmm, true},
     {"bernoulli", "(p=None)", "(rand(x.shape) < p).to(x.dtype)` (p None: `p = x", bernoulli, true},
     {"bernoulli_", "(p=0.5)", "x.copy_(rand(x.shape) < p)", bernoulli_},
+    {"broadcast_to", "(size)", "x.expand(size)", broadcast_to, true},
     {"clamp_max", "(max)", "clamp(x, max=max)", clamp_max, true},
     {"clamp_max_", "(max)", "x.clamp_(max=max)", clamp_max_},
     {"clamp_min", "(min)", "clamp(x, min=min)", clamp_min, true},
     {"clamp_min_", "(min)", "x.clamp_(min=min)", clamp_min_},
+    {"count_nonzero", "(dim=None)", "(x != 0).sum(dim)", count_nonzero, true},
     {"cpu", "()", "x.to(\"cpu\")", cpu},
+    {"cross", "(other, dim=None)", "x.roll(-1, dim) * other.roll(1, dim) - x.roll(1, dim) * other.roll(-1, dim)` (broadcast; dim None: the first of size 3", cross, true},
     {"cuda", "(device=None)", "x.to(\"cuda\")` (`x.cuda(1)`: `x.to(\"cuda:1\")", cuda},
+    {"deg2rad", "()", "x * (pi / 180)", deg2rad, true},
     {"detach", "()", "x.view(x.shape)", detach, true},
     {"diag", "(diagonal=0)", "x.diagonal(diagonal).clone()` (2-D); a 1-D x written on the diagonal of `zeros", diag, true},
     {"diff", "(n=1, dim=-1, prepend=None, append=None)", "x.narrow(dim, 1, len - 1) - x.narrow(dim, 0, len - 1)` (n times; bool: `logical_xor",
@@ -478,14 +947,20 @@ constexpr Shorthand kShorthands[] = {
     {"element_size", "()", "x.dtype.itemsize", element_size},
     {"fliplr", "()", "x.flip(1)", fliplr, true},
     {"flipud", "()", "x.flip(0)", flipud, true},
+    {"float_power", "(exponent)", "x.double() ** exponent` (a tensor exponent: `exponent.double()", float_power, true},
     {"is_floating_point", "()", "x.dtype.is_floating_point", is_floating_point, true},
+    {"kron", "(other)", "(x.reshape(a, 1, b, 1) * other.reshape(1, c, 1, d)).reshape(a * c, b * d)` (any rank", kron, true},
+    {"ldexp", "(other)", "x * pow(2.0, other)", ldexp, true},
     {"log_softmax", "(dim, dtype=None)", "nn.log_softmax(x, dim, dtype=dtype)", log_softmax, true},
+    {"logit", "(eps=None)", "log(z / (1 - z))`, `z = x.clamp(eps, 1 - eps)", logit, true},
     {"mv", "(vec)", "matmul(x, vec)", mv, true},
-    {"nelement", "()", "x.numel()", nelement},
+    {"nan_to_num", "(nan=0.0, posinf=None, neginf=None)", "where(x.isnan(), nan, where(x.isposinf(), posinf, where(x.isneginf(), neginf, x)))` (infinities: the dtype's finite extremes", nan_to_num, true},
+    {"nan_to_num_", "(nan=0.0, posinf=None, neginf=None)", "x.copy_(x.nan_to_num(...))", nan_to_num_},
     {"nanmean", "(dim=None, keepdim=False, *, dtype=None)", "x.nansum(...) / x.isnan().logical_not().sum(dim, keepdim)",
      nanmean, true},
     {"nansum", "(dim=None, keepdim=False, *, dtype=None)", "where(x.isnan(), 0, x).sum(dim, keepdim, dtype=dtype)",
      nansum, true},
+    {"nelement", "()", "x.numel()", nelement},
     {"new_empty", "(size, *, dtype=None, device=None)", "empty(size, dtype=x.dtype, device=x.device)", new_empty},
     {"new_full", "(size, fill_value, *, dtype=None, device=None)", "full(size, fill_value, dtype=x.dtype, device=x.device)",
      new_full},
@@ -495,18 +970,38 @@ constexpr Shorthand kShorthands[] = {
     {"norm", "(p=2, dim=None, keepdim=False)", "x.square().sum(dim).sqrt()` (p = 2, \"fro\"); `x.abs()` with `amax`, `amin`, "
      "`pow` for other p; p = 0: `(x != 0).sum(dim)", norm, true},
     {"normal_", "(mean=0, std=1)", "x.copy_(randn(x.shape) * std + mean)", normal_},
+    {"positive", "()", "x", positive, true},
+    {"rad2deg", "()", "x * (180 / pi)", rad2deg, true},
     {"ravel", "()", "x.reshape(-1)", ravel, true},
     {"repeat_interleave", "(repeats, dim=None, *, output_size=None)",
      "x.unsqueeze(dim + 1).expand(..., repeats, ...).flatten(dim, dim + 1)` (a copy); a tensor of repeats: `index_select",
      repeat_interleave, true},
+    {"rot90", "(k=1, dims=[0, 1])", "x.flip(dims[1]).transpose(*dims)` (k = 1; k = 2: `x.flip(dims)`, 3: `x.flip(dims[0]).transpose(*dims)", rot90, true},
     {"softmax", "(dim, dtype=None)", "nn.softmax(x, dim, dtype=dtype)", softmax, true},
+    {"take_along_dim", "(indices, dim=None)", "x.expand(...).gather(dim, indices.expand(...))` (without dim: of `x.reshape(-1)", take_along_dim, true},
+    {"tile", "(dims)", "x.repeat(1, ..., *dims)", tile, true},
     {"trace", "()", "x.diagonal().sum()", trace, true},
     {"type_as", "(other)", "x.to(other.dtype)", type_as},
     {"uniform_", "(from=0, to=1)", "x.copy_(rand(x.shape) * (to - from) + from)", uniform_},
     {"view_as", "(other)", "x.view(other.shape)", view_as},
 };
 
+constexpr TensorFunction kFunctions[] = {
+    {"broadcast_tensors", "(*tensors)", "tuple(t.expand(shape) for t in tensors)` (shape: their broadcast", broadcast_tensors},
+    {"cartesian_prod", "(*tensors)", "stack([g.flatten() for g in meshgrid(*tensors)], 1)", cartesian_prod},
+    {"einsum", "(equation, *operands)",
+     "diagonal`, `sum`, `permute`, `expand`, `reshape` and one batched `matmul` per pair of operands (PyTorch's "
+     "equation language: `->` or the implicit output, `...`, repeated subscripts as diagonals; `interp/einsum.cpp`",
+     einsum},
+    {"meshgrid", "(*tensors, indexing=\"ij\")", "t.view(1, .., -1, .., 1).expand(shape)` for each t (\"xy\": the first two swapped", meshgrid},
+    {"std_mean", "(input, dim=None, unbiased=None, keepdim=False, *, correction=None)", "(input.std(...), input.mean(dim, keepdim))", std_mean},
+    {"tensordot", "(a, b, dims=2)", "mm(a.permute(...).reshape(m, k), b.permute(...).reshape(k, n)).reshape(...)", tensordot},
+    {"var_mean", "(input, dim=None, unbiased=None, keepdim=False, *, correction=None)", "(input.var(...), input.mean(dim, keepdim))", var_mean},
+};
+
 }  // namespace
+
+std::span<const TensorFunction> tensor_functions() { return kFunctions; }
 
 Value call_tensor_op(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
                      std::vector<std::pair<std::string, Value>> kwargs, bool inplace) {

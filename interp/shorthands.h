@@ -26,6 +26,15 @@ Value call_tensor_op(Interpreter& in, const char* name, const Value* self, std::
                      std::vector<std::pair<std::string, Value>> kwargs = {}, bool inplace = false);
 
 std::span<const Shorthand> tensor_shorthands();
+
+// Functions PyTorch composes from other ops that have no tensor receiver
+// (einsum(equation, *operands), meshgrid(*tensors)): builtins, made the
+// same way.
+struct TensorFunction {
+  std::string_view name, form, means;
+  Value (*call)(Interpreter& in, CallArgs& args);
+};
+std::span<const TensorFunction> tensor_functions();
 const Shorthand* find_shorthand(std::string_view name);
 
 }  // namespace thn

@@ -253,8 +253,11 @@ std::string to_repr(const Value& v) {
       repr_in_progress.pop_back();
       if (list) return "[" + inner + "]";
       if (v.is_size()) return "torch.Size([" + inner + "])";
-      if (auto& rt = v.obj<ListObj>().return_type; !rt.empty())
-        return "torch.return_types." + rt + "(\nvalues=" + to_repr(v.items()[0]) + ",\nindices=" + to_repr(v.items()[1]) + ")";
+      if (auto& rt = v.obj<ListObj>().return_type; !rt.empty()) {
+        const auto f = return_fields(rt);
+        return fmt::format("torch.return_types.{}(\n{}={},\n{}={})", rt, f[0], to_repr(v.items()[0]), f[1],
+                           to_repr(v.items()[1]));
+      }
       return "(" + inner + (v.items().size() == 1 ? ",)" : ")");
     }
     case Type::Tensor: return tensor_repr(v.as_tensor());
@@ -340,12 +343,20 @@ IValue to_ivalue(const Value& v) {
 Value present_result(std::string_view op, Value result) {
   if (!result.is(Type::Tuple)) return result;
   if (op == "shape" || op == "size") return Value::size(result.items());
-  if ((op == "max" || op == "min" || op == "sort" || op == "topk") && result.items().size() == 2) {
-    Value pair = Value::tuple(result.items());
-    pair.obj<ListObj>().return_type = std::string(op);
-    return pair;
-  }
+  if ((op == "max" || op == "min" || op == "sort" || op == "topk") && result.items().size() == 2)
+    return return_tuple(std::string(op), result.items());
   return result;
+}
+
+Value return_tuple(std::string type, std::vector<Value> items) {
+  Value pair = Value::tuple(std::move(items));
+  pair.obj<ListObj>().return_type = std::move(type);
+  return pair;
+}
+
+std::array<std::string_view, 2> return_fields(std::string_view type) {
+  if (type == "aminmax") return {"min", "max"};
+  return {"values", "indices"};
 }
 
 Value from_ivalue(const IValue& v) {

@@ -3,6 +3,7 @@
 // functions and modules, plus dtypes, devices and tensors. Scalars are held
 // inline; everything else is a reference-counted object, shared the way
 // Python shares objects (two names for one list see the same list).
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -170,7 +171,7 @@ void visit_containers(const std::vector<Value>& values, const std::function<void
 struct ListObj : Object, Container, std::enable_shared_from_this<ListObj> {
   std::vector<Value> items;
   bool is_size = false;
-  std::string return_type;  // "max": a torch.return_types.max (values, indices) pair
+  std::string return_type;  // "max": a torch.return_types.max (values, indices) pair (return_fields)
   explicit ListObj(std::vector<Value> v);
   ~ListObj() override;
   void visit(const std::function<void(Container*)>& f) const override;
@@ -253,5 +254,9 @@ Value from_ivalue(const IValue& v);
 // An op's result as PyTorch presents it: shape and size() give a torch.Size,
 // max/min over a dim a torch.return_types pair with .values and .indices.
 Value present_result(std::string_view op, Value result);
+// A torch.return_types.TYPE pair, and the names of its two fields:
+// (min, max) for aminmax, else (values, indices).
+Value return_tuple(std::string type, std::vector<Value> items);
+std::array<std::string_view, 2> return_fields(std::string_view type);
 
 }  // namespace thn

@@ -72,15 +72,6 @@ DType promoted(std::span<const Value> operands) {
 }
 DType promoted(std::initializer_list<Value> operands) { return promoted(std::span(operands.begin(), operands.size())); }
 
-bool is_predicate(OpId id) {
-  switch (id) {
-    case OpId::eq: case OpId::ne: case OpId::lt: case OpId::le: case OpId::gt: case OpId::ge:
-    case OpId::logical_and: case OpId::logical_or: case OpId::logical_xor:
-    case OpId::isnan: case OpId::isinf: case OpId::logical_not: return true;
-    default: return false;
-  }
-}
-
 class Decomposer {
  public:
   Decomposer(Tracer& tr, BoundSymbol& b) : tr_(tr), b_(b), device_(device_of(b)) {}

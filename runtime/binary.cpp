@@ -7,9 +7,9 @@ namespace thn {
 
 namespace {
 
-#define THN_BINARY_ARITH(X) X(add) X(sub) X(mul) X(div) X(floor_divide) X(remainder) X(fmod) X(pow) X(maximum) X(minimum) X(atan2)
+#define THN_BINARY_ARITH(X) X(add) X(sub) X(mul) X(div) X(floor_divide) X(remainder) X(fmod) X(pow) X(maximum) X(minimum) X(atan2) \
+  X(hypot) X(logaddexp) X(logaddexp2) X(nextafter) X(copysign) X(xlogy) X(heaviside)
 #define THN_BINARY_BITS(X) X(bitwise_and) X(bitwise_or) X(bitwise_xor) X(bitwise_left_shift) X(bitwise_right_shift)
-#define THN_BINARY_BOOL(X) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor)
 
 enum class Rounding { None, Trunc, Floor };
 
@@ -18,18 +18,11 @@ struct Options {
   Rounding rounding = Rounding::None;
 };
 
-bool bool_result(OpId op) {
-  switch (op) {
-#define THN_X(name) case OpId::name:
-    THN_BINARY_BOOL(THN_X) return true;
-#undef THN_X
-    default: return false;
-  }
-}
 
 // The dtype the kernel computes in (inputs are cast to it).
 DType compute_dtype(OpId op, DType common, Rounding rounding) {
-  bool to_float = op == OpId::atan2 || (op == OpId::div && rounding == Rounding::None);
+  bool to_float = op == OpId::atan2 || op == OpId::copysign || op == OpId::xlogy ||
+                  (op == OpId::div && rounding == Rounding::None);
   return to_float && !is_floating(common) ? kDefaultFloat : common;
 }
 
@@ -65,6 +58,15 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
       if (common == DType::Bool) fail("\"pow\" not implemented for 'Bool'");
       if (is_integral(common, false) && b.is_wrapped_number() && b.item().to_int() < 0)
         fail("Integers to negative integer powers are not allowed.");
+      break;
+    case OpId::hypot:
+    case OpId::logaddexp:
+    case OpId::logaddexp2:
+    case OpId::nextafter:
+      if (!is_floating(common)) fail("\"{}_cpu\" not implemented for '{}'", op_def(op).name, tn);
+      break;
+    case OpId::heaviside:
+      if (a.dtype() != b.dtype()) fail("heaviside is not yet implemented for tensors with different dtypes.");
       break;
     case OpId::bitwise_and:
     case OpId::bitwise_or:
@@ -132,9 +134,13 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
     case OpId::pow: map([](C x, C y) { return thn_pow(x, y); }); return;
     case OpId::maximum: map([](C x, C y) { return thn_maximum(x, y); }); return;
     case OpId::minimum: map([](C x, C y) { return thn_minimum(x, y); }); return;
-    case OpId::atan2:
-      if constexpr (!is_int && !is_bool) map([](C x, C y) { return thn_atan2(x, y); });
-      return;
+    case OpId::heaviside: map([](C x, C y) { return thn_heaviside(x, y); }); return;
+#define THN_X(name)                                                        \
+  case OpId::name:                                                         \
+    if constexpr (!is_int && !is_bool) map([](C x, C y) { return thn_##name(x, y); }); \
+    return;
+      THN_X(atan2) THN_X(hypot) THN_X(logaddexp) THN_X(logaddexp2) THN_X(nextafter) THN_X(copysign) THN_X(xlogy)
+#undef THN_X
 #define THN_X(name)                                                  \
   case OpId::name:                                                   \
     if constexpr (is_int || is_bool) map([](C x, C y) { return thn_##name(x, y); }); \
@@ -159,7 +165,7 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
   DType common = result_type({a, b});
   check(op, a, b, common, opt);
   DType compute = compute_dtype(op, common, opt.rounding);
-  DType rd = bool_result(op) ? DType::Bool : compute;
+  DType rd = is_predicate(op) ? DType::Bool : compute;
   Dims shape = broadcast_shapes(a.sizes(), b.sizes());
   Tensor o = elementwise_output(shape, rd, {a, b}, out);
   Tensor ac = to_dtype(a, compute), bc = to_dtype(b, compute);
@@ -180,9 +186,18 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
 
 }  // namespace
 
+bool is_predicate(OpId op) {
+  switch (op) {
+#define THN_X(name) case OpId::name:
+    THN_UNARY_BOOL(THN_X) THN_BINARY_BOOL(THN_X) return true;
+#undef THN_X
+    default: return false;
+  }
+}
+
 DType binary_result_dtype(OpId op, const Tensor& a, const Tensor& b) {
   DType common = result_type({a, b});
-  return bool_result(op) ? DType::Bool : compute_dtype(op, common, Rounding::None);
+  return is_predicate(op) ? DType::Bool : compute_dtype(op, common, Rounding::None);
 }
 
 Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Tensor* out) { return binary_impl(op, a, b, {}, out); }
@@ -203,6 +218,7 @@ IValue op_div(const Args& a) {
 #define THN_X(name) \
   IValue op_##name(const Args& a) { return binary(OpId::name, a.tensor(0), a.tensor(1), a.target()); }
 THN_X(mul) THN_X(floor_divide) THN_X(remainder) THN_X(fmod) THN_X(pow) THN_X(maximum) THN_X(minimum) THN_X(atan2)
+THN_X(hypot) THN_X(logaddexp) THN_X(logaddexp2) THN_X(nextafter) THN_X(copysign) THN_X(xlogy) THN_X(heaviside)
 THN_BINARY_BITS(THN_X)
 THN_BINARY_BOOL(THN_X)
 #undef THN_X

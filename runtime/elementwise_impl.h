@@ -6,6 +6,10 @@
 #include "runtime/elementwise.h"
 #include "runtime/loops.h"
 
+// The predicates: ops with bool results (is_predicate).
+#define THN_UNARY_BOOL(X) X(logical_not) X(isnan) X(isinf) X(isfinite) X(isposinf) X(isneginf) X(signbit)
+#define THN_BINARY_BOOL(X) X(eq) X(ne) X(lt) X(le) X(gt) X(ge) X(logical_and) X(logical_or) X(logical_xor)
+
 namespace thn {
 
 // Where an elementwise op over `inputs` writes: the in-place target `out`

@@ -126,7 +126,7 @@ constexpr std::pair<std::string_view, OpId> kAliases[] = {
     {"clip", OpId::clamp},       {"concat", OpId::cat},       {"divide", OpId::div},     {"fix", OpId::trunc},
     {"greater", OpId::gt},       {"greater_equal", OpId::ge}, {"less", OpId::lt},        {"less_equal", OpId::le},
     {"moveaxis", OpId::movedim}, {"multiply", OpId::mul},     {"negative", OpId::neg},
-    {"not_equal", OpId::ne},     {"subtract", OpId::sub},     {"swapaxes", OpId::transpose},
+    {"not_equal", OpId::ne},     {"sgn", OpId::sign},         {"subtract", OpId::sub},     {"swapaxes", OpId::transpose},
     {"swapdims", OpId::transpose}, {"true_divide", OpId::div}};
 
 std::vector<std::string_view> aliases_of(const OpDef& op) {

@@ -73,6 +73,14 @@ template <class T> THN_HD T thn_atanh(T a) { return std::atanh(a); }
 template <class T> THN_HD T thn_sigmoid(T a) { return T(1) / (T(1) + std::exp(-a)); }
 template <class T> THN_HD T thn_relu(T a) { return a > T(0) ? a : (a != a ? a : T(0)); }
 template <class T> THN_HD T thn_erf(T a) { return std::erf(a); }
+template <class T> THN_HD T thn_erfc(T a) { return std::erfc(a); }
+template <class T> THN_HD T thn_lgamma(T a) { return std::lgamma(a); }
+// sin(pi x) / (pi x), 1 at 0 (PyTorch's formula, pi x rounded to T).
+template <class T> THN_HD T thn_sinc(T a) {
+  if (a == T(0)) return T(1);
+  const T p = T(3.14159265358979323846) * a;
+  return std::sin(p) / p;
+}
 template <class T> THN_HD T thn_floor(T a) { if constexpr (thn_is_float<T>) return std::floor(a); else return a; }
 template <class T> THN_HD T thn_ceil(T a) { if constexpr (thn_is_float<T>) return std::ceil(a); else return a; }
 template <class T> THN_HD T thn_round(T a) { if constexpr (thn_is_float<T>) return std::nearbyint(a); else return a; }
@@ -90,6 +98,15 @@ template <class T> THN_HD T thn_bitwise_not(T a) {
 template <class T> THN_HD bool thn_isnan(T a) { if constexpr (thn_is_float<T>) return a != a; else return false; }
 template <class T> THN_HD bool thn_isinf(T a) {
   if constexpr (thn_is_float<T>) return std::fabs(a) == std::numeric_limits<T>::infinity(); else return false;
+}
+template <class T> THN_HD bool thn_isfinite(T a) { return !thn_isnan(a) && !thn_isinf(a); }
+template <class T> THN_HD bool thn_isposinf(T a) { return thn_isinf(a) && a > T(0); }
+template <class T> THN_HD bool thn_isneginf(T a) { return thn_isinf(a) && a < T(0); }
+// The sign bit: set for -0.0 and a negative NaN.
+template <class T> THN_HD bool thn_signbit(T a) {
+  if constexpr (thn_is_float<T>) return std::copysign(T(1), a) < T(0);
+  else if constexpr (std::is_same_v<T, bool>) return false;
+  else return a < T(0);
 }
 
 // Two inputs
@@ -182,6 +199,28 @@ template <class T> THN_HD T thn_minimum(T a, T b) {
   return a < b ? a : b;
 }
 template <class T> THN_HD T thn_atan2(T a, T b) { return std::atan2(a, b); }
+template <class T> THN_HD T thn_hypot(T a, T b) { return std::hypot(a, b); }
+template <class T> THN_HD T thn_nextafter(T a, T b) { return std::nextafter(a, b); }
+template <class T> THN_HD T thn_copysign(T a, T b) { return std::copysign(a, b); }
+// log(exp(a) + exp(b)) and log2(2^a + 2^b) without overflow, PyTorch's formulas.
+template <class T> THN_HD T thn_logaddexp(T a, T b) {
+  if (thn_isinf(a) && a == b) return a;
+  const T m = a < b ? b : a;
+  return m + std::log1p(std::exp(-std::fabs(a - b)));
+}
+template <class T> THN_HD T thn_logaddexp2(T a, T b) {
+  if (thn_isinf(a) && a == b) return a;
+  const T m = a < b ? b : a;
+  return m + std::log1p(std::exp2(-std::fabs(a - b))) * T(1.4426950408889634);
+}
+// a * log(b), 0 where a is 0 (unless b is NaN).
+template <class T> THN_HD T thn_xlogy(T a, T b) {
+  if (b != b) return b;
+  if (a == T(0)) return T(0);
+  return a * std::log(b);
+}
+// The step function: b where a is 0.
+template <class T> THN_HD T thn_heaviside(T a, T b) { return a == T(0) ? b : T(a > T(0)); }
 template <class T> THN_HD bool thn_eq(T a, T b) { return a == b; }
 template <class T> THN_HD bool thn_ne(T a, T b) { return a != b; }
 template <class T> THN_HD bool thn_lt(T a, T b) { return a < b; }

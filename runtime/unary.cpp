@@ -10,11 +10,9 @@ namespace {
 // Ops computed in floating point: integer and bool inputs become the default float.
 #define THN_UNARY_FLOAT(X) \
   X(exp) X(exp2) X(log) X(log2) X(log10) X(log1p) X(expm1) X(sqrt) X(rsqrt) X(sin) X(cos) X(tan) X(sinh) \
-  X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(sigmoid) X(erf) X(reciprocal)
+  X(cosh) X(tanh) X(asin) X(acos) X(atan) X(asinh) X(acosh) X(atanh) X(sigmoid) X(erf) X(erfc) X(lgamma) X(sinc) X(reciprocal)
 // Ops that keep the input's dtype.
 #define THN_UNARY_SAME(X) X(neg) X(abs) X(square) X(relu) X(floor) X(ceil) X(round) X(trunc) X(frac) X(sign) X(bitwise_not)
-// Predicates: bool results.
-#define THN_UNARY_BOOL(X) X(logical_not) X(isnan) X(isinf)
 
 enum class Rule { Float, Same, Bool };
 Rule rule(OpId op) {

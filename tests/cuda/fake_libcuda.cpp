@@ -200,14 +200,16 @@ float log1pf(float); float expm1f(float); float sqrtf(float); float sinf(float);
 float sinhf(float); float coshf(float); float tanhf(float); float asinf(float); float acosf(float); float atanf(float);
 float asinhf(float); float acoshf(float); float atanhf(float); float erff(float); float floorf(float); float ceilf(float);
 float nearbyintf(float); float truncf(float); float fmodf(float, float); float copysignf(float, float);
-float powf(float, float); float atan2f(float, float); float fmaf(float, float, float);
+float powf(float, float); float atan2f(float, float); float fmaf(float, float, float); float erfcf(float);
+float lgammaf(float); float hypotf(float, float); float nextafterf(float, float);
 double fabs(double); double exp(double); double exp2(double); double log(double); double log2(double);
 double log10(double); double log1p(double); double expm1(double); double sqrt(double); double sin(double);
 double cos(double); double tan(double); double sinh(double); double cosh(double); double tanh(double);
 double asin(double); double acos(double); double atan(double); double asinh(double); double acosh(double);
 double atanh(double); double erf(double); double floor(double); double ceil(double); double nearbyint(double);
 double trunc(double); double fmod(double, double); double copysign(double, double); double pow(double, double);
-double atan2(double, double); double fma(double, double, double);
+double atan2(double, double); double fma(double, double, double); double erfc(double); double lgamma(double);
+double hypot(double, double); double nextafter(double, double);
 }
 template <class To, class From> static inline To thn_emu_bits(From f) { To t; __builtin_memcpy(&t, &f, sizeof t); return t; }
 static inline float __int_as_float(int i) { return thn_emu_bits<float>(i); }
