@@ -68,6 +68,10 @@ std::string kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
     case K::Scatter: return fmt::format("thn_scatter_{}", itemsize(dtype));
     case K::ScatterAdd: return fmt::format("thn_scatter_add_{}", dtype_short(dtype));
     case K::Cumsum: return fmt::format("thn_cumsum_{}", dtype_short(dtype));
+    case K::Cumprod: return fmt::format("thn_cumprod_{}", dtype_short(dtype));
+    case K::LogCumSumExp: return fmt::format("thn_logcumsumexp_{}", dtype_short(dtype));
+    case K::CumMax: return fmt::format("thn_cummax_{}", dtype_short(dtype));
+    case K::CumMin: return fmt::format("thn_cummin_{}", dtype_short(dtype));
     case K::ArgMax: return fmt::format("thn_argmax_{}", dtype_short(dtype));
     case K::ArgMin: return fmt::format("thn_argmin_{}", dtype_short(dtype));
     case K::ZeroAbove: return fmt::format("thn_zero_above_{}", itemsize(dtype));
@@ -88,12 +92,22 @@ std::string block_kernel_name(cuda::LineWalk::Kind kind, DType dtype) {
   return fmt::format("{}_lines_{}", kind == cuda::LineWalk::Kind::ArgMax ? "thn_argmax" : "thn_argmin", dtype_short(dtype));
 }
 
-// cumsum scans a line with blocks when the lines are long and few, or
-// contiguous in memory (a thread per line would then read apart).
+// The scans whose step is associative (cumsum, cumprod, logcumsumexp)
+// scan a line with blocks when the lines are long and few, or contiguous
+// in memory (a thread per line would then read apart).
+bool is_scan(cuda::LineWalk::Kind k) {
+  using K = cuda::LineWalk::Kind;
+  return k == K::Cumsum || k == K::Cumprod || k == K::LogCumSumExp;
+}
 bool scan_lines(const cuda::LineWalk& w) {
   const int64_t lines = numel_of(w.shape);
-  return w.kind == cuda::LineWalk::Kind::Cumsum && w.serial >= 2 * kLineBlock &&
-         (lines < 1024 || std::abs(w.serial_strides[0]) == 1);
+  return is_scan(w.kind) && w.serial >= 2 * kLineBlock && (lines < 1024 || std::abs(w.serial_strides[0]) == 1);
+}
+// A scan's kernels: thn_cumsum_scan_f32, thn_cumprod_carry_i64, ...
+std::string scan_kernel_name(cuda::LineWalk::Kind kind, std::string_view part, DType dtype) {
+  const std::string whole = kernel_name(kind, dtype);
+  const size_t cut = whole.rfind('_');
+  return fmt::format("{}_{}{}", whole.substr(0, cut), part, whole.substr(cut));
 }
 
 const char* const kWalk = R"thn_src(
@@ -106,7 +120,21 @@ struct thn_walk_args {
 };
 // K: 0 gather (*P = *X), 1 scatter (*X = *P), 2 scatter-add (*X += alpha * *P),
 // 3 cumsum (acc += *P; *X = acc), 4 argmax, 5 argmin, 6 zero above the
-// diagonal (tril), 7 zero below it (triu); see runtime/cuda.h's LineWalk.
+// diagonal (tril), 7 zero below it (triu), 8 cumprod, 9 logcumsumexp, 10
+// cummax, 11 cummin; see runtime/cuda.h's LineWalk.
+// The associative scans' step and its identity: 3 sum, 8 product, 9 log-sum-exp.
+template <class A, int K>
+__device__ A thn_scan_identity() {
+  if constexpr (K == 9) return A(-thn_inf());
+  else if constexpr (K == 8) return A(1);
+  else return A(0);
+}
+template <int K, class A>
+__device__ A thn_scan_step(A acc, A v) {
+  if constexpr (K == 9) return thn::thn_log_cum_add(acc, v);
+  else if constexpr (K == 8) return acc * v;
+  else return acc + v;
+}
 // Position i's element offsets in plain, indexed and index, and its last
 // coordinate (tril/triu's row).
 __device__ void thn_walk_at(const thn_walk_args& a, int64_t i, int64_t& op, int64_t& ox, int64_t& oi, int64_t& row) {
@@ -150,7 +178,22 @@ __device__ void thn_walk(const thn_walk_args& a) {
         if (K == 6 ? j > row + a.diagonal : j < row + a.diagonal) x[j * a.sst[1]] = S(0);
       continue;
     }
-    A acc = A(0);
+    if constexpr (K == 10 || K == 11) {
+      int64_t* position = (int64_t*)a.p[3] + ox;
+      C best = C(*p);
+      int64_t at = 0;
+      for (int64_t j = 0; j < a.serial; ++j) {
+        const C v = C(p[j * a.sst[0]]);
+        if (v != v || (best == best && (K == 10 ? v >= best : v <= best))) {
+          best = v;
+          at = j;
+        }
+        x[j * a.sst[1]] = S(best);
+        position[j * a.sst[1]] = at;
+      }
+      continue;
+    }
+    A acc = thn_scan_identity<A, K>();
     for (int64_t j = 0; j < a.serial; ++j) {
       S* pj = p + j * a.sst[0];
       S* xj = a.has_index ? x + ix[j * a.sst[2]] * a.dim_stride : x + j * a.sst[1];
@@ -162,7 +205,7 @@ __device__ void thn_walk(const thn_walk_args& a) {
         const C alpha = *(const C*)&a.alpha;
         *xj = thn::thn_index_add(*xj, *pj, alpha);
       } else {
-        acc += A(C(*pj));
+        acc = thn_scan_step<K>(acc, A(C(*pj)));
         *xj = S(C(acc));
       }
     }
@@ -217,29 +260,30 @@ __device__ void thn_arg_block(const thn_walk_args& a) {
     __syncthreads();
   }
 }
-// cumsum of long lines: blocks scan chunks of `a.chunk` elements, a line's
-// chunks numbered from line * chunks. With more than one chunk per line,
-// thn_cumsum_sums writes each chunk's sum to p[3] and thn_cumsum_carry (a
-// thread per line) turns a line's sums into exclusive prefixes, the carry
-// into each chunk; thn_cumsum_scan then scans each chunk from its carry, a
-// tile of blockDim.x elements at a time (a scan in shared memory).
+// A scan (K: 3, 8, 9) of long lines: blocks scan chunks of `a.chunk`
+// elements, a line's chunks numbered from line * chunks. With more than one
+// chunk per line, thn_cumsum_sums writes each chunk's total to p[3] and
+// thn_cumsum_carry (a thread per line) turns a line's totals into exclusive
+// prefixes, the carry into each chunk; thn_cumsum_scan then scans each chunk
+// from its carry, a tile of blockDim.x elements at a time (a scan in shared
+// memory). (thn_cumprod_*, thn_logcumsumexp_*: the same with their step.)
 __device__ int64_t thn_chunks(const thn_walk_args& a) { return (a.serial + a.chunk - 1) / a.chunk; }
-template <class A>
-__device__ void thn_cumsum_carry(const thn_walk_args& a) {
+template <class A, int K>
+__device__ void thn_scan_carry(const thn_walk_args& a) {
   const int64_t chunks = thn_chunks(a), step = int64_t(gridDim.x) * blockDim.x;
   for (int64_t line = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; line < a.n; line += step) {
     A* s = (A*)a.p[3] + line * chunks;
-    A acc = A(0);
+    A acc = thn_scan_identity<A, K>();
     for (int64_t c = 0; c < chunks; ++c) {
       const A v = s[c];
       s[c] = acc;
-      acc += v;
+      acc = thn_scan_step<K>(acc, v);
     }
   }
 }
 // SCAN false: thn_cumsum_sums; true: thn_cumsum_scan.
-template <class S, class C, class A, bool SCAN>
-__device__ void thn_cumsum_chunks(const thn_walk_args& a) {
+template <class S, class C, class A, int K, bool SCAN>
+__device__ void thn_scan_chunks(const thn_walk_args& a) {
   __shared__ A part[THN_LINE_BLOCK];
   const unsigned t = threadIdx.x;
   const int64_t chunks = thn_chunks(a);
@@ -249,12 +293,12 @@ __device__ void thn_cumsum_chunks(const thn_walk_args& a) {
     const S* p = (const S*)a.p[0] + op;
     const int64_t begin = b % chunks * a.chunk, end = begin + a.chunk < a.serial ? begin + a.chunk : a.serial;
     if constexpr (!SCAN) {
-      A s = A(0);
-      for (int64_t j = begin + t; j < end; j += blockDim.x) s += A(C(p[j * a.sst[0]]));
+      A s = thn_scan_identity<A, K>();
+      for (int64_t j = begin + t; j < end; j += blockDim.x) s = thn_scan_step<K>(s, A(C(p[j * a.sst[0]])));
       part[t] = s;
       __syncthreads();
       for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
-        if (t < h) part[t] += part[t + h];
+        if (t < h) part[t] = thn_scan_step<K>(part[t], part[t + h]);
         __syncthreads();
       }
       if (t == 0) ((A*)a.p[3])[b] = part[0];
@@ -262,19 +306,19 @@ __device__ void thn_cumsum_chunks(const thn_walk_args& a) {
       continue;
     }
     S* x = (S*)a.p[1] + ox;
-    A carry = a.p[3] ? ((const A*)a.p[3])[b] : A(0);
+    A carry = a.p[3] ? ((const A*)a.p[3])[b] : thn_scan_identity<A, K>();
     for (int64_t base = begin; base < end; base += blockDim.x) {
       const int64_t j = base + t;
-      part[t] = j < end ? A(C(p[j * a.sst[0]])) : A(0);
+      part[t] = j < end ? A(C(p[j * a.sst[0]])) : thn_scan_identity<A, K>();
       __syncthreads();
       for (unsigned d = 1; d < blockDim.x; d <<= 1) {
-        const A add = t >= d ? part[t - d] : A(0);
+        const A add = t >= d ? part[t - d] : thn_scan_identity<A, K>();
         __syncthreads();
-        part[t] += add;
+        part[t] = thn_scan_step<K>(add, part[t]);
         __syncthreads();
       }
-      if (j < end) x[j * a.sst[1]] = S(C(carry + part[t]));
-      carry += part[blockDim.x - 1];
+      if (j < end) x[j * a.sst[1]] = S(C(thn_scan_step<K>(carry, part[t])));
+      carry = thn_scan_step<K>(carry, part[blockDim.x - 1]);
       __syncthreads();
     }
   }
@@ -369,13 +413,21 @@ std::string render_library() {
   for (int i = 0; i < kNumDTypes; ++i) {  // typed kernels: storage, compute, accumulator types
     const DType d = DType(i);
     const std::string st = kernel_storage_type(d), ct = kernel_compute_type(d);
-    const std::string cumsum_types = fmt::format("{}, {}, {}", st, ct, cumsum_acc(d));
     kernel(fmt::format("thn_scatter_add_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 2);
-    kernel(fmt::format("thn_cumsum_{}", dtype_short(d)), cumsum_types, 3);
-    for (bool scan : {false, true})
-      entry(fmt::format("thn_cumsum_{}_{}", scan ? "scan" : "sums", dtype_short(d)),
-            fmt::format("thn_cumsum_chunks<{}, {}>", cumsum_types, scan));
-    entry(fmt::format("thn_cumsum_carry_{}", dtype_short(d)), fmt::format("thn_cumsum_carry<{}>", cumsum_acc(d)));
+    // The scans, in the CPU's acc type (logcumsumexp: floating only).
+    using K = cuda::LineWalk::Kind;
+    for (K kind : {K::Cumsum, K::Cumprod, K::LogCumSumExp}) {
+      if (kind == K::LogCumSumExp && !is_floating(d)) continue;
+      const std::string acc = cumsum_acc(d);
+      const std::string types = fmt::format("{}, {}, {}", st, ct, acc);
+      const int k = int(kind);
+      kernel(kernel_name(kind, d), types, k);
+      for (bool scan : {false, true})
+        entry(scan_kernel_name(kind, scan ? "scan" : "sums", d), fmt::format("thn_scan_chunks<{}, {}, {}>", types, k, scan));
+      entry(scan_kernel_name(kind, "carry", d), fmt::format("thn_scan_carry<{}, {}>", acc, k));
+    }
+    kernel(kernel_name(K::CumMax, d), fmt::format("{}, {}, {}", st, ct, ct), int(K::CumMax));
+    kernel(kernel_name(K::CumMin, d), fmt::format("{}, {}, {}", st, ct, ct), int(K::CumMin));
     kernel(fmt::format("thn_argmax_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 4);
     kernel(fmt::format("thn_argmin_{}", dtype_short(d)), fmt::format("{}, {}, {}", st, ct, ct), 5);
     for (int k : {4, 5})
@@ -410,11 +462,11 @@ void launch(const std::string& name, Args& args, int64_t n, bool per_line = fals
   if (r != 0) cuda::check(r, fmt::format("cuLaunchKernel ({})", name).c_str());
 }
 
-// cumsum of long lines (scan_lines): a line is split into chunks of at
+// A scan of long lines (scan_lines): a line is split into chunks of at
 // least 4 tiles when the lines alone would leave the device's
-// multiprocessors idle (4 blocks each); then three kernels: chunk sums,
+// multiprocessors idle (4 blocks each); then three kernels: chunk totals,
 // the carries into the chunks, the chunks' scans.
-void scan(WalkArgs& a, DType dtype) {
+void scan(WalkArgs& a, cuda::LineWalk::Kind kind, DType dtype) {
   constexpr int64_t kMinChunk = 4 * kLineBlock;
   const int64_t blocks = int64_t(cuda::device_info().multiprocessors) * 4;
   const int64_t most = (a.serial + kMinChunk - 1) / kMinChunk;
@@ -422,13 +474,12 @@ void scan(WalkArgs& a, DType dtype) {
   a.chunk = (a.serial + chunks - 1) / chunks;
   a.chunk = (a.chunk + kLineBlock - 1) / kLineBlock * kLineBlock;
   chunks = (a.serial + a.chunk - 1) / a.chunk;
-  const std::string_view d = dtype_short(dtype);
-  if (chunks == 1) return launch(fmt::format("thn_cumsum_scan_{}", d), a, a.n, true);
+  if (chunks == 1) return launch(scan_kernel_name(kind, "scan", dtype), a, a.n, true);
   cuda::ScratchBlock sums(size_t(a.n * chunks) * 8);  // the accumulator: at most 8 bytes
   a.p[3] = sums.get();
-  launch(fmt::format("thn_cumsum_sums_{}", d), a, a.n * chunks, true);
-  launch(fmt::format("thn_cumsum_carry_{}", d), a, a.n);
-  launch(fmt::format("thn_cumsum_scan_{}", d), a, a.n * chunks, true);
+  launch(scan_kernel_name(kind, "sums", dtype), a, a.n * chunks, true);
+  launch(scan_kernel_name(kind, "carry", dtype), a, a.n);
+  launch(scan_kernel_name(kind, "scan", dtype), a, a.n * chunks, true);
 }
 
 // A scatter whose index all lines share takes every position at once
@@ -476,7 +527,7 @@ void walk(const cuda::LineWalk& w) {
     });
   if (a.n == 0 || a.serial == 0) return;
   if (block_per_line(w)) return launch(block_kernel_name(w.kind, w.dtype), a, a.n, true);
-  if (scan_lines(w)) return scan(a, w.dtype);
+  if (scan_lines(w)) return scan(a, w.kind, w.dtype);
   if (scatter_at_once(w)) return scatter(a, itemsize(w.dtype));
   launch(kernel_name(w.kind, w.dtype), a, a.n);
 }

@@ -343,7 +343,7 @@ IValue to_ivalue(const Value& v) {
 Value present_result(std::string_view op, Value result) {
   if (!result.is(Type::Tuple)) return result;
   if (op == "shape" || op == "size") return Value::size(result.items());
-  if ((op == "max" || op == "min" || op == "sort" || op == "topk") && result.items().size() == 2)
+  if ((op == "max" || op == "min" || op == "sort" || op == "topk" || op == "cummax" || op == "cummin") && result.items().size() == 2)
     return return_tuple(std::string(op), result.items());
   return result;
 }

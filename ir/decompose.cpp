@@ -460,7 +460,8 @@ class Decomposer {
 
   std::optional<Value> reduction() {
     OpId id = b_.sym.op->id;
-    if (b_.sym.inplace) return std::nullopt;  // cumsum_
+    if (b_.sym.inplace) return std::nullopt;  // cumsum_, cumprod_
+    if (id == OpId::cummax || id == OpId::cummin) return std::nullopt;  // two tensors: the runtime's op
     const Value& x = self();
     if (id == OpId::max || id == OpId::min) return extreme(id, x);
     Meta out = out_meta();
@@ -493,7 +494,7 @@ class Decomposer {
                              out.sizes);
         return elementwise(any ? OpId::gt : OpId::eq, {count, Value(int64_t(0))}, {}, DType::Bool, out.sizes);
       }
-      case OpId::cumsum: {
+      case OpId::cumsum: case OpId::cumprod: {
         DType dt = out.dtype;
         return prim(id, {convert(x, dt), Value(wrap(iv(arg("dim")), rank(x))), Value()}, out);
       }

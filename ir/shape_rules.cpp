@@ -173,7 +173,8 @@ class Rules {
   std::optional<std::vector<Sizes>> reduction() {
     std::string_view n = op_.name;
     const Sizes& in = sizes_of(arg("self"));
-    if (n == "cumsum") return one(in);
+    if (n == "cumsum" || n == "cumprod" || n == "logcumsumexp") return one(in);
+    if (n == "cummax" || n == "cummin") return std::vector<Sizes>(2, in);
     const Value& dim = arg("dim");
     bool keep = arg("keepdim").is(Type::Bool) && arg("keepdim").raw_int();
     std::vector<bool> reduced(in.size(), false);

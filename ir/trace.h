@@ -47,7 +47,7 @@ namespace thn {
 #define THN_PRIM_OPS(X)                                                                              \
   X(where) X(clamp) X(lerp) X(addcmul) X(addcdiv) X(masked_fill) X(copy_) X(full) X(empty) X(arange) X(linspace) X(eye)     \
   X(tensor) X(manual_seed) X(rand) X(randn) X(randint) X(multinomial) X(to) X(sum) X(prod) X(amax) X(amin) X(argmax) \
-  X(argmin) X(var) X(std) X(all) X(any) X(cumsum) X(reshape) X(permute) X(unsqueeze) X(squeeze)      \
+  X(argmin) X(var) X(std) X(all) X(any) X(cumsum) X(cumprod) X(reshape) X(permute) X(unsqueeze) X(squeeze)      \
   X(expand) X(diagonal) X(clone) X(contiguous) X(cat) X(index_select) X(gather) X(index_copy)       \
   X(index_add) X(scatter) X(scatter_add) X(tril) X(triu) X(flip) X(roll) X(repeat) X(matmul) X(linear)
 

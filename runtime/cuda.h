@@ -184,7 +184,7 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 
 // ---- library kernels ---------------------------------------------------------
 
-// The loop of the runtime's index ops, cumsum, argmax-like reductions and
+// The loop of the runtime's index ops, the scans (cumsum, ...), argmax-like reductions and
 // tril/triu (runtime/copy.cpp, runtime/reduce.cpp) on device memory: per
 // position of `shape` (in parallel), `serial` steps along one more dim,
 // with the result of taking them in order (the kernels may share a long
@@ -194,7 +194,10 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 //       j * serial_strides[2]] * dim_stride : j * serial_strides[1])
 // and the kind says what happens:
 //   Gather: *P = *X      Scatter: *X = *P      ScatterAdd: *X += alpha * *P
-//   Cumsum: acc += *P; *X = acc (acc per position, in the CPU's acc type).
+//   Cumsum, Cumprod, LogCumSumExp: acc = acc + *P (* *P, log(exp(acc) +
+//     exp(*P))); *X = acc (acc per position, in the CPU's acc type).
+//   CumMax, CumMin: *X = the running extreme (the last of equal ones; a NaN
+//     stays), its j to `values` (int64, at X's offset: out's strides).
 //   ArgMax, ArgMin: the first j where *P is the line's extreme (a NaN wins
 //     and ends the line) goes to indexed (int64, its offset), the extreme's
 //     value to `values` (when set, its offset by index's strides).
@@ -203,7 +206,9 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f);
 //     (`shape` is then not merged: its last dim is the rows).
 // Strides in elements; index is int64 and in range (checked before).
 struct LineWalk {
-  enum class Kind : uint8_t { Gather, Scatter, ScatterAdd, Cumsum, ArgMax, ArgMin, ZeroAbove, ZeroBelow };
+  enum class Kind : uint8_t {
+    Gather, Scatter, ScatterAdd, Cumsum, ArgMax, ArgMin, ZeroAbove, ZeroBelow, Cumprod, LogCumSumExp, CumMax, CumMin
+  };
   Kind kind = Kind::Gather;
   DType dtype = DType::Float32;
   Dims shape;

@@ -428,6 +428,7 @@ void set_cuda_op_handler(CudaOpHandler h) { cuda_handler = h; }
 CudaLibrary cuda_library(OpId id) {
   switch (id) {
     case OpId::index_select: case OpId::gather: case OpId::index_copy: case OpId::index_add: case OpId::cumsum:
+    case OpId::cumprod: case OpId::logcumsumexp: case OpId::cummax: case OpId::cummin:
     case OpId::argmax: case OpId::argmin: case OpId::tril: case OpId::triu:
       return CudaLibrary::Kernel;
     case OpId::cat: case OpId::stack: case OpId::flip: case OpId::roll: case OpId::repeat: return CudaLibrary::Copies;

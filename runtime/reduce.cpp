@@ -15,6 +15,7 @@
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
 #include "runtime/loops.h"
+#include "runtime/scalar_math.h"
 #include "runtime/views.h"
 
 namespace thn {
@@ -439,7 +440,7 @@ Tensor variance(const Tensor& x, const std::optional<Dims>& dim, double correcti
   return out;
 }
 
-// ---- cumsum -----------------------------------------------------------------
+// ---- scans: cumsum, cumprod, logcumsumexp, cummax, cummin -------------------
 
 // PyTorch's CPU acc_type: double for float32 and float64, float for bfloat16.
 template <class S> using cumsum_acc = std::conditional_t<std::is_floating_point_v<compute_t<S>>,
@@ -447,39 +448,93 @@ template <class S> using cumsum_acc = std::conditional_t<std::is_floating_point_
 
 Tensor at_least_1d(const Tensor& t) { return t.dim() ? t : t.as_strided({1}, {1}, t.offset()); }
 
-// out[..., k, ...] = sum of in[..., :k+1, ...] along dim d, accumulated per lane
-// in PyTorch's acc type (double for float32). out may alias in exactly.
-void cumsum_kernel(const Tensor& out_t, const Tensor& in_t, int64_t d) {
+cuda::LineWalk::Kind scan_kind(OpId op) {
+  using K = cuda::LineWalk::Kind;
+  switch (op) {
+    case OpId::cumsum: return K::Cumsum;
+    case OpId::cumprod: return K::Cumprod;
+    case OpId::logcumsumexp: return K::LogCumSumExp;
+    case OpId::cummax: return K::CumMax;
+    default: return K::CumMin;
+  }
+}
+
+// out[..., k, ...] = the scan `op` of in[..., :k+1, ...] along dim d, per
+// lane, as PyTorch's CPU kernels compute it: sums, products and
+// logcumsumexp accumulated in its acc type (double for float32),
+// cummax/cummin keeping the last of equal extremes and the last NaN, its
+// position in `indices` (which has out's strides). out may alias in exactly.
+void scan_kernel(OpId op, const Tensor& out_t, const Tensor& in_t, int64_t d, const Tensor* indices_t = nullptr) {
   Tensor out = at_least_1d(out_t), in = at_least_1d(in_t);
+  Tensor indices = indices_t ? at_least_1d(*indices_t) : out;
   const int64_t n = in.size(d), so = out.stride(d), si = in.stride(d);
   Dims lanes = in.sizes();
   lanes[size_t(d)] = 1;
-  if (out.device().type == DeviceType::CUDA) {  // the backend's library kernel
+  if (out.device().type == DeviceType::CUDA) {  // the backend's library kernels
     if (out.numel() == 0) return;
-    cuda::LineWalk w = cuda::plan_walk(cuda::LineWalk::Kind::Cumsum, in.dtype(), lanes,
+    cuda::LineWalk w = cuda::plan_walk(scan_kind(op), in.dtype(), lanes,
                                        {in.strides(), out.strides(), Dims(lanes.size(), 0)});
     w.serial = n;
     w.serial_strides = {si, so, 0};
     w.plain = in.device_address();
     w.indexed = out.device_address();
+    if (indices_t) w.values = indices.device_address();
     cuda::launch_walk(w);
     return;
   }
-  LoopShape<2> ls = plan_loop<2>(lanes, {out.strides(), in.strides()});
+  LoopShape<3> ls = plan_loop<3>(lanes, {out.strides(), in.strides(), indices.strides()});
   dispatch_dtype(in.dtype(), [&]<class S>() {
+    using C = compute_t<S>;
     using A = cumsum_acc<S>;
-    for_each_row<2>(ls, {static_cast<char*>(out.raw_data()), static_cast<char*>(in.raw_data())},
-                    {int64_t(sizeof(S)), int64_t(sizeof(S))}, [&](std::array<char*, 2> p, int64_t m, const auto& st) {
-                      for (int64_t j = 0; j < m; j++) {
-                        S* o = reinterpret_cast<S*>(p[0]) + j * st[0];
-                        const S* x = reinterpret_cast<const S*>(p[1]) + j * st[1];
-                        A acc = 0;
-                        for (int64_t k = 0; k < n; k++) {
-                          acc += load<A>(x[k * si]);
-                          o[k * so] = S(compute_t<S>(acc));
-                        }
-                      }
-                    });
+    auto lines = [&](auto&& line) {
+      for_each_row<3>(ls, {static_cast<char*>(out.raw_data()), static_cast<char*>(in.raw_data()),
+                           static_cast<char*>(indices.raw_data())},
+                      {int64_t(sizeof(S)), int64_t(sizeof(S)), int64_t(itemsize(indices.dtype()))},
+                      [&](std::array<char*, 3> p, int64_t m, const auto& st) {
+                        for (int64_t j = 0; j < m; j++)
+                          line(reinterpret_cast<S*>(p[0]) + j * st[0], reinterpret_cast<const S*>(p[1]) + j * st[1],
+                               reinterpret_cast<int64_t*>(p[2]) + j * st[2]);
+                      });
+    };
+    switch (op) {
+      case OpId::cumsum: case OpId::cumprod: {
+        const bool sum = op == OpId::cumsum;
+        return lines([&](S* o, const S* x, int64_t*) {
+          A acc = sum ? A(0) : A(1);
+          for (int64_t k = 0; k < n; k++) {
+            acc = sum ? acc + load<A>(x[k * si]) : acc * load<A>(x[k * si]);
+            o[k * so] = S(C(acc));
+          }
+        });
+      }
+      case OpId::logcumsumexp:
+        if constexpr (std::is_floating_point_v<C>) {
+          return lines([&](S* o, const S* x, int64_t*) {
+            A acc = -std::numeric_limits<A>::infinity();
+            for (int64_t k = 0; k < n; k++) {
+              acc = thn_log_cum_add(acc, load<A>(x[k * si]));
+              o[k * so] = S(C(acc));
+            }
+          });
+        }
+        return;
+      default: {
+        const bool max = op == OpId::cummax;
+        return lines([&](S* o, const S* x, int64_t* ix) {
+          C best = C(x[0]);
+          int64_t at = 0;
+          for (int64_t k = 0; k < n; k++) {
+            const C v = C(x[k * si]);
+            if (v != v || (best == best && (max ? v >= best : v <= best))) {
+              best = v;
+              at = k;
+            }
+            o[k * so] = S(best);
+            ix[k * so] = at;
+          }
+        });
+      }
+    }
   });
 }
 
@@ -490,8 +545,16 @@ const char* cpp_type_name(DType t) {
   return names[size_t(t)];
 }
 
-void check_cumsum_dtype(DType t) {
-  if (t == DType::Float16 || t == DType::Bool) not_implemented("cumsum_out_cpu", t);
+// The dtypes PyTorch's CPU scan kernels refuse, with its message.
+void check_scan_dtype(OpId op, DType t) {
+  const bool refused = op == OpId::logcumsumexp ? !is_floating(t) || t == DType::Float16
+                                                : t == DType::Float16 || (t == DType::Bool && op != OpId::cummax &&
+                                                                          op != OpId::cummin);
+  if (!refused) return;
+  const char* kernel = op == OpId::cumsum ? "cumsum_out_cpu" : op == OpId::cumprod ? "cumprod_out_cpu"
+                       : op == OpId::logcumsumexp ? "logcumsumexp_out_cpu" : op == OpId::cummax ? "cummax_cpu"
+                                                                                                : "cummin_cpu";
+  not_implemented(kernel, t);
 }
 
 template <bool Max>
@@ -595,23 +658,31 @@ Tensor logsumexp(const Tensor& x_in, const Dims& dim, bool keepdim) {
   return binary(OpId::add, result, with_sizes(maxes, reduced_sizes(x, mask, keepdim)));
 }
 
-Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
-  DType out_dtype = sum_like_input(x, dtype).second;
-  check_cumsum_dtype(out_dtype);
+  DType out_dtype = op == OpId::cumsum || op == OpId::cumprod ? sum_like_input(x, dtype).second : x.dtype();
+  check_scan_dtype(op, out_dtype);
   Tensor out = empty(x.sizes(), out_dtype, x.device());
-  cumsum_kernel(out, to_dtype(x, out_dtype), d);
+  scan_kernel(op, out, to_dtype(x, out_dtype), d);
   return out;
 }
 
-void cumsum_inplace(const Tensor& x, int64_t dim, std::optional<DType> dtype) {
+void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
-  check_cumsum_dtype(x.dtype());
+  check_scan_dtype(op, x.dtype());
   if (dtype && *dtype != x.dtype())
     fail("Bad in-place call: input tensor dtype {} and output tensor dtype {} should match", cpp_type_name(x.dtype()),
          cpp_type_name(*dtype));
   check_inplace_write(x, {});
-  cumsum_kernel(x, x, d);
+  scan_kernel(op, x, x, d);
+}
+
+std::pair<Tensor, Tensor> scan_extreme(OpId op, const Tensor& x, int64_t dim) {
+  int64_t d = wrap_dim(dim, x.dim());
+  check_scan_dtype(op, x.dtype());
+  Tensor values = empty(x.sizes(), x.dtype(), x.device()), indices = empty(x.sizes(), DType::Int64, x.device());
+  scan_kernel(op, values, x, d, &indices);
+  return {values, indices};
 }
 
 // ---- op table rows ----------------------------------------------------------
@@ -631,9 +702,23 @@ IValue op_all(const Args& a) { return all(a.tensor(0), a.opt_i64(1), a.boolean(2
 IValue op_any(const Args& a) { return any(a.tensor(0), a.opt_i64(1), a.boolean(2)); }
 IValue op_logsumexp(const Args& a) { return logsumexp(a.tensor(0), a.dims(1), a.boolean(2)); }
 IValue op_cumsum(const Args& a) {
-  if (!a.inplace()) return cumsum(a.tensor(0), a.i64(1), a.opt_dtype(2));
-  cumsum_inplace(a.tensor(0), a.i64(1), a.opt_dtype(2));
+  if (!a.inplace()) return scan(OpId::cumsum, a.tensor(0), a.i64(1), a.opt_dtype(2));
+  scan_inplace(OpId::cumsum, a.tensor(0), a.i64(1), a.opt_dtype(2));
   return a.tensor(0);
+}
+IValue op_cumprod(const Args& a) {
+  if (!a.inplace()) return scan(OpId::cumprod, a.tensor(0), a.i64(1), a.opt_dtype(2));
+  scan_inplace(OpId::cumprod, a.tensor(0), a.i64(1), a.opt_dtype(2));
+  return a.tensor(0);
+}
+IValue op_logcumsumexp(const Args& a) { return scan(OpId::logcumsumexp, a.tensor(0), a.i64(1), std::nullopt); }
+IValue op_cummax(const Args& a) {
+  auto [values, indices] = scan_extreme(OpId::cummax, a.tensor(0), a.i64(1));
+  return IValue::tuple({values, indices});
+}
+IValue op_cummin(const Args& a) {
+  auto [values, indices] = scan_extreme(OpId::cummin, a.tensor(0), a.i64(1));
+  return IValue::tuple({values, indices});
 }
 
 }  // namespace thn

@@ -6,6 +6,7 @@
 #include <optional>
 #include <utility>
 
+#include "runtime/op_registry.h"
 #include "runtime/tensor.h"
 
 namespace thn {
@@ -34,9 +35,13 @@ Tensor all(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 Tensor any(const Tensor& x, std::optional<int64_t> dim, bool keepdim);
 // log(sum(exp(x))) computed with the max subtracted; integer inputs give float32.
 Tensor logsumexp(const Tensor& x, const Dims& dim, bool keepdim);
-// Running sum along dim; integer and bool inputs give int64 unless `dtype` says otherwise.
-Tensor cumsum(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
-// x.cumsum_(dim): in place, x's dtype kept.
-void cumsum_inplace(const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// The scans along dim: cumsum and cumprod (integer and bool inputs give
+// int64 unless `dtype` says otherwise), logcumsumexp (floating inputs).
+Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// x.cumsum_(dim), x.cumprod_(dim): in place, x's dtype kept.
+void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype = std::nullopt);
+// cummax, cummin: the running extreme and its position (the last of equal
+// ones; a NaN, once seen, stays).
+std::pair<Tensor, Tensor> scan_extreme(OpId op, const Tensor& x, int64_t dim);
 
 }  // namespace thn

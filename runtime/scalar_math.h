@@ -213,6 +213,13 @@ template <class T> THN_HD T thn_logaddexp2(T a, T b) {
   const T m = a < b ? b : a;
   return m + std::log1p(std::exp2(-std::fabs(a - b))) * T(1.4426950408889634);
 }
+// logcumsumexp's step, PyTorch's log_add_exp_helper: a NaN in b
+// propagates, equal infinities (or -inf twice) keep a.
+template <class T> THN_HD T thn_log_cum_add(T a, T b) {
+  const T lo = b != b ? b : (b < a ? b : a), hi = b != b ? b : (a < b ? b : a);
+  if (lo != hi || thn_isfinite(lo)) return std::log1p(std::exp(lo - hi)) + hi;
+  return a;
+}
 // a * log(b), 0 where a is 0 (unless b is NaN).
 template <class T> THN_HD T thn_xlogy(T a, T b) {
   if (b != b) return b;
