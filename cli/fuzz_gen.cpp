@@ -263,10 +263,11 @@ class Generator {
     Var v = new_value_like(*x);
     if (is_float(x->dt)) {
       std::string op = r_.pick(std::vector<std::string>{"sin", "cos", "tanh", "sigmoid", "relu", "abs", "neg", "atan",
-                                                        "exp", "square", "sqrt", "log", "rsqrt", "erf", "nn"});
+                                                        "exp", "square", "sqrt", "log", "rsqrt", "erf", "erfc", "sinc", "lgamma",
+                                                        "nn"});
       if (op == "exp") v.name = fmt::format("{}.tanh().exp()", x->name);
       // (on |x| + 1: in their domain, away from their poles)
-      else if (op == "sqrt" || op == "log" || op == "rsqrt") v.name = fmt::format("({}.abs() + 1).{}()", x->name, op);
+      else if (op == "sqrt" || op == "log" || op == "rsqrt" || op == "lgamma") v.name = fmt::format("({}.abs() + 1).{}()", x->name, op);
       else if (op == "nn")  // the standard library's activations, written in thn
         v.name = fmt::format("nn.{}({})", r_.pick(std::vector<std::string>{"gelu", "silu", "relu", "leaky_relu", "softplus"}), x->name);
       else if (r_.chance(0.5)) v.name = fmt::format("{}({})", op, x->name);
@@ -302,6 +303,9 @@ class Generator {
     } else if (k == 3 && !any_bool) {
       v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "maximum({}, {})" : "minimum({}, {})"), x->name, y->name);
       v.dt = both;
+      if (is_float(both) && r_.chance(0.4))  // the float-only binary functions
+        v.name = fmt::format("{}({}, {})", r_.pick(std::vector<std::string>{"hypot", "logaddexp", "atan2"}), x->name,
+                             y->name);
     } else if (k == 4 && y->dt != DT::Bool) {
       // Divides by |y| + 1 >= 1: rounding differences stay small.
       v.name = fmt::format("{} / ({}.abs() + 1)", x->name, y->name);
@@ -382,17 +386,33 @@ class Generator {
       // (argmax of floats could flip on a near tie after a reduction that
       // rounds differently when compiled: integers only)
       op = r_.pick(std::vector<std::string>{"sum", "mean", "amax", "amin", "logsumexp", "cumsum", "var", "std",
-                                            "softmax", "log_softmax", "layer_norm", "sort", "topk"});
+                                            "softmax", "log_softmax", "layer_norm", "sort", "topk", "cumprod",
+                                            "logcumsumexp", "cummax", "cummin"});
     else if (is_int(x->dt))
-      op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin", "sort", "argsort", "topk"});
+      op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin", "sort", "argsort", "topk",
+                                            "cumprod", "cummax", "cummin"});
     else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
-    if (op == "sum" || op == "cumsum") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
+    if (op == "sum" || op == "cumsum" || op == "cumprod") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
     if (op == "argmax" || op == "argmin") v.dt = DT::I64;
     // var/std: the divisor's three spellings (the default is unbiased).
     std::string extra;
     if ((op == "var" || op == "std") && r_.chance(0.5)) extra = r_.chance(0.5) ? ", correction=0" : ", unbiased=False";
-    if (op == "cumsum") {
-      v.name = fmt::format("{}.cumsum({})", x->name, dim_text(*x, d));
+    // The scans keep the shape. Products of floats in (0, 2): no overflow;
+    // of integers: wrapping alike everywhere. cummax/cummin's indices of
+    // integers only (floats computed in another order could swap near ties).
+    if (op == "cumsum" || op == "logcumsumexp") {
+      v.name = fmt::format("{}.{}({})", x->name, op, dim_text(*x, d));
+      return v;
+    }
+    if (op == "cumprod") {
+      v.name = fmt::format(fmt::runtime(is_float(x->dt) ? "({}.tanh() + 1).cumprod({})" : "{}.cumprod({})"), x->name,
+                           dim_text(*x, d));
+      return v;
+    }
+    if (op == "cummax" || op == "cummin") {
+      const bool indices = is_int(x->dt) && r_.chance(0.5);
+      if (indices) v.dt = DT::I64;
+      v.name = fmt::format("{}.{}({}).{}", x->name, op, dim_text(*x, d), indices ? "indices" : "values");
       return v;
     }
     // The runtime's sort between fusions: values (indices of integers only:
