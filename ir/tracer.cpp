@@ -856,6 +856,52 @@ bool is_mask(const Value& v) {
 }
 }  // namespace
 
+// Basic indexing (ints, slices, None, ...) under symbolic shapes: the
+// result's sizes where they stay symbolic, the dims the index leaves whole
+// (a `:`, an ellipsis, the dims after the index) keeping theirs. A dim a
+// non-negative int picks is guarded to be longer than it; a negative int
+// or a slice with bounds makes its dim static (nullopt at such positions:
+// the result's concrete size). Another kind of index (a tensor) makes every
+// size static: nullopt.
+std::optional<std::vector<std::optional<Value>>> Tracer::basic_index_sizes(const std::vector<Value>& sizes,
+                                                                           const std::vector<Value>& index) {
+  const size_t n = sizes.size();
+  size_t consumed = 0, ellipses = 0;
+  for (const Value& v : index) {
+    if (v.is(Type::Int) || v.is(Type::Slice)) ++consumed;
+    else if (v.is(Type::Ellipsis)) ++ellipses;
+    else if (!v.is_none()) consumed = n + 1;
+  }
+  if (consumed > n || ellipses > 1) {
+    make_static_all(Value::tuple(sizes));
+    return std::nullopt;
+  }
+  std::vector<std::optional<Value>> out;
+  size_t d = 0;
+  for (const Value& v : index) {
+    if (v.is(Type::Ellipsis)) {
+      for (size_t k = consumed; k < n; ++k) out.push_back(sizes[d++]);
+    } else if (v.is_none()) {
+      out.push_back(Value(int64_t(1)));
+    } else if (v.is(Type::Int)) {
+      const Value& s = sizes[d++];
+      const int64_t i = v.without_proxy().raw_int();
+      if (!s.is_proxy()) continue;
+      if (i >= 0 && i < s.raw_int()) assume(number_node(NumberOp::gt, {s, Value(i)}));
+      else make_static_all(s);
+    } else {
+      auto& sl = v.obj<SliceObj>();
+      const bool whole = sl.start.is_none() && sl.stop.is_none() &&
+                         (sl.step.is_none() || sl.step.without_proxy().raw_int() == 1);
+      if (!whole) make_static_all(sizes[d]);
+      out.push_back(whole ? std::optional<Value>(sizes[d]) : std::nullopt);
+      ++d;
+    }
+  }
+  for (; d < n; ++d) out.push_back(sizes[d]);
+  return out;
+}
+
 Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   std::vector<Value> idx;
   for (const Value& v : index) {
@@ -866,9 +912,13 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   Value t = traced(tensor);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
-  if (opts_.symbolic_shapes) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+  std::optional<std::vector<std::optional<Value>>> kept;
+  if (opts_.symbolic_shapes) kept = basic_index_sizes(tensor_proxy(t).sizes, idx);
   Value r = eager_.getitem(shadow(t), sidx);
   Value out = new_tensor(r.as_tensor(), tensor_proxy(t).device());
+  if (kept && kept->size() == tensor_proxy(out).sizes.size())
+    for (size_t d = 0; d < kept->size(); ++d)
+      if ((*kept)[d]) tensor_proxy(out).sizes[d] = *(*kept)[d];
   std::vector<Value> args{t};
   args.insert(args.end(), idx.begin(), idx.end());
   record(Symbol::of(PrimId::getitem), std::move(args), out);
@@ -885,7 +935,7 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   Value t = traced(tensor), val = traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
-  if (opts_.symbolic_shapes) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+  if (opts_.symbolic_shapes) basic_index_sizes(tensor_proxy(t).sizes, idx);  // (guards only)
   bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
   eager_.setitem(shadow(t), sidx, shadow(val));
   std::vector<Value> args{t};

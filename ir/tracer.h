@@ -8,6 +8,7 @@
 // the tracer records a guard; where it relies on tensor *data* (`if
 // x.sum() > 0:`) it raises a located error.
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -163,6 +164,8 @@ class Tracer : public OpDispatch {
   Value wrap_result(const IValue& r, Device device);
   Value attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw);
   void make_static_all(const Value& v);
+  std::optional<std::vector<std::optional<Value>>> basic_index_sizes(const std::vector<Value>& sizes,
+                                                                     const std::vector<Value>& index);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
   // The interpreter's traced calls now, shared with the last op's when the
   // same.
