@@ -117,6 +117,9 @@ class Decomposer {
 
   Value expand(const Value& t, const Sizes& to) {
     if (!is_tensor_proxy(t) || same_sizes(tensor_proxy(t).sizes, to)) return t;
+    if (tensor_proxy(t).sizes.size() > to.size())
+      throw std::logic_error(fmt::format("decompose: expand of a {}-dim tensor to {} dims", tensor_proxy(t).sizes.size(),
+                                         to.size()));
     Meta m = meta(t);
     m.sizes = to;
     return prim(OpId::expand, {t, Value::tuple(to)}, m);
@@ -858,7 +861,10 @@ class Decomposer {
     if (!view) return std::nullopt;
     Meta m = meta(*view);
     DType dt = tensor_proxy(x).dtype();
-    const Value& v = b_.args.back();
+    Value v = b_.args.back();
+    // As eager: a value with more dims than the view has leading 1s (the
+    // trace's eager run checked), which go.
+    while (is_tensor_proxy(v) && rank(v) > int64_t(m.sizes.size())) v = squeeze(v, 0);
     Value src = is_tensor_proxy(v) ? expand(convert(v, dt), m.sizes)
                                    : prim(OpId::full, {Value::tuple(m.sizes), v, Value(dt), Value(m.device)},
                                           Meta{dt, m.device, m.sizes});

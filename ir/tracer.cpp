@@ -550,6 +550,25 @@ template <class F> Value Tracer::map_open(const Value& v, F f) {
   return map_items(v, f);
 }
 
+// A tensor's layout (its strides, offset, contiguity) is a function of its
+// own sizes and of those of the tensors it views (x[:, 0].stride() of the
+// dims x[:, 0] dropped): all made static.
+void Tracer::static_layout(const TensorProxy& p) {
+  for (const Value& s : p.sizes) make_static_all(s);
+  for (const auto& q : tensors_)
+    if (q->shadow.storage() == p.shadow.storage())
+      for (const Value& s : q->sizes) make_static_all(s);
+}
+
+// Whether t is, or views, a non-contiguous tensor of the trace: then
+// whether a reshape of it is a view or a copy depends on strides.
+bool Tracer::views_non_contiguous(const Tensor& t) const {
+  if (!t.is_contiguous()) return true;
+  for (const auto& q : tensors_)
+    if (q->shadow.storage() == t.storage() && !q->shadow.is_contiguous()) return true;
+  return false;
+}
+
 void Tracer::make_static_all(const Value& v) {
   if (v.is_proxy() && v.is_number()) v.as_int();  // concrete use: guarded by value
   else if (v.is_sequence()) for (const Value& x : v.items()) make_static_all(x);
@@ -710,7 +729,7 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   }
   if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
   // stride(), is_contiguous(), storage_offset(): facts of this call's layout.
-  for (const Value& s : p.sizes) make_static_all(s);
+  static_layout(p);
   std::vector<IValue> pos;
   for (const Value& a : args) pos.push_back(shadow_ivalue(a));
   Kwargs kws;
@@ -812,8 +831,10 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   // Whether a reshape of a non-contiguous tensor is a view or a copy depends
   // on its strides, which the prologue then checks.
   if ((op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten || op.id == OpId::view) &&
-      !tensor_proxy(targs[0]).shadow.is_contiguous())
+      views_non_contiguous(tensor_proxy(targs[0]).shadow)) {
     depends_on_strides_ = true;
+    static_layout(tensor_proxy(targs[0]));
+  }
   IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
   // x.float() of a float32 x is x (the prologue guards the dtype); the
   // shadows all live on the CPU, so x.to("cpu") of a CUDA x is not.
@@ -935,9 +956,25 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   Value t = traced(tensor), val = traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
-  if (opts_.symbolic_shapes) basic_index_sizes(tensor_proxy(t).sizes, idx);  // (guards only)
+  std::optional<std::vector<std::optional<Value>>> view;
+  if (opts_.symbolic_shapes) view = basic_index_sizes(tensor_proxy(t).sizes, idx);
   bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
   eager_.setitem(shadow(t), sidx, shadow(val));
+  if (view && is_tensor_proxy(val)) {
+    // The value broadcasts to the view: each of its sizes other than 1 is
+    // guarded equal to the view's (else a later call would fail in the
+    // trace's expand, not with eager's error).
+    {
+      const std::vector<Value>& vs = tensor_proxy(val).sizes;
+      for (size_t k = 1; k <= std::min(vs.size(), view->size()); ++k) {
+        const Value& a = vs[vs.size() - k];
+        const std::optional<Value>& b = (*view)[view->size() - k];
+        if (!a.is_proxy()) continue;
+        if (!b) make_static_all(a);
+        else if (!(b->is_proxy() && &b->symbolic() == &a.symbolic())) assume(number_node(NumberOp::eq, {a, *b}));
+      }
+    }
+  }
   std::vector<Value> args{t};
   args.insert(args.end(), idx.begin(), idx.end());
   args.push_back(val);

@@ -164,6 +164,8 @@ class Tracer : public OpDispatch {
   Value wrap_result(const IValue& r, Device device);
   Value attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw);
   void make_static_all(const Value& v);
+  void static_layout(const TensorProxy& p);
+  bool views_non_contiguous(const Tensor& t) const;
   std::optional<std::vector<std::optional<Value>>> basic_index_sizes(const std::vector<Value>& sizes,
                                                                      const std::vector<Value>& index);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
