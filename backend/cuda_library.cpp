@@ -42,8 +42,8 @@ struct CheckArgs {
   int64_t n, lo, size, stride, accumulate;
 };
 
-// cumsum's accumulator (runtime/reduce.cpp's cumsum_acc, PyTorch's CPU acc type).
-const char* cumsum_acc(DType d) {
+// The scans' accumulator (runtime/reduce.cpp's scan_acc, PyTorch's CPU acc type).
+const char* scan_acc(DType d) {
   switch (d) {
     case DType::Float16: case DType::BFloat16: return "float";
     case DType::Float32: case DType::Float64: return "double";
@@ -418,8 +418,7 @@ std::string render_library() {
     using K = cuda::LineWalk::Kind;
     for (K kind : {K::Cumsum, K::Cumprod, K::LogCumSumExp}) {
       if (kind == K::LogCumSumExp && !is_floating(d)) continue;
-      const std::string acc = cumsum_acc(d);
-      const std::string types = fmt::format("{}, {}, {}", st, ct, acc);
+      const std::string acc = scan_acc(d), types = fmt::format("{}, {}, {}", st, ct, acc);
       const int k = int(kind);
       kernel(kernel_name(kind, d), types, k);
       for (bool scan : {false, true})

@@ -471,13 +471,6 @@ Value check_tensor(std::string_view fn, std::string_view param, int position, co
          type_name(v));
   return v;
 }
-// A dim in range for rank (PyTorch's IndexError otherwise), made non-negative.
-int64_t wrap_dim(int64_t d, int64_t rank) {
-  const int64_t r = std::max<int64_t>(rank, 1);
-  if (d < -r || d >= r)
-    fail(ErrorKind::IndexError, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -r, r - 1, d);
-  return d < 0 ? d + r : d;
-}
 std::vector<Value> sizes_of(Interpreter& in, const Value& x) {
   std::vector<Value> s;
   for (int64_t d = 0; d < in.tensor_dim(x); ++d) s.push_back(method(in, x, "size", {Value(d)}));
@@ -559,13 +552,9 @@ Value float_power(Interpreter& in, const Value& x, CallArgs& a) {
 Value moments(Interpreter& in, const Value& x, CallArgs& a, const char* name, const char* spread) {
   std::vector<Value> p =
       bind(name, a, {{"dim", Value()}, {"unbiased", Value()}, {"keepdim", Value(false)}, {"correction", Value()}});
-  if (!p[0].is_none() && !p[0].is(Type::Int) && !p[0].is(Type::List) && !p[0].is(Type::Tuple) && p[1].is_none() &&
-      (p[0].is(Type::Bool)))
-    std::swap(p[0], p[1]);  // var_mean(x, False): the unbiased flag by position
+  if (p[0].is(Type::Bool) && p[1].is_none()) std::swap(p[0], p[1]);  // var_mean(x, False): the unbiased flag by position
   Value s = call_op(in, spread, &x, {}, {{"dim", p[0]}, {"unbiased", p[1]}, {"keepdim", p[2]}, {"correction", p[3]}});
-  std::vector<std::pair<std::string, Value>> kw{{"keepdim", p[2]}};
-  if (!p[0].is_none()) kw.emplace_back("dim", p[0]);
-  return Value::tuple({s, call_op(in, "mean", &x, {}, std::move(kw))});
+  return Value::tuple({s, call_op(in, "mean", &x, {}, {{"dim", p[0]}, {"keepdim", p[2]}})});
 }
 Value receiver_first(std::string_view name, CallArgs& a) {
   if (a.args.empty()) fail(ErrorKind::TypeError, "{}() missing 1 required positional argument: 'input'", name);

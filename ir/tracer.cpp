@@ -552,9 +552,9 @@ template <class F> Value Tracer::map_open(const Value& v, F f) {
 
 // A tensor's layout (its strides, offset, contiguity) is a function of its
 // own sizes and of those of the tensors it views (x[:, 0].stride() of the
-// dims x[:, 0] dropped): all made static.
+// dims x[:, 0] dropped): all made static (p is among the tensors sharing
+// its storage).
 void Tracer::static_layout(const TensorProxy& p) {
-  for (const Value& s : p.sizes) make_static_all(s);
   for (const auto& q : tensors_)
     if (q->shadow.storage() == p.shadow.storage())
       for (const Value& s : q->sizes) make_static_all(s);
@@ -964,15 +964,13 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
     // The value broadcasts to the view: each of its sizes other than 1 is
     // guarded equal to the view's (else a later call would fail in the
     // trace's expand, not with eager's error).
-    {
-      const std::vector<Value>& vs = tensor_proxy(val).sizes;
-      for (size_t k = 1; k <= std::min(vs.size(), view->size()); ++k) {
-        const Value& a = vs[vs.size() - k];
-        const std::optional<Value>& b = (*view)[view->size() - k];
-        if (!a.is_proxy()) continue;
-        if (!b) make_static_all(a);
-        else if (!(b->is_proxy() && &b->symbolic() == &a.symbolic())) assume(number_node(NumberOp::eq, {a, *b}));
-      }
+    const std::vector<Value>& vs = tensor_proxy(val).sizes;
+    for (size_t k = 1; k <= std::min(vs.size(), view->size()); ++k) {
+      const Value& a = vs[vs.size() - k];
+      const std::optional<Value>& b = (*view)[view->size() - k];
+      if (!a.is_proxy()) continue;
+      if (!b) make_static_all(a);
+      else if (!(b->is_proxy() && &b->symbolic() == &a.symbolic())) assume(number_node(NumberOp::eq, {a, *b}));
     }
   }
   std::vector<Value> args{t};

@@ -18,7 +18,6 @@ struct Options {
   Rounding rounding = Rounding::None;
 };
 
-
 // The dtype the kernel computes in (inputs are cast to it).
 DType compute_dtype(OpId op, DType common, Rounding rounding) {
   bool to_float = op == OpId::atan2 || op == OpId::copysign || op == OpId::xlogy ||

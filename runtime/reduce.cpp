@@ -443,7 +443,7 @@ Tensor variance(const Tensor& x, const std::optional<Dims>& dim, double correcti
 // ---- scans: cumsum, cumprod, logcumsumexp, cummax, cummin -------------------
 
 // PyTorch's CPU acc_type: double for float32 and float64, float for bfloat16.
-template <class S> using cumsum_acc = std::conditional_t<std::is_floating_point_v<compute_t<S>>,
+template <class S> using scan_acc = std::conditional_t<std::is_floating_point_v<compute_t<S>>,
                                       std::conditional_t<std::is_same_v<S, compute_t<S>>, double, float>, int64_t>;
 
 Tensor at_least_1d(const Tensor& t) { return t.dim() ? t : t.as_strided({1}, {1}, t.offset()); }
@@ -485,7 +485,7 @@ void scan_kernel(OpId op, const Tensor& out_t, const Tensor& in_t, int64_t d, co
   LoopShape<3> ls = plan_loop<3>(lanes, {out.strides(), in.strides(), indices.strides()});
   dispatch_dtype(in.dtype(), [&]<class S>() {
     using C = compute_t<S>;
-    using A = cumsum_acc<S>;
+    using A = scan_acc<S>;
     auto lines = [&](auto&& line) {
       for_each_row<3>(ls, {static_cast<char*>(out.raw_data()), static_cast<char*>(in.raw_data()),
                            static_cast<char*>(indices.raw_data())},
@@ -701,24 +701,22 @@ IValue op_std(const Args& a) { return std_dev(a.tensor(0), a.opt_dims(1), correc
 IValue op_all(const Args& a) { return all(a.tensor(0), a.opt_i64(1), a.boolean(2)); }
 IValue op_any(const Args& a) { return any(a.tensor(0), a.opt_i64(1), a.boolean(2)); }
 IValue op_logsumexp(const Args& a) { return logsumexp(a.tensor(0), a.dims(1), a.boolean(2)); }
-IValue op_cumsum(const Args& a) {
-  if (!a.inplace()) return scan(OpId::cumsum, a.tensor(0), a.i64(1), a.opt_dtype(2));
-  scan_inplace(OpId::cumsum, a.tensor(0), a.i64(1), a.opt_dtype(2));
-  return a.tensor(0);
-}
-IValue op_cumprod(const Args& a) {
-  if (!a.inplace()) return scan(OpId::cumprod, a.tensor(0), a.i64(1), a.opt_dtype(2));
-  scan_inplace(OpId::cumprod, a.tensor(0), a.i64(1), a.opt_dtype(2));
-  return a.tensor(0);
-}
+// cumsum, cumprod (and in place); cummax, cummin: (values, indices).
+#define THN_X(name)                                                          \
+  IValue op_##name(const Args& a) {                                          \
+    if (!a.inplace()) return scan(OpId::name, a.tensor(0), a.i64(1), a.opt_dtype(2)); \
+    scan_inplace(OpId::name, a.tensor(0), a.i64(1), a.opt_dtype(2));         \
+    return a.tensor(0);                                                      \
+  }
+THN_X(cumsum) THN_X(cumprod)
+#undef THN_X
 IValue op_logcumsumexp(const Args& a) { return scan(OpId::logcumsumexp, a.tensor(0), a.i64(1), std::nullopt); }
-IValue op_cummax(const Args& a) {
-  auto [values, indices] = scan_extreme(OpId::cummax, a.tensor(0), a.i64(1));
-  return IValue::tuple({values, indices});
-}
-IValue op_cummin(const Args& a) {
-  auto [values, indices] = scan_extreme(OpId::cummin, a.tensor(0), a.i64(1));
-  return IValue::tuple({values, indices});
-}
+#define THN_X(name)                                                   \
+  IValue op_##name(const Args& a) {                                   \
+    auto [values, indices] = scan_extreme(OpId::name, a.tensor(0), a.i64(1)); \
+    return IValue::tuple({values, indices});                          \
+  }
+THN_X(cummax) THN_X(cummin)
+#undef THN_X
 
 }  // namespace thn
