@@ -464,7 +464,7 @@ class Generator {
       int d = dim(*x);
       if (d == 0) v.name = fmt::format("{}[{}]", x->name, r_.chance(0.5) ? "0" : "-1");
       else if (d == 1) v.name = fmt::format("{}[:, 0]", x->name);
-      else v.name = fmt::format("{}.select({}, 0)", x->name, dim_text(*x, d));
+      else v.name = fmt::format("{}.select({}, {})", x->name, dim_text(*x, d), r_.chance(0.5) ? "0" : "-1");
       v.shape.erase(v.shape.begin() + d);
     } else if (k == 1 && rank >= 1) {  // slice
       int d = dim(*x);
@@ -475,7 +475,7 @@ class Generator {
       v.shape[size_t(d)] = new_size();
     } else if (k == 2 && rank >= 1) {
       int d = dim(*x);
-      v.name = fmt::format("{}.narrow({}, 0, 1)", x->name, dim_text(*x, d));
+      v.name = fmt::format("{}.narrow({}, {}, 1)", x->name, dim_text(*x, d), r_.chance(0.5) ? "0" : "-1");
       v.shape[size_t(d)] = kOne;
     } else if (k == 3 && rank >= 2) {
       if (rank == 2 && r_.chance(0.5)) {

@@ -655,9 +655,10 @@ class Decomposer {
       }
       case OpId::select: {
         int64_t d = wrap(iv(arg("dim")), n);
-        int64_t i = iv(arg("index"));
-        if (i < 0) i += iv(tensor_proxy(x).sizes[size_t(d)]);
-        return squeeze(slice(x, d, Value(i), Value(i + 1), Value(int64_t(1))), d);
+        // (A negative index counts from the end of a size that may be symbolic.)
+        Value i(iv(arg("index")));
+        if (iv(i) < 0) i = num(NumberOp::add, i, tensor_proxy(x).sizes[size_t(d)]);
+        return squeeze(slice(x, d, i, num(NumberOp::add, i, Value(int64_t(1))), Value(int64_t(1))), d);
       }
       case OpId::split: case OpId::chunk: case OpId::unbind: {
         int64_t d = wrap(iv(arg("dim")), n);

@@ -108,6 +108,23 @@ class Rules {
     return part_static != 0 && whole_static % part_static == 0;
   }
 
+  // Elements [start, start + length) of a dim, a negative start counting
+  // from its end (narrow, select): where the dim's size or the length is
+  // symbolic, guarded to stay inside the dim, as eager checks on each call.
+  void in_range(const Value& size, const Value& start, const Value& length) {
+    if (is_static(size) && is_static(length)) return;
+    const int64_t st = start.raw_int();
+    auto at_least = [&](const Value& a, const Value& b) { tr_.assume(tr_.number_node(NumberOp::ge, {a, b})); };
+    if (st >= 0) {
+      at_least(size, is_static(length) ? Value(st + value_of(length))
+                     : st == 0         ? length
+                                       : tr_.number_node(NumberOp::add, {length, Value(st)}));
+      return;
+    }
+    if (!is_static(size)) at_least(size, Value(-st));  // size + start >= 0
+    if (!is_static(length)) at_least(Value(-st), length);  // start + length <= 0
+  }
+
   // Two sizes that must be equal: one of them, with the equality guarded.
   Value unify(const Value& a, const Value& b) {
     if (a.is_proxy() && b.is_proxy() && &a.symbolic() == &b.symbolic()) return a;
@@ -312,6 +329,7 @@ class Rules {
     if (n == "narrow" || n == "select") {
       auto k = dim_arg(arg("dim"), in.size());
       if (!k) return std::nullopt;
+      in_range(in[*k], n == "narrow" ? arg("start") : arg("index"), n == "narrow" ? arg("length") : Value(int64_t(1)));
       Sizes out = in;
       if (n == "narrow") out[*k] = arg("length");
       else out.erase(out.begin() + long(*k));
