@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/basic_index.h"
 #include "ir/tracer.h"
 #include "runtime/elementwise.h"
 
@@ -784,64 +785,34 @@ class Decomposer {
   // ---- indexing ----
 
   // x[index...] with ints, slices, None and Ellipsis: one slice over every
-  // dim, squeezes for the ints, unsqueezes for the Nones. nullopt for
-  // advanced indexing (tensors, lists, bools): a gather of its own.
+  // dim, squeezes for the ints, unsqueezes for the Nones. A bound counted
+  // from the end of a symbolic size is symbolic (the tracer guarded its
+  // form). nullopt for advanced indexing (tensors, lists, bools): a gather
+  // of its own.
   std::optional<Value> basic_index(const Value& x, std::span<const Value> index) {
     const Sizes& sizes = tensor_proxy(x).sizes;
-    int64_t n = int64_t(sizes.size()), consumed = 0;
-    for (const Value& v : index) {
-      if (v.is(Type::Int) || v.is(Type::Slice)) ++consumed;
-      else if (!v.is_none() && !v.is(Type::Ellipsis)) return std::nullopt;
-    }
-    if (consumed > n) return std::nullopt;
-    Sizes starts, ends, steps;
-    for (int64_t d = 0; d < n; ++d) {
-      starts.push_back(Value(int64_t(0)));
-      ends.push_back(sizes[size_t(d)]);
-      steps.push_back(Value(int64_t(1)));
-    }
+    auto entries = basic_index_entries(sizes.size(), index);
+    if (!entries) return std::nullopt;
+    const size_t n = sizes.size();
+    Sizes starts(n, Value(int64_t(0))), ends = sizes, steps(n, Value(int64_t(1))), sliced_sizes = sizes;
     // Positions in the layout that keeps every input dim and has the Nones
     // inserted: where the Nones go, and the int-indexed dims to squeeze.
     std::vector<int64_t> squeezes, news;
-    Sizes sliced_sizes = sizes;
     bool sliced = false;
-    int64_t d = 0, pos = 0;  // input dim, layout position
-    for (const Value& v : index) {
-      if (v.is(Type::Ellipsis)) {
-        d += n - consumed;
-        pos += n - consumed;
-      } else if (v.is_none()) {
-        news.push_back(pos++);
-      } else if (v.is(Type::Int)) {
-        int64_t size = iv(sizes[size_t(d)]), i = iv(v);
-        if (i < 0) i += size;
-        starts[size_t(d)] = Value(i);
-        ends[size_t(d)] = Value(i + 1);
-        sliced_sizes[size_t(d)] = Value(int64_t(1));
-        sliced = true;
-        squeezes.push_back(pos++);
-        d++;
-      } else {
-        auto& s = v.obj<SliceObj>();
-        int64_t size = iv(sizes[size_t(d)]);
-        int64_t step = s.step.is_none() ? 1 : iv(s.step);
-        auto bound = [&](const Value& b, int64_t dflt) {
-          if (b.is_none()) return dflt;
-          int64_t i = iv(b);
-          if (i < 0) i += size;
-          return std::clamp<int64_t>(i, 0, size);
-        };
-        int64_t lo = bound(s.start, 0), hi = std::max(lo, bound(s.stop, size));
-        if (lo != 0 || hi != size || step != 1) {
-          starts[size_t(d)] = Value(lo);
-          ends[size_t(d)] = Value(hi);
-          steps[size_t(d)] = Value(step);
-          sliced_sizes[size_t(d)] = Value((hi - lo + step - 1) / step);
-          sliced = true;
-        }
-        d++;
-        pos++;
-      }
+    auto arith = [&](NumberOp op, const Value& a, const Value& b) { return num(op, a, b); };
+    for (size_t pos = 0; pos < entries->size(); ++pos) {
+      const BasicIndexEntry& e = (*entries)[pos];
+      if (e.dim < 0) news.push_back(int64_t(pos));
+      if (e.dim < 0 || e.index.is_none()) continue;
+      const size_t d = size_t(e.dim);
+      const IndexRange r = index_range(e.index, iv(sizes[d]));
+      if (e.index.is(Type::Int)) squeezes.push_back(int64_t(pos));
+      else if (r.whole()) continue;
+      starts[d] = index_bound_value(r.lo, sizes[d], arith);
+      ends[d] = index_bound_value(r.hi, sizes[d], arith);
+      steps[d] = Value(r.step);
+      sliced_sizes[d] = index_range_length(r, sizes[d], arith);
+      sliced = true;
     }
     Value r = x;
     if (sliced) r = slice(x, starts, ends, steps, sliced_sizes);

@@ -1,7 +1,10 @@
 #include "ir/shape_rules.h"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
+
+#include "ir/basic_index.h"
 
 namespace thn {
 
@@ -449,6 +452,33 @@ void at_least_two(Tracer& t, Sizes& sizes) {
 }
 
 }  // namespace
+
+std::optional<std::vector<Value>> basic_index_rule(Tracer& t, const std::vector<Value>& sizes,
+                                                   std::span<const Value> index) {
+  auto entries = basic_index_entries(sizes.size(), index);
+  if (!entries) return std::nullopt;
+  auto record = [&](NumberOp op, const Value& a, const Value& b) { return t.record_number_op(op, {a, b}); };
+  Sizes out;
+  for (const BasicIndexEntry& e : *entries) {
+    if (e.dim < 0) {
+      out.push_back(Value(int64_t(1)));
+      continue;
+    }
+    const Value& s = sizes[size_t(e.dim)];
+    if (e.index.is_none()) {
+      out.push_back(s);
+      continue;
+    }
+    const IndexRange r = index_range(e.index, s.raw_int());
+    // (A symbolic size is at least 2 already.)
+    if (!is_static(s) && r.min_size > 2) t.assume(t.number_node(NumberOp::ge, {s, Value(r.min_size)}));
+    if (!is_static(s) && r.max_size < std::numeric_limits<int64_t>::max())
+      t.assume(t.number_node(NumberOp::le, {s, Value(r.max_size)}));
+    if (!e.index.is(Type::Int)) out.push_back(index_range_length(r, s, record));
+  }
+  at_least_two(t, out);
+  return out;
+}
 
 bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args, const Value& out, bool inplace) {
   auto sizes = Rules(t, op, args).run();

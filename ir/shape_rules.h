@@ -4,6 +4,8 @@
 // with the shape arithmetic recorded in the trace (`reshape(x, bs, -1)`
 // computes the -1) and the assumptions guarded (two symbolic sizes that
 // broadcast together are equal).
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "ir/tracer.h"
@@ -15,6 +17,15 @@ namespace thn {
 // or the rule's sizes differ from the eager result (then the caller makes
 // the inputs' sizes static).
 bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args, const Value& out, bool inplace);
+
+// Basic indexing (ints, slices, None, an ellipsis; see ir/basic_index.h):
+// the sizes of x[index] for x of `sizes`, symbolic where the dims the index
+// leaves whole are, and for a slice with a bound from a symbolic end; the
+// form of each range guarded to hold (x[-1] guards size >= 1, x[:5] either
+// size >= 5 or size <= 4). nullopt for another index (a tensor), whose
+// result's sizes depend on the values of every size.
+std::optional<std::vector<Value>> basic_index_rule(Tracer& t, const std::vector<Value>& sizes,
+                                                   std::span<const Value> index);
 
 // Whether op's rule reads numbers of parameter p symbolically (the sizes of
 // `reshape`, the sections of `split`), so they need no value guard.

@@ -877,49 +877,14 @@ bool is_mask(const Value& v) {
 }
 }  // namespace
 
-// Basic indexing (ints, slices, None, ...) under symbolic shapes: the
-// result's sizes where they stay symbolic, the dims the index leaves whole
-// (a `:`, an ellipsis, the dims after the index) keeping theirs. A dim a
-// non-negative int picks is guarded to be longer than it; a negative int
-// or a slice with bounds makes its dim static (nullopt at such positions:
-// the result's concrete size). Another kind of index (a tensor) makes every
-// size static: nullopt.
-std::optional<std::vector<std::optional<Value>>> Tracer::basic_index_sizes(const std::vector<Value>& sizes,
-                                                                           const std::vector<Value>& index) {
-  const size_t n = sizes.size();
-  size_t consumed = 0, ellipses = 0;
-  for (const Value& v : index) {
-    if (v.is(Type::Int) || v.is(Type::Slice)) ++consumed;
-    else if (v.is(Type::Ellipsis)) ++ellipses;
-    else if (!v.is_none()) consumed = n + 1;
-  }
-  if (consumed > n || ellipses > 1) {
-    make_static_all(Value::tuple(sizes));
-    return std::nullopt;
-  }
-  std::vector<std::optional<Value>> out;
-  size_t d = 0;
-  for (const Value& v : index) {
-    if (v.is(Type::Ellipsis)) {
-      for (size_t k = consumed; k < n; ++k) out.push_back(sizes[d++]);
-    } else if (v.is_none()) {
-      out.push_back(Value(int64_t(1)));
-    } else if (v.is(Type::Int)) {
-      const Value& s = sizes[d++];
-      const int64_t i = v.without_proxy().raw_int();
-      if (!s.is_proxy()) continue;
-      if (i >= 0 && i < s.raw_int()) assume(number_node(NumberOp::gt, {s, Value(i)}));
-      else make_static_all(s);
-    } else {
-      auto& sl = v.obj<SliceObj>();
-      const bool whole = sl.start.is_none() && sl.stop.is_none() &&
-                         (sl.step.is_none() || sl.step.without_proxy().raw_int() == 1);
-      if (!whole) make_static_all(sizes[d]);
-      out.push_back(whole ? std::optional<Value>(sizes[d]) : std::nullopt);
-      ++d;
-    }
-  }
-  for (; d < n; ++d) out.push_back(sizes[d]);
+// Under shapes="symbolic", the sizes of t[idx] (basic_index_rule); for
+// another index, or without symbolic shapes, nullopt, with t's sizes made
+// static.
+std::optional<std::vector<Value>> Tracer::symbolic_index_sizes(const Value& t, const std::vector<Value>& idx) {
+  if (!opts_.symbolic_shapes) return std::nullopt;
+  const std::vector<Value>& sizes = tensor_proxy(t).sizes;
+  auto out = basic_index_rule(*this, sizes, idx);
+  if (!out) make_static_all(Value::tuple(sizes));
   return out;
 }
 
@@ -933,13 +898,15 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   Value t = traced(tensor);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
-  std::optional<std::vector<std::optional<Value>>> kept;
-  if (opts_.symbolic_shapes) kept = basic_index_sizes(tensor_proxy(t).sizes, idx);
-  Value r = eager_.getitem(shadow(t), sidx);
+  Value r = eager_.getitem(shadow(t), sidx);  // (first: its errors come before the rule's guards)
   Value out = new_tensor(r.as_tensor(), tensor_proxy(t).device());
-  if (kept && kept->size() == tensor_proxy(out).sizes.size())
-    for (size_t d = 0; d < kept->size(); ++d)
-      if ((*kept)[d]) tensor_proxy(out).sizes[d] = *(*kept)[d];
+  if (auto sizes = symbolic_index_sizes(t, idx)) {
+    const Dims& real = r.as_tensor().sizes();
+    bool same = sizes->size() == real.size();
+    for (size_t d = 0; same && d < real.size(); ++d) same = (*sizes)[d].raw_int() == real[d];
+    if (!same) throw std::logic_error("basic_index_rule: sizes that differ from eager's");
+    tensor_proxy(out).sizes = std::move(*sizes);
+  }
   std::vector<Value> args{t};
   args.insert(args.end(), idx.begin(), idx.end());
   record(Symbol::of(PrimId::getitem), std::move(args), out);
@@ -956,21 +923,18 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   Value t = traced(tensor), val = traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
-  std::optional<std::vector<std::optional<Value>>> view;
-  if (opts_.symbolic_shapes) view = basic_index_sizes(tensor_proxy(t).sizes, idx);
   bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
   eager_.setitem(shadow(t), sidx, shadow(val));
+  std::optional<std::vector<Value>> view = symbolic_index_sizes(t, idx);
   if (view && is_tensor_proxy(val)) {
     // The value broadcasts to the view: each of its sizes other than 1 is
     // guarded equal to the view's (else a later call would fail in the
     // trace's expand, not with eager's error).
     const std::vector<Value>& vs = tensor_proxy(val).sizes;
     for (size_t k = 1; k <= std::min(vs.size(), view->size()); ++k) {
-      const Value& a = vs[vs.size() - k];
-      const std::optional<Value>& b = (*view)[view->size() - k];
-      if (!a.is_proxy()) continue;
-      if (!b) make_static_all(a);
-      else if (!(b->is_proxy() && &b->symbolic() == &a.symbolic())) assume(number_node(NumberOp::eq, {a, *b}));
+      const Value &a = vs[vs.size() - k], &b = (*view)[view->size() - k];
+      if (a.is_proxy() && !(b.is_proxy() && &b.symbolic() == &a.symbolic()))
+        assume(number_node(NumberOp::eq, {a, b}));
     }
   }
   std::vector<Value> args{t};

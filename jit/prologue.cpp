@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -68,12 +70,15 @@ Prologue::Prologue(const TraceResult& r) {
   for (const Value& in : r.trace.inputs)
     names_[&in.symbolic()] = in.is(Type::Tensor) ? tensor_proxy(in).name : number_proxy(in).name;
   compile_leaves(r);
+  std::unordered_set<std::string> asserted;  // a guard's text is what it checks: each once
   for (const Guard& g : r.guards) {
+    std::string text = g.by_truth ? fmt::format("assert {}{}", g.expected.raw_int() ? "" : "not ", render(g.expr))
+                                  : fmt::format("assert {} == {}", render(g.expr), to_repr(g.expected));
+    if (!asserted.insert(text).second) continue;
     int reg = compile_expr(g.expr);
     constants_.push_back(g.expected);
     code_.push_back({Op::Assert, uint8_t(g.by_truth), 0, reg, int32_t(constants_.size() - 1)});
-    if (!g.by_truth) line(fmt::format("assert {} == {}", render(g.expr), to_repr(g.expected)));
-    else line(fmt::format("assert {}{}", g.expected.raw_int() ? "" : "not ", render(g.expr)));
+    line(text);
   }
   for (const IdentityGuard& g : r.identities) {
     const std::string& a = r.leaves[size_t(g.a)].name;
