@@ -515,6 +515,15 @@ Value nan_to_num_(Interpreter& in, const Value& x, CallArgs& a) {
   return call_op(in, "copy_", &x, {v}, {});
 }
 
+// true_divide(other): div without a rounding mode (PyTorch's true_divide
+// takes none: a TypeError names it).
+Value true_divide(Interpreter& in, const Value& x, CallArgs& a) {
+  return method(in, x, "div", {bind("true_divide", a, {{"other", std::nullopt}})[0]});
+}
+Value true_divide_(Interpreter& in, const Value& x, CallArgs& a) {
+  return call_op(in, "div", &x, {bind("true_divide_", a, {{"other", std::nullopt}})[0]}, {}, true);
+}
+
 // deg2rad / rad2deg: a product with pi / 180 (its inverse), the number
 // rounded to x's dtype as PyTorch's multiplication by a number does.
 Value deg2rad(Interpreter& in, const Value& x, CallArgs& a) {
@@ -970,6 +979,8 @@ constexpr Shorthand kShorthands[] = {
     {"take_along_dim", "(indices, dim=None)", "x.expand(...).gather(dim, indices.expand(...))` (without dim: of `x.reshape(-1)", take_along_dim, true},
     {"tile", "(dims)", "x.repeat(1, ..., *dims)", tile, true},
     {"trace", "()", "x.diagonal().sum()", trace, true},
+    {"true_divide", "(other)", "x.div(other)", true_divide, true},
+    {"true_divide_", "(other)", "x.div_(other)", true_divide_},
     {"type_as", "(other)", "x.to(other.dtype)", type_as},
     {"uniform_", "(from=0, to=1)", "x.copy_(rand(x.shape) * (to - from) + from)", uniform_},
     {"view_as", "(other)", "x.view(other.shape)", view_as},

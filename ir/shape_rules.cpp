@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 #include <optional>
 
 #include "ir/basic_index.h"
@@ -14,6 +15,30 @@ using Sizes = std::vector<Value>;
 
 bool is_static(const Value& s) { return !s.is_proxy(); }
 int64_t value_of(const Value& s) { return s.raw_int(); }
+
+// An int made by + and - of numbers, as its coefficient per symbolic number
+// (nullptr: the constant); nullopt for another expression. Two with the same
+// form are equal whatever the numbers are: `d0 + d1 + (n - d0 - d1)` is n.
+using LinearForm = std::map<const Symbolic*, int64_t>;
+bool add_linear(const Value& v, int64_t sign, LinearForm& out) {
+  if (!v.is(Type::Int)) return false;
+  if (!v.is_proxy()) {
+    out[nullptr] += sign * v.raw_int();
+    return true;
+  }
+  const NumberProxy& n = number_proxy(v);
+  if (n.origin == NumberProxy::Origin::Op && (n.op == NumberOp::add || n.op == NumberOp::sub))
+    return add_linear(n.operands[0], sign, out) &&
+           add_linear(n.operands[1], n.op == NumberOp::sub ? -sign : sign, out);
+  out[&v.symbolic()] += sign;
+  return true;
+}
+std::optional<LinearForm> linear(const Value& v) {
+  LinearForm f;
+  if (!add_linear(v, 1, f)) return std::nullopt;
+  std::erase_if(f, [](const auto& term) { return term.second == 0; });
+  return f;
+}
 
 const Sizes& sizes_of(const Value& t) { return tensor_proxy(t).sizes; }
 
@@ -128,10 +153,12 @@ class Rules {
     if (!is_static(length)) at_least(Value(-st), length);  // start + length <= 0
   }
 
-  // Two sizes that must be equal: one of them, with the equality guarded.
+  // Two sizes that must be equal: one of them, with the equality guarded
+  // unless it holds for every input (the same sum of the same numbers).
   Value unify(const Value& a, const Value& b) {
     if (a.is_proxy() && b.is_proxy() && &a.symbolic() == &b.symbolic()) return a;
     if (is_static(a) && is_static(b)) return a;
+    if (auto la = linear(a), lb = linear(b); la && lb && *la == *lb) return a;
     tr_.assume(tr_.number_node(NumberOp::eq, {a, b}));
     return is_static(a) ? a : b;
   }
@@ -367,11 +394,16 @@ class Rules {
       auto k = dim_arg(arg("dim"), in.size());
       if (!k || !sections.is_sequence()) return std::nullopt;
       std::vector<Sizes> outs;
+      Value total(int64_t(0));
       for (const Value& s : sections.items()) {
         if (!s.is_int_like()) return std::nullopt;
         outs.push_back(in);
         outs.back()[*k] = s;
+        if (is_static(total) && value_of(total) == 0) total = s;
+        else if (is_static(total) && is_static(s)) total = Value(value_of(total) + value_of(s));
+        else total = tr_.number_node(NumberOp::add, {total, s});
       }
+      unify(in[*k], total);  // the sections add up to the size, as eager checks
       return outs;
     }
     return std::nullopt;

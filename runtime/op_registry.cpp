@@ -127,7 +127,7 @@ constexpr std::pair<std::string_view, OpId> kAliases[] = {
     {"greater", OpId::gt},       {"greater_equal", OpId::ge}, {"less", OpId::lt},        {"less_equal", OpId::le},
     {"moveaxis", OpId::movedim}, {"multiply", OpId::mul},     {"negative", OpId::neg},
     {"not_equal", OpId::ne},     {"sgn", OpId::sign},         {"subtract", OpId::sub},     {"swapaxes", OpId::transpose},
-    {"swapdims", OpId::transpose}, {"true_divide", OpId::div}};
+    {"swapdims", OpId::transpose}};
 
 std::vector<std::string_view> aliases_of(const OpDef& op) {
   std::vector<std::string_view> names;
