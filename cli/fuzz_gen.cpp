@@ -32,12 +32,12 @@ struct Rng {
 };
 
 // In promotion order: a later dtype of a higher category wins.
-enum class DT { Bool, I32, I64, F32, F64 };
-int category(DT d) { return d == DT::Bool ? 0 : d == DT::F32 || d == DT::F64 ? 2 : 1; }
+enum class DT { Bool, I32, I64, F16, BF16, F32, F64 };
+int category(DT d) { return d == DT::Bool ? 0 : d >= DT::F16 ? 2 : 1; }
 bool is_float(DT d) { return category(d) == 2; }
 bool is_int(DT d) { return category(d) == 1; }
 const char* dt_name(DT d) {
-  static const char* names[] = {"bool", "int32", "int64", "float32", "float64"};
+  static const char* names[] = {"bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"};
   return names[int(d)];
 }
 // A value of dtype `from` may be written into a tensor of dtype `to`.
@@ -66,6 +66,13 @@ struct Operand {
 Operand tensor_operand(const Var& v) { return {v.dt, v.shape.empty() ? 1 : 2}; }
 Operand number_operand(bool is_float_number) { return {is_float_number ? DT::F32 : DT::I64, 0}; }
 
+// Of two dtypes, the one both promote to: float16 and bfloat16 meet in
+// float32, else the later one.
+DT wider(DT a, DT b) {
+  if (std::min(a, b) == DT::F16 && std::max(a, b) == DT::BF16) return DT::F32;
+  return std::max(a, b);
+}
+
 // PyTorch's result type: the dimensioned tensors decide, then 0-dim tensors
 // and then numbers count only where their category is higher (a number of a
 // higher category gives that category's default dtype).
@@ -74,7 +81,7 @@ DT promote(const std::vector<Operand>& ops) {
   for (int priority = 2; priority >= 0; --priority) {
     std::optional<DT> group;
     for (const Operand& o : ops)
-      if (o.priority == priority) group = group ? std::max(*group, o.dt) : o.dt;
+      if (o.priority == priority) group = group ? wider(*group, o.dt) : o.dt;
     if (!group) continue;
     if (!result) result = group;
     else if (category(*group) > category(*result)) result = group;
@@ -172,7 +179,8 @@ class Generator {
 
   DT random_dtype() {
     int x = r_.below(20);
-    return x < 11 ? DT::F32 : x < 13 ? DT::F64 : x < 16 ? DT::I64 : x < 17 ? DT::I32 : DT::Bool;
+    if (x < 11) return r_.chance(0.15) ? r_.pick(std::vector<DT>{DT::F16, DT::BF16}) : DT::F32;
+    return x < 13 ? DT::F64 : x < 16 ? DT::I64 : x < 17 ? DT::I32 : DT::Bool;
   }
 
   Shape template_suffix(int rank) {
@@ -392,7 +400,7 @@ class Generator {
       op = r_.pick(std::vector<std::string>{"sum", "amax", "amin", "cumsum", "argmax", "argmin", "sort", "argsort", "topk",
                                             "cumprod", "cummax", "cummin"});
     else op = r_.pick(std::vector<std::string>{"any", "all", "sum"});
-    if (op == "sum" || op == "cumsum" || op == "cumprod") v.dt = x->dt == DT::F64 || x->dt == DT::F32 ? x->dt : DT::I64;
+    if (op == "sum" || op == "cumsum" || op == "cumprod") v.dt = is_float(x->dt) ? x->dt : DT::I64;
     if (op == "argmax" || op == "argmin") v.dt = DT::I64;
     // var/std: the divisor's three spellings (the default is unbiased).
     std::string extra;
@@ -556,8 +564,9 @@ class Generator {
       v.name = fmt::format("stack([{}, {}])", x->name, y->name);
       v.shape.insert(v.shape.begin(), new_size());
     } else if (k == 4) {
-      v.dt = r_.chance(0.5) ? DT::F64 : DT::F32;
-      v.name = fmt::format(fmt::runtime(v.dt == DT::F64 ? "{}.double()" : "{}.float()"), x->name);
+      v.dt = r_.pick(std::vector<DT>{DT::F64, DT::F32, DT::F32, DT::F16, DT::BF16});
+      v.name = fmt::format("{}.{}()", x->name, v.dt == DT::F64 ? "double" : v.dt == DT::F32 ? "float"
+                                               : v.dt == DT::F16 ? "half" : "bfloat16");
       if (r_.chance(0.3)) v.name = fmt::format("{}.to({})", x->name, dt_name(v.dt));
     } else if (k == 5 && !is_float(x->dt)) {
       v.dt = r_.chance(0.5) ? DT::I64 : DT::I32;
@@ -914,8 +923,8 @@ class Generator {
   std::string make(DT dt, const std::vector<int64_t>& sizes) {
     std::string shape = shape_tuple(sizes), to = cuda_ ? ".to(\"cuda\")" : "";
     switch (dt) {
-      case DT::F32: case DT::F64: {
-        std::string x = fmt::format("randn({}{})", shape, dt == DT::F64 ? ", dtype=float64" : "");
+      case DT::F16: case DT::BF16: case DT::F32: case DT::F64: {
+        std::string x = fmt::format("randn({}{})", shape, dt == DT::F32 ? "" : fmt::format(", dtype={}", dt_name(dt)));
         return fmt::format("{}{}", r_.chance(0.08) ? "special(" + x + ")" : x, to);
       }
       case DT::I64: return fmt::format("randint(-4, 5, {}){}", shape, to);

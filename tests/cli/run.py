@@ -200,19 +200,19 @@ def check_fuzz(thn):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "found")
         env = {"XDG_CACHE_HOME": tmp, "THN_CXX": os.path.join(HERE, "miscompiling_cxx")}
-        # Program 2 of seed 1 adds float tensors inside its jit function (a
+        # Program 1 of seed 1 adds float tensors inside its jit function (a
         # change to the generator may move such a program: pick another).
-        r = run(thn, ["fuzz", "--seed", "1", "--start", "2", "--count", "1", "--out", out], env=env)
-        reduced = os.path.join(out, "fuzz-1-2.min.thn")
-        if r.returncode != 1 or "program 2: output" not in r.stdout or not os.path.exists(reduced):
+        r = run(thn, ["fuzz", "--seed", "1", "--start", "1", "--count", "1", "--out", out], env=env)
+        reduced = os.path.join(out, "fuzz-1-1.min.thn")
+        if r.returncode != 1 or "program 1: output" not in r.stdout or not os.path.exists(reduced):
             errors.append(f"thn fuzz with a miscompiling compiler (exit {r.returncode}):\n{r.stdout}{r.stderr}")
         else:
-            with open(os.path.join(out, "fuzz-1-2.thn")) as f:
+            with open(os.path.join(out, "fuzz-1-1.thn")) as f:
                 original = f.read().count("\n")
             with open(reduced) as f:
                 small = f.read().count("\n")
             if not small < original:
-                errors.append(f"thn fuzz did not reduce program 2 ({original} -> {small} lines)")
+                errors.append(f"thn fuzz did not reduce program 1 ({original} -> {small} lines)")
     return errors
 
 
