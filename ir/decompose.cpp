@@ -784,39 +784,47 @@ class Decomposer {
 
   // ---- indexing ----
 
-  // x[index...] with ints, slices, None and Ellipsis: one slice over every
-  // dim, squeezes for the ints, unsqueezes for the Nones. A bound counted
-  // from the end of a symbolic size is symbolic (the tracer guarded its
-  // form). nullopt for advanced indexing (tensors, lists, bools): a gather
-  // of its own.
+  // x[index...] with ints, slices, None and Ellipsis: unsqueezes for the
+  // Nones, one slice over every dim, squeezes for the ints. The Nones come
+  // first, as PyTorch, applying the index left to right, inserts each
+  // before the dims after it are sliced: its stride is the next dim's whole
+  // extent (x[None, 1:] of a 3-element x has strides (3, 1); a copy_ onto
+  // it compares them). A bound counted from the end of a symbolic size is
+  // symbolic (the tracer guarded its form). nullopt for advanced indexing
+  // (tensors, lists, bools): a gather of its own.
   std::optional<Value> basic_index(const Value& x, std::span<const Value> index) {
     const Sizes& sizes = tensor_proxy(x).sizes;
     auto entries = basic_index_entries(sizes.size(), index);
     if (!entries) return std::nullopt;
-    const size_t n = sizes.size();
-    Sizes starts(n, Value(int64_t(0))), ends = sizes, steps(n, Value(int64_t(1))), sliced_sizes = sizes;
     // Positions in the layout that keeps every input dim and has the Nones
     // inserted: where the Nones go, and the int-indexed dims to squeeze.
+    const size_t n = entries->size();
+    Sizes starts(n, Value(int64_t(0))), ends, steps(n, Value(int64_t(1)));
+    for (const BasicIndexEntry& e : *entries) ends.push_back(e.dim < 0 ? Value(int64_t(1)) : sizes[size_t(e.dim)]);
+    Sizes sliced_sizes = ends;
     std::vector<int64_t> squeezes, news;
     bool sliced = false;
     auto arith = [&](NumberOp op, const Value& a, const Value& b) { return num(op, a, b); };
-    for (size_t pos = 0; pos < entries->size(); ++pos) {
+    for (size_t pos = 0; pos < n; ++pos) {
       const BasicIndexEntry& e = (*entries)[pos];
       if (e.dim < 0) news.push_back(int64_t(pos));
       if (e.dim < 0 || e.index.is_none()) continue;
-      const size_t d = size_t(e.dim);
-      const IndexRange r = index_range(e.index, iv(sizes[d]));
+      const Value& size = sizes[size_t(e.dim)];
+      const IndexRange r = index_range(e.index, iv(size));
       if (e.index.is(Type::Int)) squeezes.push_back(int64_t(pos));
       else if (r.whole()) continue;
-      starts[d] = index_bound_value(r.lo, sizes[d], arith);
-      ends[d] = index_bound_value(r.hi, sizes[d], arith);
-      steps[d] = Value(r.step);
-      sliced_sizes[d] = index_range_length(r, sizes[d], arith);
+      starts[pos] = index_bound_value(r.lo, size, arith);
+      ends[pos] = index_bound_value(r.hi, size, arith);
+      steps[pos] = Value(r.step);
+      sliced_sizes[pos] = index_range_length(r, size, arith);
       sliced = true;
     }
+    // (x[:] and x[...] too are a slice: a view with x's strides, where the
+    // reshape that stands for an op returning its input would make a size-1
+    // dim's stride contiguous.)
     Value r = x;
-    if (sliced) r = slice(x, starts, ends, steps, sliced_sizes);
     for (int64_t p : news) r = unsqueeze(r, p);  // front to back
+    if (sliced || (news.empty() && squeezes.empty())) r = slice(r, starts, ends, steps, sliced_sizes);
     for (auto it = squeezes.rbegin(); it != squeezes.rend(); ++it) r = squeeze(r, *it);
     return r;
   }

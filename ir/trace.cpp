@@ -79,7 +79,10 @@ Value substitute(const Value& v, const std::unordered_map<const Symbolic*, Value
 
 void collect_proxies(const Value& v, std::vector<Value>& out) {
   if (v.is_proxy()) out.push_back(v);
-  else if (v.is_sequence()) for (const Value& x : v.items()) collect_proxies(x, out);
+  else map_items(v, [&](const Value& x) {  // (a slice's bounds too: x[k:] with a symbolic k)
+    collect_proxies(x, out);
+    return x;
+  });
 }
 
 namespace {

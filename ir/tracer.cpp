@@ -933,8 +933,9 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
     const std::vector<Value>& vs = tensor_proxy(val).sizes;
     for (size_t k = 1; k <= std::min(vs.size(), view->size()); ++k) {
       const Value &a = vs[vs.size() - k], &b = (*view)[view->size() - k];
-      if (a.is_proxy() && !(b.is_proxy() && &b.symbolic() == &a.symbolic()))
-        assume(number_node(NumberOp::eq, {a, b}));
+      const bool one = !a.is_proxy() && a.raw_int() == 1;
+      if ((a.is_proxy() || b.is_proxy()) && !one && !(a.is_proxy() && b.is_proxy() && &b.symbolic() == &a.symbolic()))
+        assume(number_node(NumberOp::eq, {b, a}));
     }
   }
   std::vector<Value> args{t};

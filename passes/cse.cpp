@@ -14,12 +14,13 @@ namespace {
 void key_of(const Value& v, std::string& out) {
   if (v.is_proxy()) {
     out += fmt::format("%{}", static_cast<const void*>(&v.symbolic()));
-  } else if (v.is_sequence()) {
-    out += v.is(Type::List) ? '[' : '(';
-    for (const Value& x : v.items()) {
+  } else if (v.is_sequence() || v.is(Type::Slice)) {
+    out += v.is(Type::List) ? "[" : v.is(Type::Slice) ? "slice(" : "(";
+    map_items(v, [&](const Value& x) {
       key_of(x, out);
       out += ',';
-    }
+      return x;
+    });
     out += ')';
   } else {
     out += type_name(v);
