@@ -483,7 +483,102 @@ void at_least_two(Tracer& t, Sizes& sizes) {
   }
 }
 
+// An int made by * of numbers, as its symbolic factors (with their
+// multiplicity) and its constant factor; nullopt for another expression.
+struct ProductForm {
+  std::map<const Symbolic*, int64_t> factors;
+  int64_t constant = 1;
+  bool sized = true;  // every factor a symbolic size (so at least 2)
+};
+bool add_factors(const Value& v, ProductForm& out) {
+  if (!v.is(Type::Int)) return false;
+  if (!v.is_proxy()) {
+    out.constant *= v.raw_int();
+    return true;
+  }
+  const NumberProxy& n = number_proxy(v);
+  if (n.origin == NumberProxy::Origin::Op && n.op == NumberOp::mul)
+    return add_factors(n.operands[0], out) && add_factors(n.operands[1], out);
+  out.factors[&v.symbolic()] += 1;
+  out.sized &= n.sized || n.origin == NumberProxy::Origin::Size;
+  return true;
+}
+
+// How a compares with b for every value of the symbolic sizes: -1 (less),
+// 0 (equal) or 1 (greater) where one is the other times sizes (each at
+// least 2) or a constant; nullopt where the forms do not settle it.
+std::optional<int> settled(const Value& a, const Value& b) {
+  ProductForm fa, fb;
+  if (!add_factors(a, fa) || !add_factors(b, fb) || fa.constant <= 0 || fb.constant <= 0) return std::nullopt;
+  // Whether y = x * (more factors, a larger constant): x <= y, and x < y
+  // when anything is more.
+  auto within = [](const ProductForm& x, const ProductForm& y) -> std::optional<bool> {
+    bool more = false;
+    for (const auto& [f, k] : x.factors) {
+      auto it = y.factors.find(f);
+      if (it == y.factors.end() || it->second < k) return std::nullopt;
+    }
+    for (const auto& [f, k] : y.factors) {
+      auto it = x.factors.find(f);
+      more |= k > (it == x.factors.end() ? 0 : it->second);
+    }
+    if (y.constant % x.constant != 0 || (more && !y.sized)) return std::nullopt;
+    return more || y.constant > x.constant;
+  };
+  if (auto w = within(fa, fb)) return *w ? -1 : 0;
+  if (auto w = within(fb, fa)) return *w ? 1 : 0;
+  return std::nullopt;
+}
+
+// The outcome of a < b (less) or a == b on this call, guarded unless the
+// forms settle it for every call.
+bool compare_guarded(Tracer& t, const Value& a, const Value& b, bool less) {
+  const bool now = less ? a.raw_int() < b.raw_int() : a.raw_int() == b.raw_int();
+  if (is_static(a) && is_static(b)) return now;
+  if (auto c = settled(a, b); c && (less ? *c < 0 : *c == 0) == now) return now;
+  const NumberOp op = less ? (now ? NumberOp::lt : NumberOp::ge) : (now ? NumberOp::eq : NumberOp::ne);
+  t.assume(t.number_node(op, {a, b}));
+  return now;
+}
+
+Value times(Tracer& t, const Value& a, const Value& b) {
+  if (is_static(a) && is_static(b)) return Value(value_of(a) * value_of(b));
+  if (is_static(a) && value_of(a) == 1) return b;
+  if (is_static(b) && value_of(b) == 1) return a;
+  return t.number_node(NumberOp::mul, {a, b});
+}
+
 }  // namespace
+
+bool reshape_is_view(Tracer& t, const std::vector<Value>& sizes, const std::vector<int64_t>& strides,
+                     const std::vector<Value>& to) {
+  // PyTorch's computeStride (aten/src/ATen/TensorUtils.cpp), walking the
+  // old dims from the last in chunks that are contiguous in memory: the
+  // stride comparisons on this call's strides, the products of sizes
+  // symbolic. (An empty tensor: the caller keeps its sizes static.)
+  if (sizes.empty()) return true;
+  int64_t view_d = int64_t(to.size()) - 1;
+  int64_t chunk_base_stride = strides.back();
+  Value tensor_numel(int64_t(1)), view_numel(int64_t(1));
+  for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel = times(t, tensor_numel, sizes[size_t(d)]);
+    const bool chunk_ends =
+        d == 0 || (sizes[size_t(d - 1)].raw_int() != 1 &&
+                   strides[size_t(d - 1)] != tensor_numel.raw_int() * chunk_base_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (compare_guarded(t, view_numel, tensor_numel, true) || to[size_t(view_d)].raw_int() == 1)) {
+      view_numel = times(t, view_numel, to[size_t(view_d)]);
+      --view_d;
+    }
+    if (!compare_guarded(t, view_numel, tensor_numel, false)) return false;
+    if (d > 0) {
+      chunk_base_stride = strides[size_t(d - 1)];
+      tensor_numel = Value(int64_t(1));
+      view_numel = Value(int64_t(1));
+    }
+  }
+  return view_d == -1;
+}
 
 std::optional<std::vector<Value>> basic_index_rule(Tracer& t, const std::vector<Value>& sizes,
                                                    std::span<const Value> index) {

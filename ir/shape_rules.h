@@ -27,6 +27,14 @@ bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args
 std::optional<std::vector<Value>> basic_index_rule(Tracer& t, const std::vector<Value>& sizes,
                                                    std::span<const Value> index);
 
+// Whether a reshape of a tensor of `sizes` and (this call's) `strides` to
+// `to` is a view, as PyTorch's computeStride decides, for a layout whose
+// stride comparisons hold on every call (the tracer's structural_layout):
+// the comparisons of size products that decide it are guarded where a
+// symbolic size takes part and the answer is not the same for every size.
+bool reshape_is_view(Tracer& t, const std::vector<Value>& sizes, const std::vector<int64_t>& strides,
+                     const std::vector<Value>& to);
+
 // Whether op's rule reads numbers of parameter p symbolically (the sizes of
 // `reshape`, the sections of `split`), so they need no value guard.
 bool consumes_symbolic(const OpDef& op, const Param& p);

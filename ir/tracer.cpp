@@ -560,6 +560,38 @@ void Tracer::static_layout(const TensorProxy& p) {
       for (const Value& s : q->sizes) make_static_all(s);
 }
 
+// Whether t's layout is the same on every call the trace serves, given its
+// sizes: every tensor input is contiguous (the prologue checks), t does not
+// view an input, and t is a fresh result of an op (whose layout PyTorch
+// derives from its operands') or a permutation, unsqueeze, squeeze or
+// reshape of one. Then its strides are products of its sizes in a fixed
+// order, and as sizes are symbolic only when at least 2, comparisons of its
+// strides come out the same on every call. (A slice, select or expand can
+// make a tensor contiguous for one size only: x[:, :2] when x has 2 columns.)
+bool Tracer::structural_layout(const Value& t) const {
+  for (const Value& v : trace_.inputs)
+    if (is_tensor_proxy(v) && !tensor_proxy(v).shadow.is_contiguous()) return false;
+  if (!trace_.captured.empty() || aliases_input(tensor_proxy(t).shadow)) return false;
+  const Symbolic* at = &t.symbolic();
+  for (auto b = trace_.body.rbegin(); b != trace_.body.rend(); ++b) {
+    std::vector<Value> outs;
+    collect_proxies(b->out, outs);
+    if (std::none_of(outs.begin(), outs.end(), [&](const Value& o) { return &o.symbolic() == at; })) continue;
+    if (!b->sym.op) return false;  // getitem and the other prims
+    if (b->sym.op->family != OpFamily::View && b->sym.op->family != OpFamily::Attribute) return true;
+    switch (b->sym.op->id) {
+      case OpId::permute: case OpId::transpose: case OpId::t: case OpId::T: case OpId::mT: case OpId::movedim:
+      case OpId::unsqueeze: case OpId::squeeze: case OpId::reshape: case OpId::view: case OpId::flatten:
+      case OpId::unflatten:
+        if (!is_tensor_proxy(b->args[0])) return false;
+        at = &b->args[0].symbolic();
+        continue;
+      default: return false;
+    }
+  }
+  return false;  // an input or a captured tensor
+}
+
 // Whether t is, or views, a non-contiguous tensor of the trace: then
 // whether a reshape of it is a view or a copy depends on strides.
 bool Tracer::views_non_contiguous(const Tensor& t) const {
@@ -829,11 +861,17 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
 
   if (checks_one_device(op)) check_one_device(targs);
   // Whether a reshape of a non-contiguous tensor is a view or a copy depends
-  // on its strides, which the prologue then checks.
-  if ((op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten || op.id == OpId::view) &&
-      views_non_contiguous(tensor_proxy(targs[0]).shadow)) {
-    depends_on_strides_ = true;
-    static_layout(tensor_proxy(targs[0]));
+  // on its strides, which the prologue then checks; under symbolic shapes,
+  // for a layout that is the same on every call, on sizes (guarded below).
+  const bool reshape = op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten ||
+                       op.id == OpId::view;
+  bool structural_reshape = false;
+  if (reshape && views_non_contiguous(tensor_proxy(targs[0]).shadow)) {
+    structural_reshape = opts_.symbolic_shapes && structural_layout(targs[0]);
+    if (!structural_reshape) {
+      depends_on_strides_ = true;
+      static_layout(tensor_proxy(targs[0]));
+    }
   }
   IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
   // x.float() of a float32 x is x (the prologue guards the dtype); the
@@ -847,6 +885,15 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   // an op without one (or whose rule disagrees with the eager result) makes
   // the sizes of its inputs static instead.
   bool symbolic = opts_.symbolic_shapes && apply_shape_rule(*this, op, targs, out, inplace);
+  if (structural_reshape) {
+    const TensorProxy& in = tensor_proxy(targs[0]);
+    const bool view = result.to_tensor().storage() == in.shadow.storage();
+    if (!symbolic || in.shadow.numel() == 0 ||
+        reshape_is_view(*this, in.sizes, in.shadow.strides(), tensor_proxy(out).sizes) != view) {
+      depends_on_strides_ = true;  // (the guards above are then true but not needed)
+      static_layout(in);  // (out too, where it views in)
+    }
+  }
   for (size_t i = 0; i < targs.size(); ++i)
     if (!is_value_param(op, schema.params[i]) && !(symbolic && consumes_symbolic(op, schema.params[i])))
       make_static_all(targs[i]);

@@ -166,6 +166,7 @@ class Tracer : public OpDispatch {
   void make_static_all(const Value& v);
   void static_layout(const TensorProxy& p);
   bool views_non_contiguous(const Tensor& t) const;
+  bool structural_layout(const Value& t) const;
   std::optional<std::vector<Value>> symbolic_index_sizes(const Value& t, const std::vector<Value>& idx);
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
   // The interpreter's traced calls now, shared with the last op's when the
