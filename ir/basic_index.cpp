@@ -31,17 +31,22 @@ namespace {
 
 // Python's bound `b` of a slice over a dim of this size, clamped to it, in
 // the form that holds at this size; narrows r's size range to where it does.
+// A bound that falls on the dim's end or start takes the form of the end or
+// start (x[:2] of 2 elements is x[:size], for sizes up to 2): the view is
+// then the whole dim for every size the trace serves, or for none, and so
+// is contiguous (a reshape's view, contiguous()'s own operand) for every
+// size or for none.
 IndexBound bound(const Value& b, bool is_stop, int64_t size, IndexRange& r) {
   auto at_least = [&](int64_t k) { r.min_size = std::max(r.min_size, k); };
   auto at_most = [&](int64_t k) { r.max_size = std::min(r.max_size, k); };
   if (b.is_none()) return {is_stop, 0};
   const int64_t i = b.without_proxy().raw_int();
   if (i >= 0) {
-    if (size >= i) return at_least(i), IndexBound{false, i};
-    return at_most(i - 1), IndexBound{true, 0};  // past the end: the end
+    if (size > i) return at_least(i + 1), IndexBound{false, i};
+    return at_most(i), IndexBound{true, 0};  // at or past the end: the end
   }
-  if (size + i >= 0) return at_least(-i), IndexBound{true, i};
-  return at_most(-i - 1), IndexBound{false, 0};  // before the start: the start
+  if (size + i > 0) return at_least(-i + 1), IndexBound{true, i};
+  return at_most(-i), IndexBound{false, 0};  // at or before the start: the start
 }
 
 // Narrows r's size range to where a.at(size) >= b.at(size) (true == want)

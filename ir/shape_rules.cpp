@@ -138,19 +138,25 @@ class Rules {
 
   // Elements [start, start + length) of a dim, a negative start counting
   // from its end (narrow, select): where the dim's size or the length is
-  // symbolic, guarded to stay inside the dim, as eager checks on each call.
-  void in_range(const Value& size, const Value& start, const Value& length) {
+  // symbolic, guarded to stay inside the dim, as eager checks on each call,
+  // and to cover all of it on every call or on none (as a slice's bounds
+  // are: basic_index.cpp).
+  void in_range(const Value& size, const Value& start, const Value& length, bool keeps_dim) {
     if (is_static(size) && is_static(length)) return;
     const int64_t st = start.raw_int();
-    auto at_least = [&](const Value& a, const Value& b) { tr_.assume(tr_.number_node(NumberOp::ge, {a, b})); };
-    if (st >= 0) {
-      at_least(size, is_static(length) ? Value(st + value_of(length))
-                     : st == 0         ? length
-                                       : tr_.number_node(NumberOp::add, {length, Value(st)}));
+    auto guard = [&](const Value& a, const Value& b) {  // a >= b (and a == b or a > b as now, for a narrow)
+      const NumberOp op = !keeps_dim ? NumberOp::ge : a.raw_int() == b.raw_int() ? NumberOp::eq : NumberOp::gt;
+      tr_.assume(tr_.number_node(op, {a, b}));
+    };
+    if (st >= 0) {  // (the whole dim only from start 0)
+      if (st > 0) keeps_dim = false;
+      guard(size, is_static(length) ? Value(st + value_of(length))
+                  : st == 0         ? length
+                                    : tr_.number_node(NumberOp::add, {length, Value(st)}));
       return;
     }
-    if (!is_static(size)) at_least(size, Value(-st));  // size + start >= 0
-    if (!is_static(length)) at_least(Value(-st), length);  // start + length <= 0
+    if (!is_static(size)) guard(size, Value(-st));  // size + start >= 0: the start, or after it
+    if (!is_static(length)) tr_.assume(tr_.number_node(NumberOp::ge, {Value(-st), length}));  // start + length <= 0
   }
 
   // Two sizes that must be equal: one of them, with the equality guarded
@@ -359,7 +365,8 @@ class Rules {
     if (n == "narrow" || n == "select") {
       auto k = dim_arg(arg("dim"), in.size());
       if (!k) return std::nullopt;
-      in_range(in[*k], n == "narrow" ? arg("start") : arg("index"), n == "narrow" ? arg("length") : Value(int64_t(1)));
+      in_range(in[*k], n == "narrow" ? arg("start") : arg("index"), n == "narrow" ? arg("length") : Value(int64_t(1)),
+               n == "narrow");
       Sizes out = in;
       if (n == "narrow") out[*k] = arg("length");
       else out.erase(out.begin() + long(*k));

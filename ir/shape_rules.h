@@ -22,7 +22,7 @@ bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args
 // the sizes of x[index] for x of `sizes`, symbolic where the dims the index
 // leaves whole are, and for a slice with a bound from a symbolic end; the
 // form of each range guarded to hold (x[-1] guards size >= 1, x[:5] either
-// size >= 5 or size <= 4). nullopt for another index (a tensor), whose
+// size >= 6 or size <= 5). nullopt for another index (a tensor), whose
 // result's sizes depend on the values of every size.
 std::optional<std::vector<Value>> basic_index_rule(Tracer& t, const std::vector<Value>& sizes,
                                                    std::span<const Value> index);
