@@ -42,6 +42,53 @@ std::optional<LinearForm> linear(const Value& v) {
 
 const Sizes& sizes_of(const Value& t) { return tensor_proxy(t).sizes; }
 
+// An int made by * of numbers, as its symbolic factors (with their
+// multiplicity) and its constant factor; nullopt for another expression.
+struct ProductForm {
+  std::map<const Symbolic*, int64_t> factors;
+  int64_t constant = 1;
+  bool sized = true;  // every factor a symbolic size (so at least 2)
+};
+bool add_factors(const Value& v, ProductForm& out) {
+  if (!v.is(Type::Int)) return false;
+  if (!v.is_proxy()) {
+    out.constant *= v.raw_int();
+    return true;
+  }
+  const NumberProxy& n = number_proxy(v);
+  if (n.origin == NumberProxy::Origin::Op && n.op == NumberOp::mul)
+    return add_factors(n.operands[0], out) && add_factors(n.operands[1], out);
+  out.factors[&v.symbolic()] += 1;
+  out.sized &= n.sized || n.origin == NumberProxy::Origin::Size;
+  return true;
+}
+
+// How a compares with b for every value of the symbolic sizes: -1 (less),
+// 0 (equal) or 1 (greater) where one is the other times sizes (each at
+// least 2) or a constant; nullopt where the forms do not settle it.
+std::optional<int> settled(const Value& a, const Value& b) {
+  ProductForm fa, fb;
+  if (!add_factors(a, fa) || !add_factors(b, fb) || fa.constant <= 0 || fb.constant <= 0) return std::nullopt;
+  // Whether y = x * (more factors, a larger constant): x <= y, and x < y
+  // when anything is more.
+  auto within = [](const ProductForm& x, const ProductForm& y) -> std::optional<bool> {
+    bool more = false;
+    for (const auto& [f, k] : x.factors) {
+      auto it = y.factors.find(f);
+      if (it == y.factors.end() || it->second < k) return std::nullopt;
+    }
+    for (const auto& [f, k] : y.factors) {
+      auto it = x.factors.find(f);
+      more |= k > (it == x.factors.end() ? 0 : it->second);
+    }
+    if (y.constant % x.constant != 0 || (more && !y.sized)) return std::nullopt;
+    return more || y.constant > x.constant;
+  };
+  if (auto w = within(fa, fb)) return *w ? -1 : 0;
+  if (auto w = within(fb, fa)) return *w ? 1 : 0;
+  return std::nullopt;
+}
+
 class Rules {
  public:
   Rules(Tracer& t, const OpDef& op, const std::vector<Value>& args) : tr_(t), op_(op), args_(args) {}
@@ -285,10 +332,23 @@ class Rules {
   std::optional<std::vector<Sizes>> view() {
     std::string_view n = op_.name;
     const Sizes& in = sizes_of(arg("self"));
-    if (n == "view" || n == "reshape") {
-      auto want = list(arg(n == "view" ? "size" : "shape"));
+    if (n == "view" || n == "reshape" || n == "unflatten") {
+      auto want = list(arg(n == "view" ? "size" : n == "reshape" ? "shape" : "sizes"));
       if (!want) return std::nullopt;
+      if (n == "unflatten") {  // in's sizes with the one at dim replaced by `sizes`
+        auto k = dim_arg(arg("dim"), in.size());
+        if (!k) return std::nullopt;
+        want->insert(want->begin(), in.begin(), in.begin() + long(*k));
+        want->insert(want->end(), in.begin() + long(*k) + 1, in.end());
+      }
       Sizes out = *want;
+      // Without a -1 the sizes asked for multiply up to the tensor's, on
+      // every call the trace serves (else eager's error for the op).
+      if (std::none_of(out.begin(), out.end(), [](const Value& v) { return is_static(v) && value_of(v) == -1; })) {
+        Value numel = product(in, 0, in.size()), asked = product(out, 0, out.size());
+        if (!(is_static(numel) && is_static(asked)) && settled(numel, asked) != 0)
+          tr_.assume(tr_.number_node(NumberOp::eq, {numel, asked}));
+      }
       for (size_t i = 0; i < out.size(); ++i) {
         if (!is_static(out[i]) || value_of(out[i]) != -1) continue;
         Sizes others = out;
@@ -490,53 +550,6 @@ void at_least_two(Tracer& t, Sizes& sizes) {
   }
 }
 
-// An int made by * of numbers, as its symbolic factors (with their
-// multiplicity) and its constant factor; nullopt for another expression.
-struct ProductForm {
-  std::map<const Symbolic*, int64_t> factors;
-  int64_t constant = 1;
-  bool sized = true;  // every factor a symbolic size (so at least 2)
-};
-bool add_factors(const Value& v, ProductForm& out) {
-  if (!v.is(Type::Int)) return false;
-  if (!v.is_proxy()) {
-    out.constant *= v.raw_int();
-    return true;
-  }
-  const NumberProxy& n = number_proxy(v);
-  if (n.origin == NumberProxy::Origin::Op && n.op == NumberOp::mul)
-    return add_factors(n.operands[0], out) && add_factors(n.operands[1], out);
-  out.factors[&v.symbolic()] += 1;
-  out.sized &= n.sized || n.origin == NumberProxy::Origin::Size;
-  return true;
-}
-
-// How a compares with b for every value of the symbolic sizes: -1 (less),
-// 0 (equal) or 1 (greater) where one is the other times sizes (each at
-// least 2) or a constant; nullopt where the forms do not settle it.
-std::optional<int> settled(const Value& a, const Value& b) {
-  ProductForm fa, fb;
-  if (!add_factors(a, fa) || !add_factors(b, fb) || fa.constant <= 0 || fb.constant <= 0) return std::nullopt;
-  // Whether y = x * (more factors, a larger constant): x <= y, and x < y
-  // when anything is more.
-  auto within = [](const ProductForm& x, const ProductForm& y) -> std::optional<bool> {
-    bool more = false;
-    for (const auto& [f, k] : x.factors) {
-      auto it = y.factors.find(f);
-      if (it == y.factors.end() || it->second < k) return std::nullopt;
-    }
-    for (const auto& [f, k] : y.factors) {
-      auto it = x.factors.find(f);
-      more |= k > (it == x.factors.end() ? 0 : it->second);
-    }
-    if (y.constant % x.constant != 0 || (more && !y.sized)) return std::nullopt;
-    return more || y.constant > x.constant;
-  };
-  if (auto w = within(fa, fb)) return *w ? -1 : 0;
-  if (auto w = within(fb, fa)) return *w ? 1 : 0;
-  return std::nullopt;
-}
-
 // The outcome of a < b (less) or a == b on this call, guarded unless the
 // forms settle it for every call.
 bool compare_guarded(Tracer& t, const Value& a, const Value& b, bool less) {
@@ -628,7 +641,7 @@ bool apply_shape_rule(Tracer& t, const OpDef& op, const std::vector<Value>& args
 
 bool consumes_symbolic(const OpDef& op, const Param& p) {
   if (op.family == OpFamily::View)
-    return p.name == "size" || p.name == "shape" || p.name == "split_size_or_sections" || p.name == "length";
+    return p.name == "size" || p.name == "shape" || p.name == "sizes" || p.name == "split_size_or_sections" || p.name == "length";
   if (op.family == OpFamily::Creation || op.family == OpFamily::Random) return p.name == "size";
   return false;
 }
