@@ -47,7 +47,6 @@ IndexRange index_range(const Value& entry, int64_t size);
 
 // size + k, for a size that is an int or symbolic: `num(op, a, b)` builds
 // the arithmetic on a symbolic one.
-
 template <class Num>
 Value size_plus(const Value& size, int64_t k, Num num) {
   if (!size.is_proxy()) return Value(size.raw_int() + k);

@@ -42,6 +42,25 @@ std::optional<LinearForm> linear(const Value& v) {
 
 const Sizes& sizes_of(const Value& t) { return tensor_proxy(t).sizes; }
 
+// Size arithmetic, folded where static; else a number node, recorded in the
+// trace where the trace computes with it (a size) and not where only a
+// guard reads it.
+Value sum_of(Tracer& t, const Value& a, const Value& b, bool record) {
+  if (is_static(a) && is_static(b)) return Value(value_of(a) + value_of(b));
+  return record ? t.record_number_op(NumberOp::add, {a, b}) : t.number_node(NumberOp::add, {a, b});
+}
+Value product_of(Tracer& t, const Value& a, const Value& b, bool record) {
+  if (is_static(a) && is_static(b)) return Value(value_of(a) * value_of(b));
+  if (is_static(a) && value_of(a) == 1) return b;
+  if (is_static(b) && value_of(b) == 1) return a;
+  return record ? t.record_number_op(NumberOp::mul, {a, b}) : t.number_node(NumberOp::mul, {a, b});
+}
+Value product_of(Tracer& t, const Sizes& s, size_t from, size_t to, bool record) {
+  Value p(int64_t(1));
+  for (size_t i = from; i < to; ++i) p = product_of(t, p, s[i], record);
+  return p;
+}
+
 // An int made by * of numbers, as its symbolic factors (with their
 // multiplicity) and its constant factor; nullopt for another expression.
 struct ProductForm {
@@ -186,20 +205,21 @@ class Rules {
   // Elements [start, start + length) of a dim, a negative start counting
   // from its end (narrow, select): where the dim's size or the length is
   // symbolic, guarded to stay inside the dim, as eager checks on each call,
-  // and to cover all of it on every call or on none (as a slice's bounds
-  // are: basic_index.cpp).
-  void in_range(const Value& size, const Value& start, const Value& length, bool keeps_dim) {
+  // and, where it can be all of the dim (a narrow, not a select; one from
+  // 0 or from the end), to cover all of it on every call or on none (as a
+  // slice's bounds are: basic_index.cpp).
+  void in_range(const Value& size, const Value& start, const Value& length, bool can_be_whole) {
     if (is_static(size) && is_static(length)) return;
     const int64_t st = start.raw_int();
-    auto guard = [&](const Value& a, const Value& b) {  // a >= b (and a == b or a > b as now, for a narrow)
-      const NumberOp op = !keeps_dim ? NumberOp::ge : a.raw_int() == b.raw_int() ? NumberOp::eq : NumberOp::gt;
+    if (st > 0) can_be_whole = false;
+    auto guard = [&](const Value& a, const Value& b) {  // a >= b (and a == b or a > b as now, where it may be whole)
+      const NumberOp op = !can_be_whole ? NumberOp::ge : a.raw_int() == b.raw_int() ? NumberOp::eq : NumberOp::gt;
       tr_.assume(tr_.number_node(op, {a, b}));
     };
-    if (st >= 0) {  // (the whole dim only from start 0)
-      if (st > 0) keeps_dim = false;
+    if (st >= 0) {
       guard(size, is_static(length) ? Value(st + value_of(length))
                   : st == 0         ? length
-                                    : tr_.number_node(NumberOp::add, {length, Value(st)}));
+                                    : sum_of(tr_, length, Value(st), false));
       return;
     }
     if (!is_static(size)) guard(size, Value(-st));  // size + start >= 0: the start, or after it
@@ -240,17 +260,7 @@ class Rules {
     return acc;
   }
 
-  Value product(const Sizes& s, size_t from, size_t to) {
-    Value p(int64_t(1));
-    for (size_t i = from; i < to; ++i) p = mul(p, s[i]);
-    return p;
-  }
-  Value mul(const Value& a, const Value& b) {
-    if (is_static(a) && is_static(b)) return Value(value_of(a) * value_of(b));
-    if (is_static(a) && value_of(a) == 1) return b;
-    if (is_static(b) && value_of(b) == 1) return a;
-    return tr_.record_number_op(NumberOp::mul, {a, b});
-  }
+  Value product(const Sizes& s, size_t from, size_t to) { return product_of(tr_, s, from, to, true); }
   Value floordiv(const Value& a, const Value& b) {
     if (is_static(a) && is_static(b) && value_of(b) != 0) return Value(value_of(a) / value_of(b));
     if (is_static(b) && value_of(b) == 1) return a;
@@ -324,10 +334,7 @@ class Rules {
     return one(out);
   }
 
-  Value add(const Value& a, const Value& b) {
-    if (is_static(a) && is_static(b)) return Value(value_of(a) + value_of(b));
-    return tr_.record_number_op(NumberOp::add, {a, b});
-  }
+  Value add(const Value& a, const Value& b) { return sum_of(tr_, a, b, true); }
 
   std::optional<std::vector<Sizes>> view() {
     std::string_view n = op_.name;
@@ -345,7 +352,7 @@ class Rules {
       // Without a -1 the sizes asked for multiply up to the tensor's, on
       // every call the trace serves (else eager's error for the op).
       if (std::none_of(out.begin(), out.end(), [](const Value& v) { return is_static(v) && value_of(v) == -1; })) {
-        Value numel = product(in, 0, in.size()), asked = product(out, 0, out.size());
+        Value numel = product_of(tr_, in, 0, in.size(), false), asked = product_of(tr_, out, 0, out.size(), false);
         if (!(is_static(numel) && is_static(asked)) && settled(numel, asked) != 0)
           tr_.assume(tr_.number_node(NumberOp::eq, {numel, asked}));
       }
@@ -461,16 +468,15 @@ class Rules {
       auto k = dim_arg(arg("dim"), in.size());
       if (!k || !sections.is_sequence()) return std::nullopt;
       std::vector<Sizes> outs;
-      Value total(int64_t(0));
+      std::optional<Value> total;
       for (const Value& s : sections.items()) {
         if (!s.is_int_like()) return std::nullopt;
         outs.push_back(in);
         outs.back()[*k] = s;
-        if (is_static(total) && value_of(total) == 0) total = s;
-        else if (is_static(total) && is_static(s)) total = Value(value_of(total) + value_of(s));
-        else total = tr_.number_node(NumberOp::add, {total, s});
+        total = total ? sum_of(tr_, *total, s, false) : s;
       }
-      unify(in[*k], total);  // the sections add up to the size, as eager checks
+      if (!total) return std::nullopt;
+      unify(in[*k], *total);  // the sections add up to the size, as eager checks
       return outs;
     }
     return std::nullopt;
@@ -561,13 +567,6 @@ bool compare_guarded(Tracer& t, const Value& a, const Value& b, bool less) {
   return now;
 }
 
-Value times(Tracer& t, const Value& a, const Value& b) {
-  if (is_static(a) && is_static(b)) return Value(value_of(a) * value_of(b));
-  if (is_static(a) && value_of(a) == 1) return b;
-  if (is_static(b) && value_of(b) == 1) return a;
-  return t.number_node(NumberOp::mul, {a, b});
-}
-
 }  // namespace
 
 bool reshape_is_view(Tracer& t, const std::vector<Value>& sizes, const std::vector<int64_t>& strides,
@@ -581,13 +580,13 @@ bool reshape_is_view(Tracer& t, const std::vector<Value>& sizes, const std::vect
   int64_t chunk_base_stride = strides.back();
   Value tensor_numel(int64_t(1)), view_numel(int64_t(1));
   for (int64_t d = int64_t(sizes.size()) - 1; d >= 0; --d) {
-    tensor_numel = times(t, tensor_numel, sizes[size_t(d)]);
+    tensor_numel = product_of(t, tensor_numel, sizes[size_t(d)], false);
     const bool chunk_ends =
         d == 0 || (sizes[size_t(d - 1)].raw_int() != 1 &&
                    strides[size_t(d - 1)] != tensor_numel.raw_int() * chunk_base_stride);
     if (!chunk_ends) continue;
     while (view_d >= 0 && (compare_guarded(t, view_numel, tensor_numel, true) || to[size_t(view_d)].raw_int() == 1)) {
-      view_numel = times(t, view_numel, to[size_t(view_d)]);
+      view_numel = product_of(t, view_numel, to[size_t(view_d)], false);
       --view_d;
     }
     if (!compare_guarded(t, view_numel, tensor_numel, false)) return false;

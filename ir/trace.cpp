@@ -79,10 +79,7 @@ Value substitute(const Value& v, const std::unordered_map<const Symbolic*, Value
 
 void collect_proxies(const Value& v, std::vector<Value>& out) {
   if (v.is_proxy()) out.push_back(v);
-  else map_items(v, [&](const Value& x) {  // (a slice's bounds too: x[k:] with a symbolic k)
-    collect_proxies(x, out);
-    return x;
-  });
+  else for_each_item(v, [&](const Value& x) { collect_proxies(x, out); });  // (a slice's bounds too: x[k:])
 }
 
 namespace {

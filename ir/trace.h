@@ -232,17 +232,23 @@ std::string print_trace(const Trace& t);
 // The names print_trace gives the values (inputs by name, then t0, i0, ...).
 std::unordered_map<const Symbolic*, std::string> value_names(const Trace& t);
 
+// f called on each item of a list, tuple, torch.Size or slice (a slice's
+// start, stop and step); on nothing for another value.
+template <class F> void for_each_item(const Value& v, F f) {
+  if (v.is(Type::Slice)) {
+    auto& s = v.obj<SliceObj>();
+    for (const Value* x : {&s.start, &s.stop, &s.step}) f(*x);
+  } else if (v.is_sequence()) {
+    for (const Value& x : v.items()) f(x);
+  }
+}
+
 // v with f applied to the items of a list, tuple, torch.Size or slice (the
 // same kind of container, or v itself when no item changed); v otherwise.
 template <class F> Value map_items(const Value& v, F f) {
   if (!v.is_sequence() && !v.is(Type::Slice)) return v;
   std::vector<Value> in;
-  if (v.is(Type::Slice)) {
-    auto& s = v.obj<SliceObj>();
-    in = {s.start, s.stop, s.step};
-  } else {
-    in = v.items();
-  }
+  for_each_item(v, [&](const Value& x) { in.push_back(x); });
   std::vector<Value> out;
   bool changed = false;
   for (const Value& x : in) {

@@ -16,10 +16,9 @@ void key_of(const Value& v, std::string& out) {
     out += fmt::format("%{}", static_cast<const void*>(&v.symbolic()));
   } else if (v.is_sequence() || v.is(Type::Slice)) {
     out += v.is(Type::List) ? "[" : v.is(Type::Slice) ? "slice(" : "(";
-    map_items(v, [&](const Value& x) {
+    for_each_item(v, [&](const Value& x) {
       key_of(x, out);
       out += ',';
-      return x;
     });
     out += ')';
   } else {
