@@ -342,17 +342,15 @@ class Rules {
     if (n == "view" || n == "reshape" || n == "unflatten") {
       auto want = list(arg(n == "view" ? "size" : n == "reshape" ? "shape" : "sizes"));
       if (!want) return std::nullopt;
-      if (n == "unflatten") {  // in's sizes with the one at dim replaced by `sizes`
-        auto k = dim_arg(arg("dim"), in.size());
-        if (!k) return std::nullopt;
-        want->insert(want->begin(), in.begin(), in.begin() + long(*k));
-        want->insert(want->end(), in.begin() + long(*k) + 1, in.end());
-      }
+      // The sizes asked for stand for `whole`: the tensor, or unflatten's dim.
+      std::optional<size_t> k;
+      if (n == "unflatten" && !(k = dim_arg(arg("dim"), in.size()))) return std::nullopt;
+      const Sizes whole = k ? Sizes{in[*k]} : in;
       Sizes out = *want;
       // Without a -1 the sizes asked for multiply up to the tensor's, on
       // every call the trace serves (else eager's error for the op).
       if (std::none_of(out.begin(), out.end(), [](const Value& v) { return is_static(v) && value_of(v) == -1; })) {
-        Value numel = product_of(tr_, in, 0, in.size(), false), asked = product_of(tr_, out, 0, out.size(), false);
+        Value numel = product_of(tr_, whole, 0, whole.size(), false), asked = product_of(tr_, out, 0, out.size(), false);
         if (!(is_static(numel) && is_static(asked)) && settled(numel, asked) != 0)
           tr_.assume(tr_.number_node(NumberOp::eq, {numel, asked}));
       }
@@ -360,14 +358,18 @@ class Rules {
         if (!is_static(out[i]) || value_of(out[i]) != -1) continue;
         Sizes others = out;
         others.erase(others.begin() + long(i));
-        Value numel = product(in, 0, in.size()), rest = product(others, 0, others.size());
+        Value numel = product(whole, 0, whole.size()), rest = product(others, 0, others.size());
         out[i] = floordiv(numel, rest);
         // The trace serves only sizes that divide evenly (others miss the
         // cache, and eager gives its error for the shape as written; a
         // symbolic divisor of 0 fails the guard the same way), unless they
         // always do (x.reshape(x.shape[0], -1)).
-        if (!is_static(out[i]) && !(is_static(rest) && value_of(rest) == 0) && !divides(others, in))
+        if (!is_static(out[i]) && !(is_static(rest) && value_of(rest) == 0) && !divides(others, whole))
           tr_.assume(tr_.number_node(NumberOp::eq, {tr_.number_node(NumberOp::mod, {numel, rest}), Value(int64_t(0))}));
+      }
+      if (k) {  // in's sizes with the one at dim replaced by `sizes`
+        out.insert(out.begin(), in.begin(), in.begin() + long(*k));
+        out.insert(out.end(), in.begin() + long(*k) + 1, in.end());
       }
       return one(out);
     }
