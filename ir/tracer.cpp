@@ -873,7 +873,10 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
       static_layout(tensor_proxy(targs[0]));
     }
   }
-  IValue result = op.impl(bound);  // on the shadows: eager shapes, dtypes and errors
+  IValue result = [&] {  // on the shadows: eager shapes, dtypes and errors (the device's)
+    KernelDeviceScope device(result_device(op, targs));
+    return op.impl(bound);
+  }();
   // x.float() of a float32 x is x (the prologue guards the dtype); the
   // shadows all live on the CPU, so x.to("cpu") of a CUDA x is not.
   if (!inplace && result.is_tensor() && is_tensor_proxy(targs[0]) &&

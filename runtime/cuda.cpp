@@ -355,7 +355,10 @@ IValue run_on_host(const Args& a, const std::function<IValue(const Args&)>& f) {
     out = m.host(*a.out());
     h.set_out(&out);
   }
-  IValue r = f(h);
+  IValue r = [&] {
+    KernelDeviceScope on_cuda(Device{DeviceType::CUDA});
+    return f(h);
+  }();
   m.write_back();
   return m.device(r);
 }

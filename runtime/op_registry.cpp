@@ -375,6 +375,7 @@ IValue call_on_cuda(const OpDef& op, const Args& a) {
                          op.id == OpId::item || op.id == OpId::tolist;
   if (op.family == OpFamily::Attribute && !host_copy) return op.impl(a);
   if (host_copy) {
+    KernelDeviceScope on_cuda(Device{DeviceType::CUDA});
     std::vector<IValue> values;
     for (size_t i = 0; i < a.size(); i++) values.push_back(on_host(a[i]));
     IValue r = op.impl(Args(a.schema(), std::move(values), a.inplace()));

@@ -545,16 +545,19 @@ const char* cpp_type_name(DType t) {
   return names[size_t(t)];
 }
 
-// The dtypes PyTorch's CPU scan kernels refuse, with its message.
-void check_scan_dtype(OpId op, DType t) {
-  const bool refused = op == OpId::logcumsumexp ? !is_floating(t) || t == DType::Float16
-                                                : t == DType::Float16 || (t == DType::Bool && op != OpId::cummax &&
-                                                                          op != OpId::cummin);
+// The dtypes PyTorch's scan kernels refuse, with its message. On CPU they
+// refuse Half (and Bool but for cummax/cummin); its CUDA kernels take Half,
+// and refuse Bool for sums and products.
+void check_scan_dtype(OpId op, DType t, Device device) {
+  const bool cuda = device.type == DeviceType::CUDA;
+  const bool extreme = op == OpId::cummax || op == OpId::cummin;
+  const bool refused = op == OpId::logcumsumexp ? !is_floating(t) || (!cuda && t == DType::Float16)
+                                                : (!cuda && t == DType::Float16) || (t == DType::Bool && !extreme);
   if (!refused) return;
-  const char* kernel = op == OpId::cumsum ? "cumsum_out_cpu" : op == OpId::cumprod ? "cumprod_out_cpu"
-                       : op == OpId::logcumsumexp ? "logcumsumexp_out_cpu" : op == OpId::cummax ? "cummax_cpu"
-                                                                                                : "cummin_cpu";
-  not_implemented(kernel, t);
+  const char* name = op == OpId::cumsum ? "cumsum" : op == OpId::cumprod ? "cumprod"
+                     : op == OpId::logcumsumexp ? "logcumsumexp" : op == OpId::cummax ? "cummax" : "cummin";
+  const char* suffix = cuda ? "_cuda" : extreme ? "_cpu" : "_out_cpu";
+  fail("\"{}{}\" not implemented for '{}'", name, suffix, dtype_torch_name(t));
 }
 
 template <bool Max>
@@ -612,7 +615,9 @@ Tensor mean(const Tensor& x, const std::optional<Dims>& dim, bool keepdim, std::
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std::optional<DType> dtype) {
   std::vector<bool> mask = single_dim_mask(x, dim);
   auto [in, out_dtype] = sum_like_input(x, dtype);
-  if (is_reduced_float(in.dtype())) not_implemented("prod_cpu", in.dtype());
+  // (PyTorch's CUDA kernel takes them, accumulating in float as thn does.)
+  if (is_reduced_float(in.dtype()) && KernelDeviceScope::of(x.device()).type == DeviceType::CPU)
+    not_implemented("prod_cpu", in.dtype());
   return reduce<ProdOp>(in, mask, keepdim, out_dtype);
 }
 
@@ -661,7 +666,7 @@ Tensor logsumexp(const Tensor& x_in, const Dims& dim, bool keepdim) {
 Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
   DType out_dtype = op == OpId::cumsum || op == OpId::cumprod ? sum_like_input(x, dtype).second : x.dtype();
-  check_scan_dtype(op, out_dtype);
+  check_scan_dtype(op, out_dtype, KernelDeviceScope::of(x.device()));
   Tensor out = empty(x.sizes(), out_dtype, x.device());
   scan_kernel(op, out, to_dtype(x, out_dtype), d);
   return out;
@@ -669,7 +674,7 @@ Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
 
 void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
-  check_scan_dtype(op, x.dtype());
+  check_scan_dtype(op, x.dtype(), KernelDeviceScope::of(x.device()));
   if (dtype && *dtype != x.dtype())
     fail("Bad in-place call: input tensor dtype {} and output tensor dtype {} should match", cpp_type_name(x.dtype()),
          cpp_type_name(*dtype));
@@ -679,7 +684,7 @@ void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dt
 
 std::pair<Tensor, Tensor> scan_extreme(OpId op, const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x.dim());
-  check_scan_dtype(op, x.dtype());
+  check_scan_dtype(op, x.dtype(), KernelDeviceScope::of(x.device()));
   Tensor values = empty(x.sizes(), x.dtype(), x.device()), indices = empty(x.sizes(), DType::Int64, x.device());
   scan_kernel(op, values, x, d, &indices);
   return {values, indices};

@@ -191,6 +191,14 @@ Tensor wrap_scalar(const Scalar& s) {
   return scalar_tensor(s, d).set_wrapped_number(true);
 }
 
+namespace {
+thread_local std::optional<Device> scoped_kernel_device;
+}  // namespace
+
+KernelDeviceScope::KernelDeviceScope(Device d) : previous_(scoped_kernel_device) { scoped_kernel_device = d; }
+KernelDeviceScope::~KernelDeviceScope() { scoped_kernel_device = previous_; }
+Device KernelDeviceScope::of(Device own) { return scoped_kernel_device.value_or(own); }
+
 Device parse_device(const std::string& s) {
   if (s == "cpu") return kCPU;
   if (s == "cuda" || s == "cuda:0") return Device{DeviceType::CUDA};

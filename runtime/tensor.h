@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,24 @@ struct Device {
 constexpr Device kCPU{DeviceType::CPU};
 // "cpu", "cuda", "cuda:0" as torch.device accepts them; anything else is PyTorch's RuntimeError.
 Device parse_device(const std::string& s);
+
+// The device whose kernels an op is computed for. Ops on CUDA tensors are
+// at times computed on host copies: the tracer's shadows, and
+// cuda::run_on_host. Inside a KernelDeviceScope, PyTorch's dtype refusals
+// that are its CPU kernels' alone ("cumsum_out_cpu" not implemented for
+// 'Half') follow the scope's device instead of the host tensor's.
+class KernelDeviceScope {
+ public:
+  explicit KernelDeviceScope(Device d);
+  ~KernelDeviceScope();
+  KernelDeviceScope(const KernelDeviceScope&) = delete;
+  KernelDeviceScope& operator=(const KernelDeviceScope&) = delete;
+  // The innermost scope's device, else `own` (the tensor's).
+  static Device of(Device own);
+
+ private:
+  std::optional<Device> previous_;
+};
 
 class Storage {
  public:
