@@ -462,6 +462,128 @@ class Generator {
     return v;
   }
 
+  // The rest of the op surface, a kind at a time: more elementwise
+  // functions, two-operand functions, the nan-aware and paired reductions,
+  // products in BLAS's shapes.
+  std::optional<Var> more_ops() {
+    const Var* x = any();
+    if (!x) return std::nullopt;
+    const int k = r_.below(4);
+    return k == 0 ? more_unary(*x) : k == 1 ? more_binary(*x) : k == 2 ? more_reduction() : product(*x);
+  }
+
+  std::optional<Var> more_unary(const Var& x) {
+    Var v = new_value_like(x);
+    if (is_float(x.dt)) {
+      // (each on arguments in its domain; rounding to integers only of inputs:
+      // on a computed value a near tie could round apart between the paths)
+      std::vector<std::string> ops{"sinh", "cosh", "asinh", "expm1", "tan", "exp2", "log1p", "log2", "log10",
+                                   "reciprocal", "acos", "atanh", "logit", "deg2rad", "nan_to_num", "isfinite",
+                                   "isnan", "signbit", "isposinf"};
+      if (x.input) ops.insert(ops.end(), {"floor", "ceil", "round", "trunc", "frac", "sign"});
+      const std::string op = r_.pick(ops);
+      std::string arg = x.name;
+      if (op == "tan" || op == "exp2" || op == "acos" || op == "atanh") arg = fmt::format("({}.tanh() * 0.9)", x.name);
+      else if (op == "log1p" || op == "log2" || op == "log10" || op == "reciprocal")
+        arg = fmt::format("({}.abs() + 1)", x.name);
+      else if (op == "logit") arg = fmt::format("({}.sigmoid() * 0.8 + 0.1)", x.name);
+      v.name = r_.chance(0.5) ? fmt::format("{}({})", op, arg) : fmt::format("{}.{}()", arg, op);
+      if (op == "nan_to_num" && r_.chance(0.5)) v.name = fmt::format("{}.nan_to_num(0.5, posinf=2.0)", arg);
+      if (op.starts_with("is") || op == "signbit") v.dt = DT::Bool;
+    } else if (is_int(x.dt)) {
+      const int k = r_.below(3);
+      v.name = k == 0 ? fmt::format("{}.sign()", x.name) : k == 1 ? fmt::format("bitwise_not({})", x.name)
+                                                                  : fmt::format("{}.clamp_min(-1).clamp_max(2)", x.name);
+    } else {
+      v.name = fmt::format("bitwise_not({})", x.name);
+    }
+    return v;
+  }
+
+  std::optional<Var> more_binary(const Var& x) {
+    const Var* y = pick([&](const Var& v) { return broadcast(x.shape, v.shape).has_value(); });
+    Var v;
+    v.shape = *broadcast(x.shape, y->shape);
+    v.dt = promote({tensor_operand(x), tensor_operand(*y)});
+    if (is_float(x.dt) && is_float(y->dt)) {
+      // (nextafter, heaviside and lerp take one dtype)
+      std::vector<std::string> ops{"copysign", "xlogy", "logaddexp2", "addcmul", "addcdiv"};
+      if (x.dt == y->dt) ops.insert(ops.end(), {"nextafter", "heaviside", "lerp"});
+      const std::string op = r_.pick(ops);
+      if (op == "xlogy") v.name = fmt::format("xlogy({}, {}.abs())", x.name, y->name);
+      else if (op == "addcmul") v.name = fmt::format("{0}.addcmul({1}, {1}, value=0.5)", x.name, y->name);
+      else if (op == "addcdiv") v.name = fmt::format("addcdiv({}, {}, {}.abs() + 1, value=2)", x.name, y->name, y->name);
+      else if (op == "lerp") v.name = fmt::format("{}.lerp({}, 0.25)", x.name, y->name);
+      else v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "{0}({1}, {2})" : "{1}.{0}({2})"), op, x.name, y->name);
+    } else if (is_int(x.dt) && is_int(y->dt)) {
+      v.name = fmt::format(fmt::runtime(r_.chance(0.5) ? "floor_divide({}, {}.abs() + 1)" : "{}.bitwise_xor({})"),
+                           x.name, y->name);
+    } else {
+      v.name = fmt::format("{}.eq({})", x.name, y->name);
+      v.dt = DT::Bool;
+    }
+    return v;
+  }
+
+  std::optional<Var> more_reduction() {
+    const Var* x = pick([](const Var& v) { return !v.shape.empty(); });
+    if (!x) return std::nullopt;
+    Var v = new_value_like(*x);
+    const int d = dim(*x);
+    const std::string dt = dim_text(*x, d);
+    const bool keep = r_.chance(0.3);
+    std::string op = is_float(x->dt) ? r_.pick(std::vector<std::string>{"prod", "nansum", "nanmean", "norm", "var_mean",
+                                                                       "std_mean", "aminmax", "count_nonzero"})
+                     : is_int(x->dt) ? r_.pick(std::vector<std::string>{"prod", "aminmax", "count_nonzero"})
+                                     : std::string("count_nonzero");
+    const std::string kd = keep ? ", keepdim=True" : "";
+    if (op == "prod") {  // (of floats in (0, 2): no overflow; of integers: wrapping alike)
+      v.name = fmt::format(fmt::runtime(is_float(x->dt) ? "({}.tanh() + 1).prod({}{})" : "{}.prod({}{})"), x->name, dt, kd);
+      if (!is_float(x->dt)) v.dt = DT::I64;
+    } else if (op == "norm") {
+      v.name = fmt::format("{}.norm({}, {}{})", x->name, r_.pick(std::vector<std::string>{"2", "1", "math.inf"}), dt, kd);
+    } else if (op == "var_mean" || op == "std_mean") {
+      v.name = fmt::format("{}({}, {}{})[{}]", op, x->name, dt, kd, r_.below(2));
+    } else if (op == "aminmax") {
+      v.name = fmt::format("{}.aminmax(dim={}{}).{}", x->name, dt, kd, r_.chance(0.5) ? "min" : "max");
+    } else if (op == "count_nonzero") {
+      v.name = fmt::format("count_nonzero({}, {})", x->name, dt);
+      v.dt = DT::I64;
+    } else {
+      v.name = fmt::format("{}.{}({}{})", x->name, op, dt, kd);
+    }
+    if (keep && op != "count_nonzero") v.shape[size_t(d)] = kOne;
+    else v.shape.erase(v.shape.begin() + d);
+    return v;
+  }
+
+  // Products whose shapes always fit: x with itself, transposed.
+  std::optional<Var> product(const Var& x) {
+    if (!is_float(x.dt)) return std::nullopt;
+    Var v = new_value_like(x);
+    const size_t rank = x.shape.size();
+    if (rank == 1) {
+      if (r_.chance(0.5)) {
+        v.name = fmt::format("dot({0}, {0})", x.name);
+        v.shape.clear();
+      } else {
+        v.name = fmt::format("outer({0}, {0}.flip(0))", x.name);
+        v.shape = {x.shape[0], x.shape[0]};
+      }
+    } else if (rank == 2) {
+      const int k = r_.below(3);
+      v.name = k == 0 ? fmt::format("mm({0}, {0}.t())", x.name) : k == 1 ? fmt::format("linear({0}, {0})", x.name)
+                                                                         : fmt::format("mv({0}, {0}[0])", x.name);
+      v.shape = k < 2 ? Shape{x.shape[0], x.shape[0]} : Shape{x.shape[0]};
+    } else if (rank == 3) {
+      v.name = fmt::format("bmm({0}, {0}.transpose(1, 2))", x.name);
+      v.shape = {x.shape[0], x.shape[1], x.shape[1]};
+    } else {
+      return std::nullopt;
+    }
+    return v;
+  }
+
   std::optional<Var> view() {
     const Var* x = any();
     if (!x) return std::nullopt;
@@ -670,12 +792,13 @@ class Generator {
 
   std::optional<Var> value() {
     for (int attempt = 0; attempt < 20; ++attempt) {
-      int k = r_.below(18);
+      int k = r_.below(20);
       std::optional<Var> v = k < 3 ? unary() : k < 7 ? binary() : k < 9 ? with_number() : k < 11 ? reduction()
                              : k < 14                                 ? view()
                              : k < 16                                 ? copy()
                              : k < 17                                 ? gathered()
-                                                                      : sized_by_n();
+                             : k < 18                                 ? sized_by_n()
+                                                                      : more_ops();
       if (v) return v;
     }
     return std::nullopt;
