@@ -761,7 +761,13 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   }
   if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
   // stride(), is_contiguous(), storage_offset(): facts of this call's layout.
-  static_layout(p);
+  // (is_contiguous() of an input, whose contiguity the prologue checks, or of
+  // a layout that is the same on every call the trace serves, is a fact of
+  // every call.)
+  const bool is_input = std::any_of(trace_.inputs.begin(), trace_.inputs.end(), [&](const Value& v) {
+    return is_tensor_proxy(v) && &v.symbolic() == &self.symbolic();
+  });
+  if (name != "is_contiguous" || !(is_input || structural_layout(self))) static_layout(p);
   std::vector<IValue> pos;
   for (const Value& a : args) pos.push_back(shadow_ivalue(a));
   Kwargs kws;
