@@ -79,9 +79,12 @@ std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializ
 DType dtype_of(Interpreter& in, const Value& x) { return in.getattr(x, "dtype").as_dtype(); }
 
 // PyTorch's error for a kernel its CPU build lacks for x's dtype.
-void floats_only(Interpreter& in, const Value& x, std::string_view kernel) {
+Device device_of(Interpreter& in, const Value& x) { return in.getattr(x, "device").as_device(); }
+// PyTorch's refusal of a non-float x by `kernel` (`cuda_kernel` on a GPU,
+// runtime/tensor.h's not_implemented).
+void floats_only(Interpreter& in, const Value& x, std::string_view kernel, std::string_view cuda_kernel = {}) {
   DType d = dtype_of(in, x);
-  if (!is_floating(d)) fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(d));
+  if (!is_floating(d)) not_implemented(kernel, d, device_of(in, x), cuda_kernel);
 }
 
 Value to_device(Interpreter& in, const Value& x, Value device) {
@@ -270,7 +273,7 @@ Value repeat_interleave_of(Interpreter& in, const Value& x, const Value& repeats
     const int64_t rd = in.tensor_dim(repeats);
     if (rd > 1) fail("repeats must be 0-dim or 1-dim tensor");
     const DType rt = dtype_of(in, repeats);
-    if (rt != DType::Int32 && rt != DType::Int64) fail("\"repeat_interleave_cpu\" not implemented for '{}'", dtype_torch_name(rt));
+    if (rt != DType::Int32 && rt != DType::Int64) not_implemented("repeat_interleave_cpu", rt, device_of(in, repeats));
     Value counts = method(in, repeats, "tolist");
     if (rd == 0) repeats = counts;
     else if (counts.items().size() == 1) repeats = counts.items()[0];
@@ -354,7 +357,9 @@ Value trace(Interpreter& in, const Value& x, CallArgs& a) {
   bind("trace", a, {});
   const int64_t rank = in.tensor_dim(x);
   if (rank != 2) fail("trace: expected a matrix, but got tensor with dim {}", rank);
-  if (dtype_of(in, x) == DType::Bool) fail("\"trace\" not implemented for 'Bool'");
+  // (PyTorch's CUDA trace is diagonal().sum(), which takes Bool.)
+  if (dtype_of(in, x) == DType::Bool && device_of(in, x).type == DeviceType::CPU)
+    fail("\"trace\" not implemented for 'Bool'");
   return method(in, method(in, x, "diagonal"), "sum");
 }
 
@@ -427,7 +432,7 @@ Value random_like(Interpreter& in, const Value& x, const char* op) {
 }
 Value uniform_(Interpreter& in, const Value& x, CallArgs& a) {
   std::vector<Value> p = bind("uniform_", a, {{"from", Value(0.0)}, {"to", Value(1.0)}});
-  floats_only(in, x, "check_uniform_bounds");
+  floats_only(in, x, "check_uniform_bounds", "check_uniform_bounds");
   if (in.truth(in.compare(ast::CmpOp::Gt, p[0], p[1])))
     fail("uniform_ expects to return a [from, to) range, but found from={} > to={}", to_repr(p[0]), to_repr(p[1]));
   Value span = in.binary(ast::BinOp::Sub, p[1], p[0]);
@@ -444,13 +449,14 @@ Value normal_(Interpreter& in, const Value& x, CallArgs& a) {
 }
 // 1 where a uniform number falls below p (a number or a tensor of
 // probabilities; None: x holds them), in x's dtype. PyTorch 1.13's CPU
-// kernels take every dtype but float16, and only floats as probabilities.
+// kernels take every dtype but float16 (its CUDA ones, float16 too), and
+// only floats as probabilities.
 Value bernoulli_draw(Interpreter& in, const Value& x, const Value& p) {
   const DType d = dtype_of(in, x);
   const bool number = !p.is_none() && !p.is(Type::Tensor);
-  if (d == DType::Float16)
+  if (d == DType::Float16 && device_of(in, x).type == DeviceType::CPU)
     fail("\"{}\" not implemented for 'Half'", number ? "bernoulli_scalar_cpu_" : "bernoulli_tensor_cpu_self_");
-  if (p.is_none()) floats_only(in, x, "bernoulli_tensor_cpu_p_");
+  if (p.is_none()) floats_only(in, x, "bernoulli_tensor_cpu_p_", "bernoulli_tensor_cuda_p_");
   if (number && (in.truth(in.compare(ast::CmpOp::Lt, p, Value(0.0))) || in.truth(in.compare(ast::CmpOp::Gt, p, Value(1.0)))))
     fail("bernoulli_ expects p to be in [0, 1], but got p={}", to_repr(p));
   Value hit = method(in, random_like(in, x, "rand"), "lt", {p.is_none() ? x : p});

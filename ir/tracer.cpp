@@ -760,6 +760,13 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
     return v;
   }
   if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
+  if (name == "result_type") {  // a function (of dtypes and ranks alone: no layout)
+    std::vector<IValue> pos{IValue(p.shadow)};
+    for (const Value& a : args) pos.push_back(shadow_ivalue(a));
+    Kwargs kws;
+    for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+    return from_ivalue(call_op(op, std::nullopt, pos, kws));
+  }
   // stride(), is_contiguous(), storage_offset(): facts of this call's layout.
   // (is_contiguous() of an input, whose contiguity the prologue checks, or of
   // a layout that is the same on every call the trace serves, is a fact of

@@ -26,7 +26,7 @@ DType compute_dtype(OpId op, DType common, Rounding rounding) {
 }
 
 void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Options& opt) {
-  std::string_view tn = dtype_torch_name(common);
+  const Device device = a.is_wrapped_number() ? b.device() : a.device();
   switch (op) {
     case OpId::sub:
       if (a.dtype() == DType::Bool && b.dtype() == DType::Bool)
@@ -43,18 +43,18 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
       check_fits(opt.alpha, common);
       break;
     case OpId::floor_divide:
-      if (common == DType::Bool) fail("\"div_floor_cpu\" not implemented for 'Bool'");
+      if (common == DType::Bool) not_implemented("div_floor_cpu", common, device);
       break;
     case OpId::div:
       if (common == DType::Bool && opt.rounding != Rounding::None)
-        fail("\"div_{}_cpu\" not implemented for 'Bool'", opt.rounding == Rounding::Trunc ? "trunc" : "floor");
+        not_implemented(opt.rounding == Rounding::Trunc ? "div_trunc_cpu" : "div_floor_cpu", common, device);
       break;
     case OpId::remainder:
     case OpId::fmod:
-      if (common == DType::Bool) fail("\"{}_cpu\" not implemented for 'Bool'", op_def(op).name);
+      if (common == DType::Bool) not_implemented(fmt::format("{}_cpu", op_def(op).name), common, device);
       break;
     case OpId::pow:
-      if (common == DType::Bool) fail("\"pow\" not implemented for 'Bool'");
+      if (common == DType::Bool) not_implemented("pow", common, device);
       if (is_integral(common, false) && b.is_wrapped_number() && b.item().to_int() < 0)
         fail("Integers to negative integer powers are not allowed.");
       break;
@@ -62,7 +62,8 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
     case OpId::logaddexp:
     case OpId::logaddexp2:
     case OpId::nextafter:
-      if (!is_floating(common)) fail("\"{}_cpu\" not implemented for '{}'", op_def(op).name, tn);
+      if (!is_floating(common))
+        not_implemented(fmt::format("{}_cpu", op_def(op).name), common, device);
       break;
     case OpId::heaviside:
       if (a.dtype() != b.dtype()) fail("heaviside is not yet implemented for tensors with different dtypes.");
@@ -70,12 +71,12 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
     case OpId::bitwise_and:
     case OpId::bitwise_or:
     case OpId::bitwise_xor:
-      if (is_floating(common)) fail("\"{}_cpu\" not implemented for '{}'", op_def(op).name, tn);
+      if (is_floating(common)) not_implemented(fmt::format("{}_cpu", op_def(op).name), common, device);
       break;
     case OpId::bitwise_left_shift:
     case OpId::bitwise_right_shift:
       if (!is_integral(common, false))
-        fail("\"{}_cpu\" not implemented for '{}'", op == OpId::bitwise_left_shift ? "lshift" : "rshift", tn);
+        not_implemented(op == OpId::bitwise_left_shift ? "lshift_cpu" : "rshift_cpu", common, device);
       break;
     default: break;
   }

@@ -250,7 +250,7 @@ IValue op_arange(const Args& a) {
   DType dtype = a.opt_dtype(3).value_or(integral ? kDefaultInt : kDefaultFloat);
   creation_device(a.opt_device(4));
   return dispatch_dtype(dtype, [&]<class S>() -> Tensor {
-    if constexpr (std::is_same_v<S, bool>) fail("\"arange_cpu\" not implemented for 'Bool'");
+    if constexpr (std::is_same_v<S, bool>) not_implemented("arange_cpu", dtype, kCPU);
     else return arange_as<S>(start, end, step);
   });
 }
@@ -263,7 +263,7 @@ IValue op_linspace(const Args& a) {
   if (steps == 1) fill_checked(t, a.scalar(0));
   if (steps < 2) return t;
   dispatch_dtype(t.dtype(), [&]<class S>() {
-    if constexpr (std::is_same_v<S, bool>) fail("\"linspace_cpu\" not implemented for 'Bool'");
+    if constexpr (std::is_same_v<S, bool>) not_implemented("linspace_cpu", t.dtype(), kCPU);
     else linspace_into<S>(t, a.scalar(0), a.scalar(1));
   });
   return t;

@@ -386,7 +386,7 @@ IValue op_clamp(const Args& a) {
 
 IValue op_lerp(const Args& a) {
   const Tensor &self = a.tensor(0), &end = a.tensor(1), &w = a.tensor(2);
-  if (!is_floating(self.dtype())) fail("\"lerp_kernel_scalar\" not implemented for '{}'", dtype_torch_name(self.dtype()));
+  if (!is_floating(self.dtype())) not_implemented("lerp_kernel_scalar", self.dtype(), self.device(), "lerp_cuda");
   if (end.dtype() != self.dtype())
     fail("expected dtype {} for `end` but got dtype {}", dtype_torch_name(self.dtype()), dtype_torch_name(end.dtype()));
   // A number weight is taken in the computation dtype (float for float16
@@ -422,7 +422,7 @@ IValue addc(const Args& a, bool divide) {
         if (divide) map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return C(x + v * p / q); }, c[0], c[1], c[2]);
         else map_kernel<S, S, S, S>(o, [v](C x, C p, C q) { return thn_muladd(C(v * p), q, x); }, c[0], c[1], c[2]);
       } else {
-        fail("\"addcmul_cpu_out\" not implemented for 'Bool'");
+        not_implemented(divide ? "addcdiv_cpu_out" : "addcmul_cpu_out", DType::Bool, self.device());
       }
     });
   });

@@ -57,7 +57,7 @@ Tensor unary(OpId op, const Tensor& x, const Tensor* out = nullptr);
 Tensor binary(OpId op, const Tensor& a, const Tensor& b, const Tensor* out = nullptr);
 // Result dtypes, shared with the tracer.
 bool is_predicate(OpId op);  // an elementwise op with a bool result
-DType unary_result_dtype(OpId op, DType in);
+DType unary_result_dtype(OpId op, DType in, Device device);
 DType binary_result_dtype(OpId op, const Tensor& a, const Tensor& b);
 
 }  // namespace thn

@@ -115,7 +115,7 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const cha
     if (!accumulate) fill(out, Scalar(int64_t(0)));
     return;
   }
-  check_implemented(kernel, out.dtype(), out.device());
+  check_implemented(kernel, out.dtype(), KernelDeviceScope::of(out.device()));
   for (const Tensor* t : {&b, &a})
     THN_CHECK(t->dtype() == out.dtype(), "expected scalar type {} but found {}", dtype_torch_name(out.dtype()),
               dtype_torch_name(t->dtype()));
@@ -152,7 +152,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
             "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got "
             "{} and {} elements respectively",
             a.numel(), b.numel(), a.numel(), b.numel());
-  check_implemented("dot", a.dtype(), a.device());  // before the empty case, unlike mm
+  check_implemented("dot", a.dtype(), KernelDeviceScope::of(a.device()));  // before the empty case, unlike mm
   Tensor out = empty({}, a.dtype(), a.device());
   batched_gemm(view(out, {1, 1, 1}), as_row(a), as_column(b), "dot");
   return out;

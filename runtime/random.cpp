@@ -45,11 +45,6 @@ Tensor new_random(const Args& a) {
   return empty(a.dims(0), a.opt_dtype(1).value_or(kDefaultFloat));
 }
 
-// PyTorch's error for a dtype its CPU kernel does not dispatch on.
-[[noreturn]] void not_implemented(std::string_view kernel, DType d) {
-  fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(d));
-}
-
 // PyTorch names the C++ type of the dtype in randint's bounds errors.
 std::string_view random_type_name(DType d) {
   switch (d) {
@@ -124,7 +119,7 @@ IValue op_rand(const Args& a) {
   Tensor t = new_random(a);
   dispatch_dtype(t.dtype(), [&]<class S>() {
     if constexpr (std::is_same_v<S, double>) fill_random<S>(t, thn_rand_double);
-    else if constexpr (std::is_integral_v<S>) not_implemented("check_uniform_bounds", t.dtype());
+    else if constexpr (std::is_integral_v<S>) not_implemented("check_uniform_bounds", t.dtype(), kCPU, "check_uniform_bounds");
     else fill_random<S>(t, thn_rand_float<kUniformBits<S>>);
   });
   return t;
@@ -134,7 +129,7 @@ IValue op_randn(const Args& a) {
   Tensor t = new_random(a);
   dispatch_dtype(t.dtype(), [&]<class S>() {
     if constexpr (std::is_same_v<S, double>) fill_random<S>(t, thn_randn_double);
-    else if constexpr (std::is_integral_v<S>) not_implemented("normal_kernel_cpu", t.dtype());
+    else if constexpr (std::is_integral_v<S>) not_implemented("normal_kernel_cpu", t.dtype(), kCPU);
     else fill_random<S>(t, thn_randn_float);
   });
   return t;

@@ -81,10 +81,6 @@ void check_nonempty(const Tensor& x, const Dims& dims, const char* fn) {
     if (x.size(d) == 0) fail(ErrorKind::IndexError, "{}: Expected reduction dim {} to have non-zero size.", fn, d);
 }
 
-[[noreturn]] void not_implemented(const char* kernel, DType t) {
-  fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(t));
-}
-
 // ---- the associative engine -------------------------------------------------
 
 template <class A, class S> A load(S v) { return A(compute_t<S>(v)); }
@@ -405,7 +401,7 @@ std::pair<Tensor, Tensor> extreme_dim(const Tensor& x, int64_t dim, bool keepdim
 template <bool Max>
 Tensor arg(const Tensor& x, std::optional<int64_t> dim, bool keepdim) {
   const char* fn = Max ? "argmax()" : "argmin()";
-  if (x.dtype() == DType::Bool) not_implemented(Max ? "argmax_cpu" : "argmin_cpu", x.dtype());
+  if (x.dtype() == DType::Bool) not_implemented(Max ? "argmax_cpu" : "argmin_cpu", x.dtype(), x.device());
   if (dim) {
     int64_t d = wrap_dim(*dim, x.dim());
     check_nonempty(x, {d}, fn);
@@ -549,15 +545,15 @@ const char* cpp_type_name(DType t) {
 // refuse Half (and Bool but for cummax/cummin); its CUDA kernels take Half,
 // and refuse Bool for sums and products.
 void check_scan_dtype(OpId op, DType t, Device device) {
-  const bool cuda = device.type == DeviceType::CUDA;
+  const bool cuda = KernelDeviceScope::of(device).type == DeviceType::CUDA;
   const bool extreme = op == OpId::cummax || op == OpId::cummin;
   const bool refused = op == OpId::logcumsumexp ? !is_floating(t) || (!cuda && t == DType::Float16)
                                                 : (!cuda && t == DType::Float16) || (t == DType::Bool && !extreme);
   if (!refused) return;
-  const char* name = op == OpId::cumsum ? "cumsum" : op == OpId::cumprod ? "cumprod"
-                     : op == OpId::logcumsumexp ? "logcumsumexp" : op == OpId::cummax ? "cummax" : "cummin";
-  const char* suffix = cuda ? "_cuda" : extreme ? "_cpu" : "_out_cpu";
-  fail("\"{}{}\" not implemented for '{}'", name, suffix, dtype_torch_name(t));
+  const char* kernel = op == OpId::cumsum ? "cumsum_out_cpu" : op == OpId::cumprod ? "cumprod_out_cpu"
+                       : op == OpId::logcumsumexp ? "logcumsumexp_out_cpu" : op == OpId::cummax ? "cummax_cpu"
+                                                                                                : "cummin_cpu";
+  not_implemented(kernel, t, device);
 }
 
 template <bool Max>
@@ -617,7 +613,7 @@ Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std::opti
   auto [in, out_dtype] = sum_like_input(x, dtype);
   // (PyTorch's CUDA kernel takes them, accumulating in float as thn does.)
   if (is_reduced_float(in.dtype()) && KernelDeviceScope::of(x.device()).type == DeviceType::CPU)
-    not_implemented("prod_cpu", in.dtype());
+    not_implemented("prod_cpu", in.dtype(), x.device());
   return reduce<ProdOp>(in, mask, keepdim, out_dtype);
 }
 
@@ -666,7 +662,7 @@ Tensor logsumexp(const Tensor& x_in, const Dims& dim, bool keepdim) {
 Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
   DType out_dtype = op == OpId::cumsum || op == OpId::cumprod ? sum_like_input(x, dtype).second : x.dtype();
-  check_scan_dtype(op, out_dtype, KernelDeviceScope::of(x.device()));
+  check_scan_dtype(op, out_dtype, x.device());
   Tensor out = empty(x.sizes(), out_dtype, x.device());
   scan_kernel(op, out, to_dtype(x, out_dtype), d);
   return out;
@@ -674,7 +670,7 @@ Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
 
 void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
-  check_scan_dtype(op, x.dtype(), KernelDeviceScope::of(x.device()));
+  check_scan_dtype(op, x.dtype(), x.device());
   if (dtype && *dtype != x.dtype())
     fail("Bad in-place call: input tensor dtype {} and output tensor dtype {} should match", cpp_type_name(x.dtype()),
          cpp_type_name(*dtype));
@@ -684,7 +680,7 @@ void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dt
 
 std::pair<Tensor, Tensor> scan_extreme(OpId op, const Tensor& x, int64_t dim) {
   int64_t d = wrap_dim(dim, x.dim());
-  check_scan_dtype(op, x.dtype(), KernelDeviceScope::of(x.device()));
+  check_scan_dtype(op, x.dtype(), x.device());
   Tensor values = empty(x.sizes(), x.dtype(), x.device()), indices = empty(x.sizes(), DType::Int64, x.device());
   scan_kernel(op, values, x, d, &indices);
   return {values, indices};

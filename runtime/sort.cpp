@@ -85,7 +85,7 @@ IValue op_topk(const Args& a) {
   THN_CHECK(k >= 0 && k <= n, "selected index k out of range");
   const bool cuda = KernelDeviceScope::of(x.device()).type == DeviceType::CUDA;  // CUDA's kernel takes Half
   if (x.dtype() == DType::Bool || (x.dtype() == DType::Float16 && !cuda))
-    fail("\"{}\" not implemented for '{}'", cuda ? "topk_out_cuda" : "topk_cpu", dtype_torch_name(x.dtype()));
+    not_implemented("topk_cpu", x.dtype(), x.device(), "topk_out_cuda");
   Sorted s = sorted_lines(x, dim, a.boolean(3), k);  // sorted=False: sorted all the same
   return IValue::tuple({s.values, s.indices});
 }

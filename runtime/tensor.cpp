@@ -199,6 +199,23 @@ KernelDeviceScope::KernelDeviceScope(Device d) : previous_(scoped_kernel_device)
 KernelDeviceScope::~KernelDeviceScope() { scoped_kernel_device = previous_; }
 Device KernelDeviceScope::of(Device own) { return scoped_kernel_device.value_or(own); }
 
+void not_implemented(std::string_view cpu_kernel, DType dtype, Device device, std::string_view cuda_kernel) {
+  std::string name(cpu_kernel);
+  if (KernelDeviceScope::of(device).type == DeviceType::CUDA) {
+    if (!cuda_kernel.empty()) {
+      name = cuda_kernel;
+    } else {
+      for (std::string_view suffix : {"_vml_cpu", "_impl_cpu_", "_cpu_out", "_out_cpu", "_cpu"})
+        if (name.ends_with(suffix)) {
+          name.resize(name.size() - suffix.size());
+          break;
+        }
+      name += "_cuda";
+    }
+  }
+  fail("\"{}\" not implemented for '{}'", name, dtype_torch_name(dtype));
+}
+
 Device parse_device(const std::string& s) {
   if (s == "cpu") return kCPU;
   if (s == "cuda" || s == "cuda:0") return Device{DeviceType::CUDA};

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/dtype.h"
@@ -43,6 +44,13 @@ class KernelDeviceScope {
  private:
   std::optional<Device> previous_;
 };
+
+// PyTorch's refusal of a dtype by the kernel of the device an op is computed
+// for (KernelDeviceScope::of(device)): `"cpu_kernel" not implemented for
+// 'Half'` on the host; on a GPU, `cuda_kernel`, by default cpu_kernel
+// without its _cpu suffix (_vml_cpu, _out_cpu, _impl_cpu_, ...) + "_cuda".
+[[noreturn]] void not_implemented(std::string_view cpu_kernel, DType dtype, Device device,
+                                  std::string_view cuda_kernel = {});
 
 class Storage {
  public:

@@ -26,19 +26,20 @@ Rule rule(OpId op) {
 }
 
 // PyTorch's dtype restrictions, with its messages.
-void check_dtype(OpId op, DType d) {
+void check_dtype(OpId op, DType d, Device device) {
   std::string_view name = op_def(op).name;
   if (d == DType::Bool) {
     if (op == OpId::neg)
       fail("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
            "`~` or `logical_not()` operator instead.");
     if (op == OpId::relu) fail("Boolean inputs not supported for relu");
-    if (op == OpId::abs || op == OpId::frac) fail("\"{}_cpu\" not implemented for 'Bool'", name);
+    // (PyTorch's CUDA abs takes Bool.)
+    if (op == OpId::abs && KernelDeviceScope::of(device).type == DeviceType::CPU) not_implemented("abs_cpu", d, device);
     if (op == OpId::floor || op == OpId::ceil || op == OpId::round || op == OpId::trunc)
-      fail("\"{}_vml_cpu\" not implemented for 'Bool'", name);
+      not_implemented(fmt::format("{}_vml_cpu", name), d, device);
   }
-  if (op == OpId::frac && !is_floating(d)) fail("\"frac_cpu\" not implemented for '{}'", dtype_torch_name(d));
-  if (op == OpId::bitwise_not && is_floating(d)) fail("\"bitwise_not_cpu\" not implemented for '{}'", dtype_torch_name(d));
+  if (op == OpId::frac && !is_floating(d)) not_implemented("frac_cpu", d, device);
+  if (op == OpId::bitwise_not && is_floating(d)) not_implemented("bitwise_not_cpu", d, device);
 }
 
 template <class S>
@@ -55,8 +56,12 @@ void run(OpId op, const Tensor& o, const Tensor& x) {
   case OpId::name:                                                                      \
     if constexpr (!std::is_same_v<S, bool>) map_kernel<S, S>(o, [](auto v) { return thn_##name(v); }, x); \
     return;
-    THN_X(neg) THN_X(abs) THN_X(square) THN_X(relu) THN_X(floor) THN_X(ceil) THN_X(round) THN_X(trunc)
+    THN_X(neg) THN_X(square) THN_X(relu) THN_X(floor) THN_X(ceil) THN_X(round) THN_X(trunc)
 #undef THN_X
+    case OpId::abs:  // (of bool, CUDA's only: the identity)
+      if constexpr (std::is_same_v<S, bool>) map_kernel<S, S>(o, [](auto v) { return v; }, x);
+      else map_kernel<S, S>(o, [](auto v) { return thn_abs(v); }, x);
+      return;
     case OpId::sign: map_kernel<S, S>(o, [](auto v) { return thn_sign(v); }, x); return;
     case OpId::bitwise_not:
       if constexpr (std::is_integral_v<S>) map_kernel<S, S>(o, [](auto v) { return thn_bitwise_not(v); }, x);
@@ -71,8 +76,8 @@ void run(OpId op, const Tensor& o, const Tensor& x) {
 
 }  // namespace
 
-DType unary_result_dtype(OpId op, DType in) {
-  check_dtype(op, in);
+DType unary_result_dtype(OpId op, DType in, Device device) {
+  check_dtype(op, in, device);
   switch (rule(op)) {
     case Rule::Float: return is_floating(in) ? in : kDefaultFloat;
     case Rule::Same: return op == OpId::square && in == DType::Bool ? kDefaultInt : in;
@@ -82,7 +87,7 @@ DType unary_result_dtype(OpId op, DType in) {
 }
 
 Tensor unary(OpId op, const Tensor& x, const Tensor* out) {
-  DType rd = unary_result_dtype(op, x.dtype());
+  DType rd = unary_result_dtype(op, x.dtype(), x.device());
   // logical_not_ keeps the target's dtype: its result is cast back, like PyTorch.
   DType compute = rule(op) == Rule::Bool ? x.dtype() : rd;
   Tensor o = elementwise_output(x.sizes(), rd, {x}, out);
@@ -97,8 +102,8 @@ IValue round_decimals(const Args& a) {
   const Tensor* out = a.target();
   int64_t decimals = a.i64(1);
   if (decimals == 0) return unary(OpId::round, x, out);
-  check_dtype(OpId::round, x.dtype());
-  if (!is_floating(x.dtype())) fail("\"round_decimals_cpu\" not implemented for '{}'", dtype_torch_name(x.dtype()));
+  check_dtype(OpId::round, x.dtype(), x.device());
+  if (!is_floating(x.dtype())) not_implemented("round_decimals_cpu", x.dtype(), x.device(), "round_cuda");
   Tensor o = elementwise_output(x.sizes(), x.dtype(), {x}, out);
   dispatch_dtype(x.dtype(), [&]<class S>() {
     if constexpr (is_float_storage<S>) {
