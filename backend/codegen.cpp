@@ -552,6 +552,9 @@ class Emitter {
                            arg(e, bound));
       }
       case OpId::lerp: return fmt::format("thn::thn_lerp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
+      case OpId::nextafter:  // (float16 is refused)
+        if (e.dtype == DType::BFloat16) return fmt::format("thn::thn_nextafter_bf16({}, {})", arg(e, 0), arg(e, 1));
+        break;
       case OpId::addcmul:
         return fmt::format("thn::thn_muladd<{0}>({0}({4} * {2}), {3}, {1})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));
       case OpId::addcdiv: return fmt::format("{0}({1} + {4} * {2} / {3})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));

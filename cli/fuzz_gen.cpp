@@ -506,9 +506,10 @@ class Generator {
     v.shape = *broadcast(x.shape, y->shape);
     v.dt = promote({tensor_operand(x), tensor_operand(*y)});
     if (is_float(x.dt) && is_float(y->dt)) {
-      // (nextafter, heaviside and lerp take one dtype)
+      // (nextafter, heaviside and lerp take one dtype; nextafter no float16)
       std::vector<std::string> ops{"copysign", "xlogy", "logaddexp2", "addcmul", "addcdiv"};
-      if (x.dt == y->dt) ops.insert(ops.end(), {"nextafter", "heaviside", "lerp"});
+      if (x.dt == y->dt) ops.insert(ops.end(), {"heaviside", "lerp"});
+      if (x.dt == y->dt && x.dt != DT::F16) ops.push_back("nextafter");
       const std::string op = r_.pick(ops);
       if (op == "xlogy") v.name = fmt::format("xlogy({}, {}.abs())", x.name, y->name);
       else if (op == "addcmul") v.name = fmt::format("{0}.addcmul({1}, {1}, value=0.5)", x.name, y->name);

@@ -377,6 +377,10 @@ class Decomposer {
       extra.push_back(alpha);
     } else if (id == OpId::div) {
       extra.push_back(arg("rounding_mode"));
+    } else if (id == OpId::nextafter && out == DType::BFloat16) {
+      // On bfloat16's own grid (the kernel's thn_nextafter_bf16): no float32 step between.
+      const Sizes sizes = result_sizes();
+      return prim(id, {expand(in_common(a, out), sizes), expand(in_common(o, out), sizes)}, Meta{out, device(), sizes});
     }
     // x ** e for a Python number e in float32/float64/bfloat16: PyTorch's
     // formulas for six exponents (runtime/scalar_math.h's thn_pow_number;

@@ -62,7 +62,8 @@ void check(OpId op, const Tensor& a, const Tensor& b, DType common, const Option
     case OpId::logaddexp:
     case OpId::logaddexp2:
     case OpId::nextafter:
-      if (!is_floating(common))
+      // (nextafter of float16: neither PyTorch's CPU nor its CUDA kernel)
+      if (!is_floating(common) || (op == OpId::nextafter && common == DType::Float16))
         not_implemented(fmt::format("{}_cpu", op_def(op).name), common, device);
       break;
     case OpId::heaviside:
@@ -135,11 +136,15 @@ void run(OpId op, const Tensor& o, const Tensor& a, const Tensor& b, const Optio
     case OpId::maximum: map([](C x, C y) { return thn_maximum(x, y); }); return;
     case OpId::minimum: map([](C x, C y) { return thn_minimum(x, y); }); return;
     case OpId::heaviside: map([](C x, C y) { return thn_heaviside(x, y); }); return;
+    case OpId::nextafter:
+      if constexpr (std::is_same_v<S, BFloat16>) map([](C x, C y) { return thn_nextafter_bf16(x, y); });
+      else if constexpr (!is_int && !is_bool) map([](C x, C y) { return thn_nextafter(x, y); });
+      return;
 #define THN_X(name)                                                        \
   case OpId::name:                                                         \
     if constexpr (!is_int && !is_bool) map([](C x, C y) { return thn_##name(x, y); }); \
     return;
-      THN_X(atan2) THN_X(hypot) THN_X(logaddexp) THN_X(logaddexp2) THN_X(nextafter) THN_X(copysign) THN_X(xlogy)
+      THN_X(atan2) THN_X(hypot) THN_X(logaddexp) THN_X(logaddexp2) THN_X(copysign) THN_X(xlogy)
 #undef THN_X
 #define THN_X(name)                                                  \
   case OpId::name:                                                   \

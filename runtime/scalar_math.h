@@ -201,6 +201,24 @@ template <class T> THN_HD T thn_minimum(T a, T b) {
 template <class T> THN_HD T thn_atan2(T a, T b) { return std::atan2(a, b); }
 template <class T> THN_HD T thn_hypot(T a, T b) { return std::hypot(a, b); }
 template <class T> THN_HD T thn_nextafter(T a, T b) { return std::nextafter(a, b); }
+// nextafter on bfloat16's grid, computed in float: a bfloat16 is the upper
+// half of a float's bits, so its neighbours lie 1 << 16 apart in them.
+THN_HD inline float thn_nextafter_bf16(float a, float b) {
+  if (a != a || b != b) return a + b;
+  if (a == b) return b;
+#ifdef __CUDACC_RTC__
+  uint32_t bits = __float_as_uint(a), sign = __float_as_uint(b) & 0x80000000u;
+#else
+  uint32_t bits = __builtin_bit_cast(uint32_t, a), sign = __builtin_bit_cast(uint32_t, b) & 0x80000000u;
+#endif
+  if (a == 0) bits = sign | 0x10000u;  // the least subnormal, toward b
+  else bits = (b > a) == (a > 0) ? bits + 0x10000u : bits - 0x10000u;  // away from 0, or toward it
+#ifdef __CUDACC_RTC__
+  return __uint_as_float(bits);
+#else
+  return __builtin_bit_cast(float, bits);
+#endif
+}
 template <class T> THN_HD T thn_copysign(T a, T b) { return std::copysign(a, b); }
 // log(exp(a) + exp(b)) and log2(2^a + 2^b) without overflow, PyTorch's formulas.
 template <class T> THN_HD T thn_logaddexp(T a, T b) {
