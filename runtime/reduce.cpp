@@ -670,10 +670,10 @@ Tensor scan(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
 
 void scan_inplace(OpId op, const Tensor& x, int64_t dim, std::optional<DType> dtype) {
   int64_t d = wrap_dim(dim, x.dim());
-  check_scan_dtype(op, x.dtype(), x.device());
   if (dtype && *dtype != x.dtype())
     fail("Bad in-place call: input tensor dtype {} and output tensor dtype {} should match", cpp_type_name(x.dtype()),
          cpp_type_name(*dtype));
+  check_scan_dtype(op, x.dtype(), x.device());
   check_inplace_write(x, {});
   scan_kernel(op, x, x, d);
 }
