@@ -357,9 +357,7 @@ Value trace(Interpreter& in, const Value& x, CallArgs& a) {
   bind("trace", a, {});
   const int64_t rank = in.tensor_dim(x);
   if (rank != 2) fail("trace: expected a matrix, but got tensor with dim {}", rank);
-  // (PyTorch's CUDA trace is diagonal().sum(), which takes Bool.)
-  if (dtype_of(in, x) == DType::Bool && device_of(in, x).type == DeviceType::CPU)
-    fail("\"trace\" not implemented for 'Bool'");
+  // (PyTorch's CPU trace refuses Bool; its CUDA one, diagonal().sum(), takes it.)
   return method(in, method(in, x, "diagonal"), "sum");
 }
 
@@ -448,14 +446,12 @@ Value normal_(Interpreter& in, const Value& x, CallArgs& a) {
   return call_op(in, "copy_", &x, {n}, {});
 }
 // 1 where a uniform number falls below p (a number or a tensor of
-// probabilities; None: x holds them), in x's dtype. PyTorch 1.13's CPU
-// kernels take every dtype but float16 (its CUDA ones, float16 too), and
-// only floats as probabilities.
+// probabilities; None: x holds them), in x's dtype: every dtype (PyTorch
+// 1.13's CPU kernels refuse float16, its CUDA ones take it), and only
+// floats as probabilities.
 Value bernoulli_draw(Interpreter& in, const Value& x, const Value& p) {
   const DType d = dtype_of(in, x);
   const bool number = !p.is_none() && !p.is(Type::Tensor);
-  if (d == DType::Float16 && device_of(in, x).type == DeviceType::CPU)
-    fail("\"{}\" not implemented for 'Half'", number ? "bernoulli_scalar_cpu_" : "bernoulli_tensor_cpu_self_");
   if (p.is_none()) floats_only(in, x, "bernoulli_tensor_cpu_p_", "bernoulli_tensor_cuda_p_");
   if (number && (in.truth(in.compare(ast::CmpOp::Lt, p, Value(0.0))) || in.truth(in.compare(ast::CmpOp::Gt, p, Value(1.0)))))
     fail("bernoulli_ expects p to be in [0, 1], but got p={}", to_repr(p));

@@ -176,8 +176,6 @@ IValue op_multinomial(const Args& a) {
   THN_CHECK(replacement || n <= categories,
             "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   THN_CHECK(categories <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
-  THN_CHECK(self.dtype() != DType::Float16 || KernelDeviceScope::of(self.device()).type == DeviceType::CUDA,
-            "multinomial is not implemented for half on CPU");
   Dims shape = self.sizes();
   shape.back() = n;
   Tensor out = empty(shape, DType::Int64);

@@ -541,14 +541,13 @@ const char* cpp_type_name(DType t) {
   return names[size_t(t)];
 }
 
-// The dtypes PyTorch's scan kernels refuse, with its message. On CPU they
-// refuse Half (and Bool but for cummax/cummin); its CUDA kernels take Half,
-// and refuse Bool for sums and products.
+// The dtypes PyTorch's scan kernels refuse on every device, with its
+// message: Bool but for cummax/cummin, and for logcumsumexp every non-float.
+// (Its CPU kernels refuse Half too, its CUDA ones take it: README's
+// "dtypes either device takes".)
 void check_scan_dtype(OpId op, DType t, Device device) {
-  const bool cuda = KernelDeviceScope::of(device).type == DeviceType::CUDA;
   const bool extreme = op == OpId::cummax || op == OpId::cummin;
-  const bool refused = op == OpId::logcumsumexp ? !is_floating(t) || (!cuda && t == DType::Float16)
-                                                : (!cuda && t == DType::Float16) || (t == DType::Bool && !extreme);
+  const bool refused = op == OpId::logcumsumexp ? !is_floating(t) : t == DType::Bool && !extreme;
   if (!refused) return;
   const char* kernel = op == OpId::cumsum ? "cumsum_out_cpu" : op == OpId::cumprod ? "cumprod_out_cpu"
                        : op == OpId::logcumsumexp ? "logcumsumexp_out_cpu" : op == OpId::cummax ? "cummax_cpu"
@@ -611,9 +610,6 @@ Tensor mean(const Tensor& x, const std::optional<Dims>& dim, bool keepdim, std::
 Tensor prod(const Tensor& x, std::optional<int64_t> dim, bool keepdim, std::optional<DType> dtype) {
   std::vector<bool> mask = single_dim_mask(x, dim);
   auto [in, out_dtype] = sum_like_input(x, dtype);
-  // (PyTorch's CUDA kernel takes them, accumulating in float as thn does.)
-  if (is_reduced_float(in.dtype()) && KernelDeviceScope::of(x.device()).type == DeviceType::CPU)
-    not_implemented("prod_cpu", in.dtype(), x.device());
   return reduce<ProdOp>(in, mask, keepdim, out_dtype);
 }
 

@@ -83,9 +83,7 @@ IValue op_topk(const Args& a) {
   const int64_t d = wrap_dim(dim, std::max<int64_t>(x.dim(), 1));  // a 0-dim tensor: one element along dim 0 or -1
   const int64_t n = x.dim() ? x.sizes()[size_t(d)] : 1;
   THN_CHECK(k >= 0 && k <= n, "selected index k out of range");
-  const bool cuda = KernelDeviceScope::of(x.device()).type == DeviceType::CUDA;  // CUDA's kernel takes Half
-  if (x.dtype() == DType::Bool || (x.dtype() == DType::Float16 && !cuda))
-    not_implemented("topk_cpu", x.dtype(), x.device(), "topk_out_cuda");
+  if (x.dtype() == DType::Bool) not_implemented("topk_cpu", x.dtype(), x.device(), "topk_out_cuda");
   Sorted s = sorted_lines(x, dim, a.boolean(3), k);  // sorted=False: sorted all the same
   return IValue::tuple({s.values, s.indices});
 }

@@ -30,8 +30,8 @@ Device parse_device(const std::string& s);
 // The device whose kernels an op is computed for. Ops on CUDA tensors are
 // at times computed on host copies: the tracer's shadows, and
 // cuda::run_on_host. Inside a KernelDeviceScope, PyTorch's dtype refusals
-// that are its CPU kernels' alone ("cumsum_out_cpu" not implemented for
-// 'Half') follow the scope's device instead of the host tensor's.
+// name the scope's device's kernel ("div_floor_cuda", not "div_floor_cpu"),
+// and the few that differ by device (matmul of integers) follow it.
 class KernelDeviceScope {
  public:
   explicit KernelDeviceScope(Device d);

@@ -33,8 +33,7 @@ void check_dtype(OpId op, DType d, Device device) {
       fail("Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the "
            "`~` or `logical_not()` operator instead.");
     if (op == OpId::relu) fail("Boolean inputs not supported for relu");
-    // (PyTorch's CUDA abs takes Bool.)
-    if (op == OpId::abs && KernelDeviceScope::of(device).type == DeviceType::CPU) not_implemented("abs_cpu", d, device);
+    // (abs: PyTorch's CPU kernel refuses Bool, its CUDA one takes it.)
     if (op == OpId::floor || op == OpId::ceil || op == OpId::round || op == OpId::trunc)
       not_implemented(fmt::format("{}_vml_cpu", name), d, device);
   }
@@ -58,7 +57,7 @@ void run(OpId op, const Tensor& o, const Tensor& x) {
     return;
     THN_X(neg) THN_X(square) THN_X(relu) THN_X(floor) THN_X(ceil) THN_X(round) THN_X(trunc)
 #undef THN_X
-    case OpId::abs:  // (of bool, CUDA's only: the identity)
+    case OpId::abs:  // (of bool: the identity)
       if constexpr (std::is_same_v<S, bool>) map_kernel<S, S>(o, [](auto v) { return v; }, x);
       else map_kernel<S, S>(o, [](auto v) { return thn_abs(v); }, x);
       return;

@@ -541,6 +541,5 @@ def _(c):
 def _(c):
     c.fn("multinomial", c.input(torch.zeros(2, 3)), 1, True)
 
-@case("multinomial error: float16")
-def _(c):
-    c.fn("multinomial", c.input(torch.ones(3, dtype=torch.float16)), 1)
+# (multinomial of float16: PyTorch 1.13's CPU refuses it, its CUDA kernel and
+# thn take it: tests/lang/dtypes_either_device.thn.)

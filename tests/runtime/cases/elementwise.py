@@ -24,6 +24,8 @@ for op in UNARY:
     for dt in DTYPES:
         if dt == torch.float16 and op in HALF_MISSING_IN_TORCH:
             continue
+        if dt == torch.bool and op == "abs":  # CPU refuses it, CUDA and thn take it (tests/lang/dtypes_either_device.thn)
+            continue
         @case(f"{op} {dt}")
         def _(c, op=op, dt=dt):
             x = c.input(values(dt).reshape(2, 3))
