@@ -760,25 +760,23 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
     return v;
   }
   if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
+  std::vector<IValue> pos;
+  for (const Value& a : args) pos.push_back(shadow_ivalue(a));
+  Kwargs kws;
+  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
   if (name == "result_type") {  // a function (of dtypes and ranks alone: no layout)
-    std::vector<IValue> pos{IValue(p.shadow)};
-    for (const Value& a : args) pos.push_back(shadow_ivalue(a));
-    Kwargs kws;
-    for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+    pos.insert(pos.begin(), IValue(p.shadow));
     return from_ivalue(call_op(op, std::nullopt, pos, kws));
   }
   // stride(), is_contiguous(), storage_offset(): facts of this call's layout.
   // (is_contiguous() of an input, whose contiguity the prologue checks, or of
   // a layout that is the same on every call the trace serves, is a fact of
   // every call.)
-  const bool is_input = std::any_of(trace_.inputs.begin(), trace_.inputs.end(), [&](const Value& v) {
-    return is_tensor_proxy(v) && &v.symbolic() == &self.symbolic();
-  });
-  if (name != "is_contiguous" || !(is_input || structural_layout(self))) static_layout(p);
-  std::vector<IValue> pos;
-  for (const Value& a : args) pos.push_back(shadow_ivalue(a));
-  Kwargs kws;
-  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+  auto is_input = [&] {
+    return std::any_of(trace_.inputs.begin(), trace_.inputs.end(),
+                       [&](const Value& v) { return is_tensor_proxy(v) && &v.symbolic() == &self.symbolic(); });
+  };
+  if (name != "is_contiguous" || !(is_input() || structural_layout(self))) static_layout(p);
   return present_result(op.name, from_ivalue(call_op(op, IValue(p.shadow), pos, kws)));
 }
 
@@ -886,17 +884,18 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
       static_layout(tensor_proxy(targs[0]));
     }
   }
+  const Device device = result_device(op, targs);
   IValue result = [&] {  // on the shadows: eager shapes, dtypes and errors (the device's)
-    KernelDeviceScope device(result_device(op, targs));
+    KernelDeviceScope scope(device);
     return op.impl(bound);
   }();
   // x.float() of a float32 x is x (the prologue guards the dtype); the
   // shadows all live on the CPU, so x.to("cpu") of a CUDA x is not.
   if (!inplace && result.is_tensor() && is_tensor_proxy(targs[0]) &&
-      tensor_proxy(targs[0]).device() == result_device(op, targs) &&
+      tensor_proxy(targs[0]).device() == device &&
       returns_input(op, tensor_proxy(targs[0]).shadow, result.to_tensor()))
     return self ? *self : args[0];
-  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result, result_device(op, targs));
+  Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result, device);
   // Under shapes="symbolic" a shape rule gives the outputs symbolic sizes;
   // an op without one (or whose rule disagrees with the eager result) makes
   // the sizes of its inputs static instead.

@@ -82,17 +82,11 @@ void gemm_loops(const Tensor& out, const Tensor& a, const Tensor& b, bool accumu
 // PyTorch's CPU matmul kernels have no bool instantiation. (Nor float16:
 // thn computes float16 in float32 as it does bfloat16, as the elementwise ops
 // do where PyTorch 1.13 lacks a float16 kernel.) Its CUDA kernels (named
-// after the CPU ones here) are cuBLAS's: floating types only.
-void check_implemented(const char* kernel, DType dtype, Device device) {
-  if (device.type == DeviceType::CUDA && !is_floating(dtype)) {
-    std::string_view k = kernel;
-    const char* cuda = k == "addmm_impl_cpu_" ? "addmm_cuda" : k == "addmv_impl_cpu" ? "addmv_impl_cuda"
-                       : k == "bmm"           ? "bmm_cuda"
-                                              : kernel;
-    fail("\"{}\" not implemented for '{}'", cuda, dtype_torch_name(dtype));
-  }
-  if (dtype == DType::Bool)
-    fail("\"{}\" not implemented for '{}'", kernel, dtype_torch_name(dtype));
+// after the CPU ones here; dot's keeps its name) are cuBLAS's: floating
+// types only.
+void check_implemented(std::string_view kernel, DType dtype, Device device) {
+  if (dtype == DType::Bool || (KernelDeviceScope::of(device).type == DeviceType::CUDA && !is_floating(dtype)))
+    not_implemented(kernel, dtype, device, kernel == "dot" ? "dot" : "");
 }
 
 // The product on CUDA: cuBLAS reads the operands as CBLAS would.
@@ -115,7 +109,7 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const cha
     if (!accumulate) fill(out, Scalar(int64_t(0)));
     return;
   }
-  check_implemented(kernel, out.dtype(), KernelDeviceScope::of(out.device()));
+  check_implemented(kernel, out.dtype(), out.device());
   for (const Tensor* t : {&b, &a})
     THN_CHECK(t->dtype() == out.dtype(), "expected scalar type {} but found {}", dtype_torch_name(out.dtype()),
               dtype_torch_name(t->dtype()));
@@ -152,7 +146,7 @@ Tensor dot(const Tensor& a, const Tensor& b) {
             "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got "
             "{} and {} elements respectively",
             a.numel(), b.numel(), a.numel(), b.numel());
-  check_implemented("dot", a.dtype(), KernelDeviceScope::of(a.device()));  // before the empty case, unlike mm
+  check_implemented("dot", a.dtype(), a.device());  // before the empty case, unlike mm
   Tensor out = empty({}, a.dtype(), a.device());
   batched_gemm(view(out, {1, 1, 1}), as_row(a), as_column(b), "dot");
   return out;
