@@ -184,7 +184,7 @@ class Emitter {
   std::string cpu_pointwise() const {
     std::string body = statements(false), out;
     // Contiguous: one flat loop; else the innermost dim runs with its strides.
-    out += "  if (flat) {\n#pragma omp parallel for simd if (n >= 32768) schedule(static)\n"
+    out += "  if (flat) {\n#pragma omp parallel for simd if (parallel: n >= 32768) schedule(static)\n"
            "    for (idx_t i = 0; i < n; ++i) {\n";
     for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const idx_t o{} = i;\n", t);
     out += indent(body, 6) + "    }\n    return;\n  }\n";

@@ -59,7 +59,13 @@ template <class T> THN_HD T thn_sqrt(T a) { return std::sqrt(a); }
 template <class T> THN_HD T thn_rsqrt(T a) { return T(1) / std::sqrt(a); }
 template <class T> THN_HD T thn_square(T a) { return a * a; }
 template <class T> THN_HD T thn_sin(T a) { return std::sin(a); }
-template <class T> THN_HD T thn_cos(T a) { return std::cos(a); }
+template <class T> THN_HD T thn_cos(T a) {
+#ifdef THN_VECTOR_COS  // host kernels: see backend/prelude.cpp.in
+  return THN_VECTOR_COS(a);
+#else
+  return std::cos(a);
+#endif
+}
 template <class T> THN_HD T thn_tan(T a) { return std::tan(a); }
 template <class T> THN_HD T thn_sinh(T a) { return std::sinh(a); }
 template <class T> THN_HD T thn_cosh(T a) { return std::cosh(a); }
