@@ -240,14 +240,16 @@ class Emitter {
 
   // Accumulators a<k>, one per reduction, set to their identities (arrays
   // of `lanes` when given).
-  std::string accumulators(const std::string& lanes = "") const {
+  // One accumulator per reduction, or arrays of `size` with the first
+  // `lanes` (a variable) set.
+  std::string accumulators(int size = 0, const std::string& lanes = "") const {
     std::string out;
     for (size_t k = 0; k < reduces_.size(); ++k) {
       const KExpr& e = k_.exprs[reduces_[k]];
-      if (lanes.empty()) {
+      if (size == 0) {
         out += fmt::format("{} a{} = {};\n", ctype(accumulator(e)), k, identity(e));
       } else {
-        out += fmt::format("{} a{}[{}];\n", ctype(accumulator(e)), k, lanes);
+        out += fmt::format("{} a{}[{}];\n", ctype(accumulator(e)), k, size);
         out += fmt::format("for (idx_t l = 0; l < {}; ++l) a{}[l] = {};\n", lanes, k, identity(e));
       }
     }
@@ -321,12 +323,15 @@ class Emitter {
   //  rows:    the innermost reduced dim is contiguous: per output element
   //           (in parallel when there are many), a vectorised sweep along
   //           it; the one reduction of a single output runs in parallel.
-  //  columns: the innermost output dim is contiguous: tiles of kLanes
-  //           adjacent outputs accumulate together, a vectorised sweep
-  //           across the tile per reduced element.
+  //  columns: the innermost output dim is contiguous: tiles of adjacent
+  //           outputs accumulate together, a vectorised sweep across the
+  //           tile per reduced element. A tile is a thread's share of the
+  //           row (64 to kLanes outputs): each thread then walks the rows
+  //           once, where narrow tiles walked them (and their pages) once
+  //           per tile.
   //  strided: per output element, the reduced elements row by row.
   std::string cpu_reduction() const {
-    constexpr int kLanes = 64;
+    constexpr int kLanes = 1024;
     std::string out = "  const idx_t rin = idx_t(sz[nd + rnd - 1]), rout = rin > 0 ? rn / rin : 0;\n";
     out += fmt::format("  const bool rows = {};\n", unit_inner("nd + rnd - 1"));
     // Tiles of outputs keep one accumulator per lane: single-sweep kernels only.
@@ -372,13 +377,14 @@ class Emitter {
     out += indent(element(false), 6) + "    }\n    return;\n  }\n";
     if (k_.stages > 1) return out;
     // columns
-    out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", kLanes);
+    out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), share = (qin + thn_threads() - 1) / thn_threads();\n"
+                       "  const idx_t width = share <= 64 ? 64 : share >= {0} ? {0} : (share + 63) / 64 * 64;\n"
+                       "  const idx_t tiles = (qin + width - 1) / width, count = n / qin * tiles;\n", kLanes);
     out += "#pragma omp parallel for if (count > 1 && n * rn >= 32768) schedule(static)\n"
            "  for (idx_t tile = 0; tile < count; ++tile) {\n";
-    std::string col = fmt::format("const idx_t q0 = tile / tiles * qin + tile % tiles * {0};\n"
-                                  "const idx_t lanes = qin - tile % tiles * {0} < {0} ? qin - tile % tiles * {0} : {0};\n",
-                                  kLanes);
-    col += outer_offsets("q0") + accumulators(std::to_string(kLanes));
+    std::string col = "const idx_t q0 = tile / tiles * qin + tile % tiles * width;\n"
+                      "const idx_t lanes = qin - tile % tiles * width < width ? qin - tile % tiles * width : width;\n";
+    col += outer_offsets("q0") + accumulators(kLanes, "lanes");
     col += "for (idx_t rq = 0; rq < rout; ++rq) {\n";
     std::string sweep = row_offsets() + "for (idx_t i = 0; i < rin; ++i) {\n";
     std::string lane_loop = "#pragma omp simd\nfor (idx_t l = 0; l < lanes; ++l) {\n";
