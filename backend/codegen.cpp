@@ -183,11 +183,19 @@ class Emitter {
 
   std::string cpu_pointwise() const {
     std::string body = statements(false), out;
-    // Contiguous: one flat loop; else the innermost dim runs with its strides.
-    out += "  if (flat) {\n#pragma omp parallel for simd if (parallel: n >= 32768) schedule(static)\n"
-           "    for (idx_t i = 0; i < n; ++i) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      const idx_t o{} = i;\n", t);
-    out += indent(body, 6) + "    }\n    return;\n  }\n";
+    // Contiguous: one flat loop in blocks of 4096 elements, threads taking
+    // whole blocks: a block's vector body and scalar remainder are where
+    // they are whatever the thread count, so results do not depend on it
+    // (libmvec's vector functions and libm's scalar ones differ in the last
+    // ulp); else the innermost dim runs with its strides.
+    out += "  if (flat) {\n    const idx_t blocks = (n + 4095) / 4096;\n"
+           "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
+           "    for (idx_t blk = 0; blk < blocks; ++blk) {\n"
+           "      const idx_t end = n - blk * 4096 < 4096 ? n : blk * 4096 + 4096;\n"
+           "#pragma omp simd\n"
+           "      for (idx_t i = blk * 4096; i < end; ++i) {\n";
+    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("        const idx_t o{} = i;\n", t);
+    out += indent(body, 8) + "      }\n    }\n    return;\n  }\n";
     out += "  const idx_t inner = nd > 0 ? idx_t(sz[nd - 1]) : 1, outer = inner > 0 ? n / inner : 0;\n"
            "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
            "  for (idx_t q = 0; q < outer; ++q) {\n";

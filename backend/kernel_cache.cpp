@@ -17,6 +17,10 @@
 #include <unordered_map>
 #include <vector>
 
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
 #include "runtime/error.h"
 
 extern char** environ;
@@ -98,6 +102,27 @@ const std::vector<std::string>& compile_flags() {
   return flags;
 }
 
+// What else a host kernel depends on: the C library (kernels call libmvec's
+// vector functions where glibc has them) and the CPU `-march=native` sees
+// (its model and feature flags), so that a cache shared between machines
+// never hands one a kernel built for another.
+std::string host_identity() {
+  std::string id;
+#ifdef __GLIBC__
+  id += std::string("glibc ") + gnu_get_libc_version() + "\n";
+#endif
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  bool model = false, flags = false;
+  while ((!model || !flags) && std::getline(cpuinfo, line)) {
+    bool is_model = line.starts_with("model name"), is_flags = line.starts_with("flags");
+    if ((is_model && !model) || (is_flags && !flags)) id += line + "\n";
+    model |= is_model;
+    flags |= is_flags;
+  }
+  return id;
+}
+
 // The compiler's `--version` line: part of the key, so a new compiler rebuilds.
 const std::string& compiler_identity() {
   static const std::string id = [] {
@@ -107,7 +132,7 @@ const std::string& compiler_identity() {
     fs::remove(log);
     if (rc != 0)
       fail(ErrorKind::RuntimeError, "cannot run the kernel compiler '{}' (set THN_CXX to a C++ compiler)", compiler());
-    return text.substr(0, text.find('\n'));
+    return text.substr(0, text.find('\n')) + "\n" + host_identity();
   }();
   return id;
 }
