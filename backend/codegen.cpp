@@ -246,10 +246,8 @@ class Emitter {
     return out + "      }\n    }\n" + indent(statements(false), 4) + "  }\n";
   }
 
-  // Accumulators a<k>, one per reduction, set to their identities (arrays
-  // of `lanes` when given).
-  // One accumulator per reduction, or arrays of `size` with the first
-  // `lanes` (a variable) set.
+  // Accumulators a<k>, one per reduction, set to their identities; with a
+  // `size`, arrays of it whose first `lanes` (a variable) are set.
   std::string accumulators(int size = 0, const std::string& lanes = "") const {
     std::string out;
     for (size_t k = 0; k < reduces_.size(); ++k) {
