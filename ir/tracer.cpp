@@ -125,14 +125,24 @@ Value Tracer::new_tensor(Tensor shadow, Device device, const std::string& name) 
 Tensor Tracer::shadow_copy(const Tensor& t) {
   auto& copy = shadow_storage_[t.storage().get()];
   if (!copy) {
-    // A CUDA tensor's shadow is a host copy of its storage: the trace runs
-    // on the host, its proxies stay on the device.
-    copy = std::make_shared<Storage>(t.storage()->nbytes(), kCPU);
-    if (t.device().type == DeviceType::CUDA)
+    // A host tensor's shadow reads its bytes in place until an in-place op
+    // writes it (before_write). A CUDA tensor's shadow is a host copy of its
+    // storage: the trace runs on the host, its proxies stay on the device.
+    if (t.device().type == DeviceType::CUDA) {
+      copy = std::make_shared<Storage>(t.storage()->nbytes(), kCPU);
       cuda::copy_to_host(copy->data(), cuda::CUdeviceptr(uintptr_t(t.storage()->data())), size_t(t.storage()->nbytes()));
-    else std::memcpy(copy->data(), t.storage()->data(), size_t(t.storage()->nbytes()));
+    } else {
+      copy = Storage::borrow(t.storage());
+    }
   }
   return Tensor(copy, t.offset(), t.sizes(), t.strides(), t.dtype());
+}
+
+void Tracer::before_write(std::span<const Value> operands) {
+  std::vector<Value> proxies;
+  for (const Value& v : operands) collect_proxies(v, proxies);
+  for (const Value& p : proxies)
+    if (p.is(Type::Tensor) && tensor_proxy(p).shadow.defined()) tensor_proxy(p).shadow.storage()->materialize();
 }
 
 Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
@@ -885,6 +895,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
   const Device device = result_device(op, targs);
+  if (inplace || op.name.ends_with('_')) before_write(targs);
   IValue result = [&] {  // on the shadows: eager shapes, dtypes and errors (the device's)
     KernelDeviceScope scope(device);
     return op.impl(bound);
@@ -986,6 +997,7 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
   bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
+  before_write(std::span<const Value>(&t, 1));
   eager_.setitem(shadow(t), sidx, shadow(val));
   std::optional<std::vector<Value>> view = symbolic_index_sizes(t, idx);
   if (view && is_tensor_proxy(val)) {

@@ -2,8 +2,10 @@
 // The tracer: the interpreter's own evaluator run with this OpDispatch.
 // Tensor arguments become TensorProxies, number arguments NumberProxies
 // (cache="symbolic") or constants, and every op is recorded in a Trace while
-// it also runs on *shadow* copies of the inputs: shapes, dtypes and errors
-// are exactly the eager ones, and tracing never changes the caller's data.
+// it also runs on *shadows* of the inputs: shapes, dtypes and errors are
+// exactly the eager ones, and tracing never changes the caller's data (a
+// shadow reads its input's bytes in place until an in-place op writes it,
+// and then takes a copy: Storage::borrow).
 // Where the traced code relies on a number (a branch, a loop count, a shape)
 // the tracer records a guard; where it relies on tensor *data* (`if
 // x.sum() > 0:`) it raises a located error.
@@ -158,6 +160,9 @@ class Tracer : public OpDispatch {
   Value new_tensor(Tensor shadow, Device device, const std::string& name = "");
   Value input_tensor(const Tensor& t, const std::string& name);
   Tensor shadow_copy(const Tensor& t);
+  // Before eager writes into these operands: a shadow still reading an
+  // input's bytes (shadow_copy) takes its own copy of them.
+  void before_write(std::span<const Value> operands);
   Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
   Value traced(const Value& v);  // what the trace records for v (captured tensors registered)
   IValue shadow_ivalue(const Value& v) { return to_ivalue(shadow(v)); }

@@ -39,20 +39,40 @@ Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(devic
     live_bytes_.fetch_add(nbytes, std::memory_order_relaxed);
     return;
   }
+  allocate_host();
+}
+
+void Storage::allocate_host() {
   tune_malloc_once();
   // 64-byte alignment lets the compiler use aligned vector loads. The block
   // comes from plain malloc and is aligned here: a freed block is then
   // exactly what the next request of the same size takes back, whereas
   // aligned_alloc asks for a little more than it returned and so grows the
   // heap (faulting fresh pages in) on the first calls of a loop.
-  size_t n = size_t(nbytes) + 64;
-  base_ = nbytes <= limit_ ? std::malloc(n) : nullptr;
-  THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes);
+  size_t n = size_t(nbytes_) + 64;
+  base_ = nbytes_ <= limit_ ? std::malloc(n) : nullptr;
+  THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes_);
   data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
-  live_bytes_.fetch_add(nbytes, std::memory_order_relaxed);
+  live_bytes_.fetch_add(nbytes_, std::memory_order_relaxed);
+}
+
+Storage::Storage(Borrow, std::shared_ptr<Storage> source)
+    : data_(source->data_), nbytes_(source->nbytes_), device_(kCPU), source_(std::move(source)) {}
+
+std::shared_ptr<Storage> Storage::borrow(std::shared_ptr<Storage> source) {
+  THN_CHECK(source->device_.type == DeviceType::CPU, "Storage::borrow: a host storage only");
+  return std::shared_ptr<Storage>(new Storage(Borrow{}, std::move(source)));
+}
+
+void Storage::materialize() {
+  if (!source_) return;
+  allocate_host();
+  std::memcpy(data_, source_->data_, size_t(nbytes_));
+  source_.reset();
 }
 
 Storage::~Storage() {
+  if (source_) return;  // the bytes are source_'s
   live_bytes_.fetch_sub(nbytes_, std::memory_order_relaxed);
   if (device_.type == DeviceType::CUDA) cuda::allocator().release(cuda::CUdeviceptr(reinterpret_cast<uintptr_t>(data_)));
   else std::free(base_);

@@ -75,11 +75,23 @@ class Storage {
   // front-end fuzzer lowers it, so no input can exhaust the machine).
   static void set_limit(int64_t bytes) { limit_ = bytes; }
 
+  // A host storage that reads `source`'s bytes in place until
+  // materialize() gives it a copy of its own: the tracer's shadows of its
+  // inputs, which must never change the caller's data and are seldom
+  // written at all (only an in-place op on an input writes one).
+  static std::shared_ptr<Storage> borrow(std::shared_ptr<Storage> source);
+  bool borrowed() const { return source_ != nullptr; }
+  void materialize();  // before a borrowed storage's first write; no-op otherwise
+
  private:
-  void* data_ = nullptr;  // 64-byte aligned, inside base_'s block
+  struct Borrow {};
+  Storage(Borrow, std::shared_ptr<Storage> source);
+  void allocate_host();
+  void* data_ = nullptr;  // 64-byte aligned, inside base_'s block (or source_'s bytes)
   void* base_ = nullptr;  // what malloc returned
   int64_t nbytes_ = 0;
   Device device_;
+  std::shared_ptr<Storage> source_;  // whose bytes a borrowed storage reads
   static thread_local int64_t allocations_, allocated_bytes_;
   static std::atomic<int64_t> live_bytes_;
   static inline int64_t limit_ = INT64_MAX;
