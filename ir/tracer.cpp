@@ -895,7 +895,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
   const Device device = result_device(op, targs);
-  if (inplace || op.name.ends_with('_')) before_write(targs);
+  if (inplace || op.name.ends_with('_')) before_write(std::span<const Value>(&targs[size_t(schema.self_index)], 1));
   IValue result = [&] {  // on the shadows: eager shapes, dtypes and errors (the device's)
     KernelDeviceScope scope(device);
     return op.impl(bound);

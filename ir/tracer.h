@@ -161,7 +161,8 @@ class Tracer : public OpDispatch {
   Value input_tensor(const Tensor& t, const std::string& name);
   Tensor shadow_copy(const Tensor& t);
   // Before eager writes into these operands: a shadow still reading an
-  // input's bytes (shadow_copy) takes its own copy of them.
+  // input's bytes (shadow_copy) takes its own copy of them, for every
+  // tensor sharing its storage.
   void before_write(std::span<const Value> operands);
   Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
   Value traced(const Value& v);  // what the trace records for v (captured tensors registered)

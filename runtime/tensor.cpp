@@ -32,9 +32,9 @@ int64_t Storage::allocated_bytes() { return allocated_bytes_; }
 std::atomic<int64_t> Storage::live_bytes_{0};
 
 Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
-  ++allocations_;
-  allocated_bytes_ += nbytes;
   if (device.type == DeviceType::CUDA) {
+    ++allocations_;
+    allocated_bytes_ += nbytes;
     data_ = reinterpret_cast<void*>(uintptr_t(cuda::allocator().allocate(size_t(nbytes))));
     live_bytes_.fetch_add(nbytes, std::memory_order_relaxed);
     return;
@@ -53,6 +53,8 @@ void Storage::allocate_host() {
   base_ = nbytes_ <= limit_ ? std::malloc(n) : nullptr;
   THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes_);
   data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
+  ++allocations_;
+  allocated_bytes_ += nbytes_;
   live_bytes_.fetch_add(nbytes_, std::memory_order_relaxed);
 }
 
@@ -60,7 +62,9 @@ Storage::Storage(Borrow, std::shared_ptr<Storage> source)
     : data_(source->data_), nbytes_(source->nbytes_), device_(kCPU), source_(std::move(source)) {}
 
 std::shared_ptr<Storage> Storage::borrow(std::shared_ptr<Storage> source) {
-  THN_CHECK(source->device_.type == DeviceType::CPU, "Storage::borrow: a host storage only");
+  // (Of a storage that owns its bytes: a borrowed one may yet move them.)
+  THN_CHECK(source->device_.type == DeviceType::CPU && !source->source_,
+            "Storage::borrow: a host storage that owns its bytes only");
   return std::shared_ptr<Storage>(new Storage(Borrow{}, std::move(source)));
 }
 
