@@ -32,9 +32,36 @@ bool same_constant(const Value& a, const Value& b) {
   }
 }
 
-bool same_binding(const ExternalGuard& g) {
+// Whether same_constant compares v by the identity of its object.
+bool by_identity(const Value& v) {
+  switch (v.type()) {
+    case Type::None: case Type::Ellipsis: case Type::Bool: case Type::Int: case Type::Float: case Type::Str:
+    case Type::DType: case Type::Device: case Type::TypeObj: return false;
+    default: return v.object() != nullptr;
+  }
+}
+
+}  // namespace
+
+Prologue::External::External(const ExternalGuard& g) : guard(g) {
+  // An object is held weakly: a jit function whose code reads its own
+  // global name (or another's that reads it back) would otherwise keep its
+  // own cache, and so itself, alive. A dead object fails the check, as no
+  // live one can be it.
+  if (by_identity(g.expected)) {
+    object = g.expected.object();
+    guard.expected = Value();
+  }
+}
+
+bool Prologue::External::holds() const {
+  const ExternalGuard& g = guard;
   const Value& now = *g.slot;
-  if (!same_constant(now, g.expected)) return false;
+  if (object.has_value()) {
+    if (!now.object() || now.object() != object->lock()) return false;
+  } else if (!same_constant(now, g.expected)) {
+    return false;
+  }
   if (!now.is(Type::List)) return true;
   const auto& items = now.items();
   if (items.size() != g.items.size()) return false;
@@ -42,6 +69,8 @@ bool same_binding(const ExternalGuard& g) {
     if (!same_constant(items[i], g.items[i])) return false;
   return true;
 }
+
+namespace {
 
 std::string type_label(const Value& v) {
   switch (v.type()) {
@@ -92,7 +121,7 @@ Prologue::Prologue(const TraceResult& r) {
     }
   }
   for (const ExternalGuard& g : r.externals) {
-    externals_.push_back(g);
+    externals_.emplace_back(g);
     code_.push_back({Op::External, 0, 0, int32_t(externals_.size() - 1), 0});
     std::string what = g.expected.is_number() || g.expected.is(Type::Str) ? "== " + to_repr(g.expected)
                        : g.expected.is(Type::List) ? fmt::format("is the same list of {} items", g.items.size())
@@ -344,7 +373,7 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           break;
         }
         case Op::External:
-          if (!same_binding(externals_[size_t(i.a)])) return false;
+          if (!externals_[size_t(i.a)].holds()) return false;
           break;
         case Op::Overlap: {
           std::vector<const Tensor*> ts;

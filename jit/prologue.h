@@ -4,6 +4,8 @@
 // names read from outside, memory overlap of tensor inputs) into a flat
 // program of instructions over two register files. It is never
 // re-interpreted from the trace: a check is a switch over a short array.
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,7 +53,13 @@ class Prologue {
   std::vector<Value> constants_;
   std::vector<Value> objects_;  // SameAs: tensors from outside
   std::vector<int> leaf_reg_;   // by input leaf: its ref register
-  std::vector<ExternalGuard> externals_;
+  struct External {
+    explicit External(const ExternalGuard& g);
+    bool holds() const;  // the name still holds what the trace read
+    ExternalGuard guard;
+    std::optional<std::weak_ptr<Object>> object;  // what it held, when compared by identity
+  };
+  std::vector<External> externals_;
   std::vector<int> lists_;     // Distinct: the argument lists' ref registers
   std::vector<int> overlap_;  // the tensor inputs' (then captured tensors') overlap_pattern() when traced
   OverlapGroups groups_;      // and their overlap_groups() when the trace has storage groups
