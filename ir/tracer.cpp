@@ -138,11 +138,9 @@ Tensor Tracer::shadow_copy(const Tensor& t) {
   return Tensor(copy, t.offset(), t.sizes(), t.strides(), t.dtype());
 }
 
-void Tracer::before_write(std::span<const Value> operands) {
-  std::vector<Value> proxies;
-  for (const Value& v : operands) collect_proxies(v, proxies);
-  for (const Value& p : proxies)
-    if (p.is(Type::Tensor) && tensor_proxy(p).shadow.defined()) tensor_proxy(p).shadow.storage()->materialize();
+void Tracer::before_write(const Value& target) {
+  if (is_tensor_proxy(target) && tensor_proxy(target).shadow.defined())
+    tensor_proxy(target).shadow.storage()->materialize();
 }
 
 Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
@@ -895,7 +893,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
   const Device device = result_device(op, targs);
-  if (inplace || op.name.ends_with('_')) before_write(std::span<const Value>(&targs[size_t(schema.self_index)], 1));
+  if (inplace || op.name.ends_with('_')) before_write(targs[size_t(schema.self_index)]);
   IValue result = [&] {  // on the shadows: eager shapes, dtypes and errors (the device's)
     KernelDeviceScope scope(device);
     return op.impl(bound);
@@ -997,7 +995,7 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
   bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
-  before_write(std::span<const Value>(&t, 1));
+  before_write(t);
   eager_.setitem(shadow(t), sidx, shadow(val));
   std::optional<std::vector<Value>> view = symbolic_index_sizes(t, idx);
   if (view && is_tensor_proxy(val)) {

@@ -160,10 +160,10 @@ class Tracer : public OpDispatch {
   Value new_tensor(Tensor shadow, Device device, const std::string& name = "");
   Value input_tensor(const Tensor& t, const std::string& name);
   Tensor shadow_copy(const Tensor& t);
-  // Before eager writes into these operands: a shadow still reading an
-  // input's bytes (shadow_copy) takes its own copy of them, for every
-  // tensor sharing its storage.
-  void before_write(std::span<const Value> operands);
+  // Before eager writes into `target`: a shadow still reading an input's
+  // bytes (shadow_copy) takes its own copy of them, for every tensor
+  // sharing its storage.
+  void before_write(const Value& target);
   Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
   Value traced(const Value& v);  // what the trace records for v (captured tensors registered)
   IValue shadow_ivalue(const Value& v) { return to_ivalue(shadow(v)); }

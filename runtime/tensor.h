@@ -80,7 +80,6 @@ class Storage {
   // inputs, which must never change the caller's data and are seldom
   // written at all (only an in-place op on an input writes one).
   static std::shared_ptr<Storage> borrow(std::shared_ptr<Storage> source);
-  bool borrowed() const { return source_ != nullptr; }
   void materialize();  // before a borrowed storage's first write; no-op otherwise
 
  private:
