@@ -464,6 +464,14 @@ void install_builtins(Interpreter& in) {
     arity("allocations", a, 0, 0);
     return Value::tuple({Value(Storage::allocations()), Value(Storage::allocated_bytes())});
   });
+  // cuda_copies(): (host-to-device, device-to-host) copies made so far
+  // through the CUDA driver (tests/cuda: tracing copies nothing to the host).
+  b["cuda_copies"] = make_builtin("cuda_copies", [](Interpreter&, CallArgs& a) {
+    no_kwargs("cuda_copies", a);
+    arity("cuda_copies", a, 0, 0);
+    cuda::CopyCounts c = cuda::copy_counts();
+    return Value::tuple({Value(c.to_device), Value(c.to_host)});
+  });
   b["len"] = make_builtin("len", [](Interpreter& in, CallArgs& a) {
     no_kwargs("len", a);
     arity("len", a, 1, 1);

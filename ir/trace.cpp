@@ -141,7 +141,8 @@ class Printer {
       return fmt::format("{} (view of {}, strides ({}))", type, ref(l.base), fmt::join(l.strides, ", "));
     }
     auto& n = number_proxy(v);
-    return fmt::format("\"{} {}\"", type_name(n.value), to_repr(n.value));
+    // (a number of tensor data has no value while tracing)
+    return fmt::format("\"{} {}\"", type_name(n.value), n.depends_on_data() ? "?" : to_repr(n.value));
   }
 
   std::string render(const Value& v) {

@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ir/decompose.h"
+#include "ir/executor.h"
 #include "ir/shape_rules.h"
 #include "runtime/cuda.h"
 #include "runtime/error.h"
@@ -66,6 +67,12 @@ bool order_dependent(const Tensor& dst, const Tensor& src) {
 
 // Whether a list item is still the one it was: Python's `is` (a number,
 // bool or None by value, a proxy by its symbol).
+// The stand-in value of a number of tensor data (Constraint::Dynamic): one,
+// which no code reads (make_static refuses) and no check trips on.
+Value placeholder(Type type) {
+  return type == Type::Float ? Value(1.0) : type == Type::Bool ? Value(true) : Value(int64_t(1));
+}
+
 bool same_item(const Value& a, const Value& b) {
   if (a.type() != b.type() || a.is_proxy() != b.is_proxy()) return false;
   if (a.is_proxy()) return &a.symbolic() == &b.symbolic();
@@ -122,29 +129,20 @@ Value Tracer::new_tensor(Tensor shadow, Device device, const std::string& name) 
   return Value::proxy(Value(Type::Tensor, nullptr), p);
 }
 
-Tensor Tracer::shadow_copy(const Tensor& t) {
-  auto& copy = shadow_storage_[t.storage().get()];
-  if (!copy) {
-    // A host tensor's shadow reads its bytes in place until an in-place op
-    // writes it (before_write). A CUDA tensor's shadow is a host copy of its
-    // storage: the trace runs on the host, its proxies stay on the device.
-    if (t.device().type == DeviceType::CUDA) {
-      copy = std::make_shared<Storage>(t.storage()->nbytes(), kCPU);
-      cuda::copy_to_host(copy->data(), cuda::CUdeviceptr(uintptr_t(t.storage()->data())), size_t(t.storage()->nbytes()));
-    } else {
-      copy = Storage::borrow(t.storage());
-    }
+Tensor Tracer::meta_of(const Tensor& t) {
+  // One meta storage per storage of the inputs: tensors that share memory
+  // share it, with their own offsets and strides. Its kernels are the host's
+  // (KernelDeviceScope names the proxy's device); its proxy keeps the device.
+  auto& meta = input_storages_[t.storage().get()];
+  if (!meta) {
+    meta = std::make_shared<Storage>(t.storage()->nbytes(), kCPU, /*meta=*/true);
+    meta_inputs_.insert(meta.get());
   }
-  return Tensor(copy, t.offset(), t.sizes(), t.strides(), t.dtype());
-}
-
-void Tracer::before_write(const Value& target) {
-  if (is_tensor_proxy(target) && tensor_proxy(target).shadow.defined())
-    tensor_proxy(target).shadow.storage()->materialize();
+  return Tensor(meta, t.offset(), t.sizes(), t.strides(), t.dtype());
 }
 
 Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
-  Value v = new_tensor(shadow_copy(t), t.device(), name);
+  Value v = new_tensor(meta_of(t), t.device(), name);
   if (!opts_.symbolic_shapes) return v;
   // Sizes 0 and 1 stay static (broadcasting and emptiness depend on them);
   // larger ones become symbolic, guarded to stay >= 2.
@@ -243,23 +241,34 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     else args.args.push_back(std::move(v));
   }
 
-  // Tracing computes on shadows and must leave the generator where it was.
-  PhiloxState rng = philox_get_state();
-  struct Restore {
-    Interpreter& in;
-    OpDispatch* prev;
-    PhiloxState rng;
-    ~Restore() {
-      in.set_dispatch(prev);
-      philox_set_state(rng);
-    }
-  } restore{in_, in_.set_dispatch(this), rng};
   Value out;
-  try {
-    out = in_.call(fn, args);
-  } catch (...) {
-    std::fwrite(printed_.data(), 1, printed_.size(), in_.out());  // what eager printed before the error
-    throw;
+  std::exception_ptr failed;
+  {
+    // Tracing must leave the generator where it was.
+    PhiloxState rng = philox_get_state();
+    struct Restore {
+      Interpreter& in;
+      OpDispatch* prev;
+      PhiloxState rng;
+      ~Restore() {
+        in.set_dispatch(prev);
+        philox_set_state(rng);
+      }
+    } restore{in_, in_.set_dispatch(this), rng};
+    try {
+      out = in_.call(fn, args);
+    } catch (...) {
+      failed = std::current_exception();
+    }
+  }
+  if (failed) {
+    // Eager would have run the ops before the failure: their prints, their
+    // writes and their errors of data (the first of which is then the error).
+    std::vector<Value> inputs;
+    for (const InputLeaf& l : r.leaves)
+      if (!l.proxy.is_none()) inputs.push_back(l.value);
+    TraceExecutor(trace_).run(in_, inputs);
+    std::rethrow_exception(failed);
   }
   // A list argument the code changed: its new items become outputs.
   auto argument_path = [&r](int leaf) {
@@ -427,9 +436,7 @@ void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std:
 }
 
 bool Tracer::aliases_input(const Tensor& shadow) const {
-  for (const auto& [orig, copy] : shadow_storage_)
-    if (copy == shadow.storage()) return true;
-  return false;
+  return shadow.defined() && meta_inputs_.count(shadow.storage().get()) > 0;
 }
 
 std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
@@ -538,7 +545,7 @@ Value Tracer::traced(const Value& v) {
     if (fresh) {
       auto name = external_names_.find(v.object().get());
       std::string n = name != external_names_.end() ? name->second : fmt::format("c{}", trace_.captured.size());
-      it->second = new_tensor(shadow_copy(v.as_tensor()), v.as_tensor().device(), n);
+      it->second = new_tensor(meta_of(v.as_tensor()), v.as_tensor().device(), n);
       trace_.captured.emplace_back(it->second, v);
     }
     return it->second;
@@ -648,7 +655,17 @@ Value Tracer::number_node(NumberOp op, std::vector<Value> operands) {
     plain.push_back(v.without_proxy());
     dynamic |= v.is_proxy() && number_proxy(v).depends_on_data();
   }
-  Value result = eval_number_op(in_, op, plain);
+  Value result;
+  try {
+    result = eval_number_op(in_, op, plain);
+  } catch (const Error&) {
+    // A number of tensor data has no value while tracing (item()'s is a
+    // stand-in): the result's type is what the trace needs. The run checks
+    // the real operation.
+    if (!dynamic) throw;
+    for (Value& v : plain) v = placeholder(v.type());
+    result = eval_number_op(in_, op, plain);
+  }
   auto n = std::make_shared<NumberProxy>();
   n->origin = NumberProxy::Origin::Op;
   n->type = result.type();
@@ -683,16 +700,8 @@ Value Tracer::wrap_number(const Value& n) {
 }
 
 void Tracer::print(Interpreter&, std::span<const Value> args, const std::string& sep, const std::string& end) {
-  // The text eager prints here, which the output gets if tracing fails later
-  // (the trace's print steps print it on every run otherwise).
-  for (size_t i = 0; i < args.size(); ++i) {
-    Value v = traced(args[i]);
-    Value s = v.is(Type::Device) || device_string(v) ? v : shadow(v);
-    if (is_tensor_proxy(v) && tensor_proxy(v).device() != kCPU)
-      s = Value::tensor(cuda::to_device(s.as_tensor(), tensor_proxy(v).device()));
-    printed_ += (i ? sep : "") + to_str(s);
-  }
-  printed_ += end;
+  // The trace's print step prints on every run (and, when tracing fails
+  // later, on the run of the steps before the failure).
   std::vector<Value> a;
   for (const Value& v : args) a.push_back(traced(v));
   a.push_back(Value::str(sep));
@@ -753,7 +762,8 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   }
   if (name == "item") {
     if (p.shadow.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
-    Value value = from_ivalue(IValue(p.shadow.item()));
+    // No value while tracing (the number is Dynamic: no code may read it).
+    Value value = placeholder(p.dtype() == DType::Bool ? Type::Bool : is_floating(p.dtype()) ? Type::Float : Type::Int);
     auto n = std::make_shared<NumberProxy>();
     n->origin = NumberProxy::Origin::Item;
     n->type = value.type();
@@ -878,6 +888,16 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
 
+  // A number taken from a tensor has no value while tracing: a parameter
+  // that shapes the result (arange's end) cannot take one.
+  for (size_t i = 0; i < targs.size(); ++i) {
+    const Param& p = schema.params[i];
+    if (p.type != ParamType::Scalar || is_value_param(op, p)) continue;
+    std::vector<Value> ps;
+    collect_proxies(targs[i], ps);
+    for (const Value& t : ps)
+      if (t.is(Type::Tensor)) data_dependent(fmt::format("{}() takes '{}' from the value of a tensor", op.name, p.name));
+  }
   if (checks_one_device(op)) check_one_device(targs);
   // Whether a reshape of a non-contiguous tensor is a view or a copy depends
   // on its strides, which the prologue then checks; under symbolic shapes,
@@ -893,9 +913,9 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     }
   }
   const Device device = result_device(op, targs);
-  if (inplace || op.name.ends_with('_')) before_write(targs[size_t(schema.self_index)]);
-  IValue result = [&] {  // on the shadows: eager shapes, dtypes and errors (the device's)
+  IValue result = [&] {  // on the meta tensors: eager shapes, dtypes and errors (the device's)
     KernelDeviceScope scope(device);
+    MetaScope meta;
     return op.impl(bound);
   }();
   // x.float() of a float32 x is x (the prologue guards the dtype); the
@@ -946,6 +966,11 @@ namespace {
 bool is_mask(const Value& v) {
   return v.is(Type::Tensor) && v.is_proxy() && tensor_proxy(v).dtype() == DType::Bool;
 }
+// A 0-dim integer tensor as an index: PyTorch selects by its value (a view
+// whose offset is the value), which the metadata cannot tell.
+bool is_number_index(const Value& v) {
+  return is_tensor_proxy(v) && tensor_proxy(v).sizes.empty() && is_integral(tensor_proxy(v).dtype(), false);
+}
 }  // namespace
 
 // Under shapes="symbolic", the sizes of t[idx] (basic_index_rule); for
@@ -964,12 +989,16 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   for (const Value& v : index) {
     if (is_mask(v)) data_dependent("indexing with a boolean mask gives a shape that depends on tensor data");
     idx.push_back(traced(v));
+    if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
     make_static_all(idx.back());
   }
   Value t = traced(tensor);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
-  Value r = eager_.getitem(shadow(t), sidx);  // (first: its errors come before the rule's guards)
+  Value r = [&] {  // (first: its errors come before the rule's guards)
+    MetaScope meta;
+    return eager_.getitem(shadow(t), sidx);
+  }();
   Value out = new_tensor(r.as_tensor(), tensor_proxy(t).device());
   if (auto sizes = symbolic_index_sizes(t, idx)) {
     const Dims& real = r.as_tensor().sizes();
@@ -989,14 +1018,17 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   for (const Value& v : index) {
     if (is_mask(v)) data_dependent("assigning through a boolean mask depends on tensor data");
     idx.push_back(traced(v));
+    if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
     make_static_all(idx.back());
   }
   Value t = traced(tensor), val = traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(shadow(v));
   bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
-  before_write(t);
-  eager_.setitem(shadow(t), sidx, shadow(val));
+  {
+    MetaScope meta;
+    eager_.setitem(shadow(t), sidx, shadow(val));
+  }
   std::optional<std::vector<Value>> view = symbolic_index_sizes(t, idx);
   if (view && is_tensor_proxy(val)) {
     // The value broadcasts to the view: each of its sizes other than 1 is

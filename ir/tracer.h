@@ -2,18 +2,23 @@
 // The tracer: the interpreter's own evaluator run with this OpDispatch.
 // Tensor arguments become TensorProxies, number arguments NumberProxies
 // (cache="symbolic") or constants, and every op is recorded in a Trace while
-// it also runs on *shadows* of the inputs: shapes, dtypes and errors are
-// exactly the eager ones, and tracing never changes the caller's data (a
-// shadow reads its input's bytes in place until an in-place op writes it,
-// and then takes a copy: Storage::borrow).
+// the runtime's own implementation also runs on the proxies' *meta tensors*
+// (runtime/tensor.h: metadata and storage identity, no bytes): shapes,
+// dtypes, views and errors are exactly the eager ones, and tracing costs
+// what the number of ops costs, never reads the caller's data and never
+// touches device memory. What only values tell (an index out of range) is
+// checked when the trace runs, at the same line (TraceExecutor).
 // Where the traced code relies on a number (a branch, a loop count, a shape)
 // the tracer records a guard; where it relies on tensor *data* (`if
-// x.sum() > 0:`) it raises a located error.
+// x.sum() > 0:`) it raises a located error, after running the part of the
+// trace recorded so far on the real inputs, so that what the code printed
+// and any error of data before that point are eager's.
 #include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "interp/interpreter.h"
@@ -156,14 +161,12 @@ class Tracer : public OpDispatch {
   // OutputLink puts a list (an update root is not linked itself).
   struct Links;
   Value link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links);
-  // A proxy of `shadow` on `device` (shadows live on the host).
+  // A proxy of `shadow` (a meta tensor, or a number's real 0-dim tensor)
+  // on `device`.
   Value new_tensor(Tensor shadow, Device device, const std::string& name = "");
   Value input_tensor(const Tensor& t, const std::string& name);
-  Tensor shadow_copy(const Tensor& t);
-  // Before eager writes into `target`: a shadow still reading an input's
-  // bytes (shadow_copy) takes its own copy of them, for every tensor
-  // sharing its storage.
-  void before_write(const Value& target);
+  // The meta tensor of an input or captured tensor (its shadow).
+  Tensor meta_of(const Tensor& t);
   Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
   Value traced(const Value& v);  // what the trace records for v (captured tensors registered)
   IValue shadow_ivalue(const Value& v) { return to_ivalue(shadow(v)); }
@@ -212,8 +215,9 @@ class Tracer : public OpDispatch {
   std::vector<const Object*> open_;  // the sequences map_open is inside
   // map_items, keeping an item that is a sequence around it as it is.
   template <class F> Value map_open(const Value& v, F f);
-  std::string printed_;  // what the traced code printed so far
-  std::unordered_map<const Storage*, std::shared_ptr<Storage>> shadow_storage_;
+  // An input's storage -> its meta storage; the meta storages of inputs.
+  std::unordered_map<const Storage*, std::shared_ptr<Storage>> input_storages_;
+  std::unordered_set<const Storage*> meta_inputs_;
   std::unordered_map<const Object*, Value> captured_;  // outside tensor -> its proxy
   std::unordered_map<const Object*, std::string> external_names_;
   std::shared_ptr<const std::vector<TraceEntry>> calls_;

@@ -178,7 +178,9 @@ Tensor binary_impl(OpId op, const Tensor& a, const Tensor& b, const Options& opt
       (common == DType::Float32 || common == DType::Float64 || common == DType::BFloat16)) {
     // x ** 3.0: PyTorch's pow with a number exponent, which bfloat16 takes
     // rounded to bfloat16 (float16 has no formulas: one pow, rounded once).
-    const double e = (common == DType::BFloat16 ? bc : b).item().to_double();
+    // (of b itself, a number: under a MetaScope bc has no bytes)
+    const double e = common == DType::BFloat16 ? scalar_tensor(b.item(), DType::BFloat16).item().to_double()
+                                               : b.item().to_double();
     dispatch_dtype(compute, [&]<class S>() {
       using C = compute_t<S>;
       if constexpr (thn_is_float<C>) map_kernel<S, S>(o, [e](C x) { return thn_pow_number<C, S>(x, e); }, ac);

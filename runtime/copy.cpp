@@ -154,7 +154,7 @@ void host_walk(const IndexedWalk& w, WalkKind kind, const Scalar& alpha) {
 }  // namespace
 
 void run_walk(const IndexedWalk& w, WalkKind kind, DType dtype, const Scalar& alpha) {
-  if (numel_of(w.shape) == 0) return;
+  if (numel_of(w.shape) == 0 || is_meta(w.plain) || is_meta(w.indexed)) return;
   if (w.indexed.device().type == DeviceType::CUDA) return device_walk(w, kind, dtype, alpha);
   dispatch_dtype(dtype, [&]<class S>() { host_walk<S>(w, kind, alpha); });
 }
@@ -174,6 +174,7 @@ Dims walk_strides(const Tensor& t, size_t ndim, int64_t dim, int64_t dim_stride)
 template <class OnBad>
 Tensor checked_index(const Tensor& index, int64_t size, OnBad&& on_bad) {
   Tensor idx = contiguous(to_dtype(index, DType::Int64));
+  if (is_meta(idx)) return idx;  // (checked when the trace runs)
   if (idx.device().type == DeviceType::CUDA) {
     if (std::optional<int64_t> bad = cuda::check_index({idx.device_address(), idx.numel(), size})) on_bad(*bad);
     return idx;

@@ -25,6 +25,7 @@ namespace {
 // Writes v into every element of t, a tensor allocated in this file: dense
 // from its first element, so its numel elements are one block.
 void fill_new(const Tensor& t, const Scalar& v) {
+  if (is_meta(t)) return;
   dispatch_dtype(t.dtype(), [&]<class S>() { std::fill_n(t.data<S>(), t.numel(), S(v.to<compute_t<S>>())); });
 }
 
@@ -76,6 +77,7 @@ Scalar data_element(const IValue& v, DType d) {
     if (integral && (t.numel() != 1 || is_floating(t.dtype())))
       fail(ErrorKind::TypeError, "only integer tensors of a single element can be converted to an index");
     if (t.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
+    if (is_meta(t)) return Scalar(int64_t(0));  // (the result is a meta tensor too)
     s = t.item();
   } else if (integral) {
     fail(ErrorKind::TypeError, "'{}' object cannot be interpreted as an integer", v.type_name());
@@ -111,6 +113,7 @@ Tensor tensor_from_data(const IValue& data, std::optional<DType> dtype) {
   std::vector<Scalar> values;
   if (numel_of(sizes) > 0) flatten_data(data, 0, sizes, *dtype, values);
   Tensor t = empty(sizes, *dtype);
+  if (is_meta(t)) return t;
   dispatch_dtype(*dtype, [&]<class S>() {
     S* p = t.data<S>();
     for (size_t i = 0; i < values.size(); i++) p[i] = S(values[i].to<compute_t<S>>());
@@ -151,6 +154,7 @@ template <class S> Tensor arange_as(const Scalar& start, const Scalar& end, cons
   else size_d = std::ceil((end.to_double() - start.to_double()) / step.to_double());
   THN_CHECK(size_d >= 0 && size_d <= double(std::numeric_limits<int64_t>::max()), "invalid size, possible overflow?");
   Tensor t = empty({int64_t(size_d)}, dtype_of<S>());
+  if (is_meta(t)) return t;
   S* p = t.data<S>();
   for (int64_t i = 0; i < t.numel(); i++) p[i] = S(xstart + xstep * Acc(i));
   return t;
@@ -161,6 +165,7 @@ template <class S> Tensor arange_as(const Scalar& start, const Scalar& end, cons
 template <class S> void linspace_into(const Tensor& t, const Scalar& start_v, const Scalar& end_v) {
   using C = compute_t<S>;
   using Step = std::conditional_t<std::is_integral_v<S>, double, C>;
+  if (is_meta(t)) return;
   const int64_t steps = t.numel(), halfway = steps / 2;
   const C start = C(S(start_v.to<C>())), end = C(S(end_v.to<C>()));
   const Step step = (Step(end) - Step(start)) / Step(steps - 1);
@@ -276,6 +281,7 @@ IValue op_eye(const Args& a) {
   creation_device(a.opt_device(3));
   Tensor t = empty({n, m}, a.opt_dtype(2).value_or(kDefaultFloat));
   fill_new(t, 0);
+  if (is_meta(t)) return t;
   dispatch_dtype(t.dtype(), [&]<class S>() {
     for (int64_t i = 0; i < std::min(n, m); i++) t.data<S>()[i * (m + 1)] = S(compute_t<S>(1));
   });

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 
@@ -259,12 +260,21 @@ CachingAllocator& allocator() {
 
 // ---- copies ----------------------------------------------------------------
 
+namespace {
+std::atomic<int64_t> copies_to_device{0}, copies_to_host{0};
+}  // namespace
+
 void copy_to_device(CUdeviceptr dst, const void* src, size_t n) {
-  if (n) check(driver().cuMemcpyHtoD(dst, src, n), "cuMemcpyHtoD");
+  if (!n) return;
+  copies_to_device.fetch_add(1, std::memory_order_relaxed);
+  check(driver().cuMemcpyHtoD(dst, src, n), "cuMemcpyHtoD");
 }
 void copy_to_host(void* dst, CUdeviceptr src, size_t n) {
-  if (n) check(driver().cuMemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
+  if (!n) return;
+  copies_to_host.fetch_add(1, std::memory_order_relaxed);
+  check(driver().cuMemcpyDtoH(dst, src, n), "cuMemcpyDtoH");
 }
+CopyCounts copy_counts() { return {copies_to_device.load(), copies_to_host.load()}; }
 
 namespace {
 

@@ -133,6 +133,11 @@ class ScratchBlock {
 
 // Copies between host and device memory (the driver's synchronous copies).
 void copy_to_device(CUdeviceptr dst, const void* src, size_t nbytes);
+// The copies made so far through the driver: host to device, device to host.
+struct CopyCounts {
+  int64_t to_device = 0, to_host = 0;
+};
+CopyCounts copy_counts();
 void copy_to_host(void* dst, CUdeviceptr src, size_t nbytes);
 
 // x on `device`: the same values, a new storage unless x is there already.

@@ -294,6 +294,7 @@ void check_fits(const Scalar& v, DType d) { check_fits(v, d, fill_type_name(d));
 
 // (No internal-overlap check: PyTorch fills an expanded tensor.)
 void fill(const Tensor& dst, const Scalar& v) {
+  if (is_meta(dst)) return;
   if (has_internal_overlap(dst)) return fill(first_of_repeats(dst, dst), v);
   Tensor s = scalar_tensor(v, dst.dtype());
   cast_kernel(dst, broadcast_to(s, dst.sizes()));
@@ -469,7 +470,7 @@ IValue op_masked_fill(const Args& a) {
   Dims shape = broadcast_shapes(self.sizes(), mask.sizes());
   const Tensor* out = a.target();
   Tensor o = elementwise_output(shape, self.dtype(), {self, mask}, out);
-  check_fits(value.item(), self.dtype());
+  if (!is_meta(value)) check_fits(value.item(), self.dtype());
   Tensor v = to_dtype(value, self.dtype());
   Tensor m = to_dtype(mask, DType::Bool);
   dispatch_dtype(self.dtype(), [&]<class S>() {
@@ -487,6 +488,7 @@ IValue op_fill_(const Args& a) {
   const Tensor& v = a.tensor(1);
   if (v.dim() != 0)
     fail("fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.", v.dim());
+  if (is_meta(v)) return a.tensor(0);  // a value computed while tracing (into a meta tensor too)
   check_fits(v.item(), a.tensor(0).dtype());
   fill(a.tensor(0), v.item());
   return a.tensor(0);

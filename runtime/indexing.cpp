@@ -56,7 +56,7 @@ Tensor apply_slice(const Tensor& t, int64_t dim, const Slice& s) {
 // x[True] indexes a new size-1 dim with [0], x[False] with [].
 Tensor bool_index(bool b) {
   Tensor t = empty({b ? 1 : 0}, DType::Int64);
-  if (b) *t.data<int64_t>() = 0;
+  if (b && !is_meta(t)) *t.data<int64_t>() = 0;
   return t;
 }
 
@@ -314,7 +314,7 @@ Dims strip_leading_ones(const Dims& sizes) {
 // PyTorch's copy_to: the value of a basic-indexing assignment.
 void copy_to(const Tensor& dst, const Tensor& src) {
   if (dst.sizes() == src.sizes()) return copy_into(dst, src);
-  if (src.dim() == 0) return fill(dst, src.item());
+  if (src.dim() == 0) return is_meta(dst) ? void() : fill(dst, src.item());
   copy_into(dst, expand(view(src, strip_leading_ones(src.sizes())), dst.sizes()));
 }
 
@@ -432,8 +432,9 @@ void put_on_device(const AdvancedIndex& info, const Tensor& value) {
 Tensor gather_advanced(const Sliced& s) {
   if (on_cuda(s)) return gather_on_device(s.view, s.indices);
   AdvancedIndex info = make_info(s.view, s.indices);
-  auto [src, src_off] = info.split_src();
   Tensor out = empty_strided(info.result_shape(), info.output_strides(), s.view.dtype());
+  if (is_meta(out)) return out;  // (the indices are checked when the trace runs)
+  auto [src, src_off] = info.split_src();
   auto [dst, dst_off] = info.split_result(out);
   copy_blocks(dst, dst_off, src, src_off);
   return out;
@@ -454,6 +455,7 @@ void put_advanced(const Sliced& s, Tensor v) {
             "source.",
             dtype_torch_name(self.dtype()), dtype_torch_name(v.dtype()));
   if (cuda) return put_on_device(info, v);
+  if (is_meta(self)) return;
   auto [dst, dst_off] = info.split_src();
   auto [src, src_off] = info.split_result(broadcast_to(cuda::to_device(v, kCPU), shape));
   copy_blocks(dst, dst_off, src, src_off);

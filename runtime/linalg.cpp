@@ -113,6 +113,7 @@ void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const cha
   for (const Tensor* t : {&b, &a})
     THN_CHECK(t->dtype() == out.dtype(), "expected scalar type {} but found {}", dtype_torch_name(out.dtype()),
               dtype_torch_name(t->dtype()));
+  if (is_meta(out)) return;
   if (out.device().type == DeviceType::CUDA) return gemm_cuda(out, a, b, accumulate);
   switch (out.dtype()) {
     case DType::Float32: return gemm_blas<float>(out, a, b, accumulate);

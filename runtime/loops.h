@@ -86,6 +86,7 @@ void for_each_row(const LoopShape<N>& ls, std::array<char*, N> base, const std::
 template <class Out, class... In, class F>
 void map_kernel(const Tensor& out, F&& f, const auto&... ins) {
   constexpr size_t N = 1 + sizeof...(In);
+  if (is_meta(out)) return;
   const Dims& shape = out.sizes();
   LoopShape<N> ls = plan_loop<N>(shape, {out.strides(), broadcast_strides(ins, shape)...});
   std::array<char*, N> base = {static_cast<char*>(out.raw_data()), static_cast<char*>(ins.raw_data())...};

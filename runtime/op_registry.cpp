@@ -211,7 +211,14 @@ IValue convert(const Schema& s, const Param& p, const IValue& v, size_t position
       type_error(s, p, v, "Tensor or Number", position);
     case ParamType::Scalar:
       if (v.is_number()) return v;
-      if (v.is_tensor() && v.to_tensor().numel() == 1) return IValue(v.to_tensor().item());
+      if (v.is_tensor() && v.to_tensor().numel() == 1) {
+        const Tensor& t = v.to_tensor();
+        if (!is_meta(t)) return IValue(t.item());
+        // A value computed while tracing, for a parameter that only scales
+        // values (the tracer refuses one that shapes the result): its kind.
+        if (t.dtype() == DType::Bool) return IValue(true);
+        return is_floating(t.dtype()) ? IValue(1.0) : IValue(int64_t(1));
+      }
       type_error(s, p, v, "Number", position);
     case ParamType::Int:
       if (v.is_int()) return v;

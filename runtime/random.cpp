@@ -34,6 +34,7 @@ template <class S> constexpr int kUniformBits = std::is_same_v<S, Half> ? 11 : s
 
 // Writes S(draw(seed, offset + i)) into element i of t, a new contiguous tensor.
 template <class S, class Draw> void fill_random(const Tensor& t, Draw draw) {
+  if (is_meta(t)) return;
   const PhiloxState st = philox_reserve(uint64_t(t.numel()));
   S* p = t.data<S>();
   for (int64_t i = 0; i < t.numel(); i++) p[i] = S(draw(st.seed, st.offset + uint64_t(i)));
@@ -179,7 +180,7 @@ IValue op_multinomial(const Args& a) {
   Dims shape = self.sizes();
   shape.back() = n;
   Tensor out = empty(shape, DType::Int64);
-  if (out.numel() == 0) return out;
+  if (out.numel() == 0 || is_meta(out)) return out;  // (the weights are checked when the trace runs)
   const Tensor weights = contiguous(to_dtype(self, DType::Float64));
   const double* w = weights.data<double>();
   const int64_t rows = self.dim() == 1 ? 1 : self.sizes()[0];

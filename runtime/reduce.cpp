@@ -290,6 +290,7 @@ void reduce_into(const Tensor& x, const std::vector<bool>& mask, const Tensor& b
   for (auto& s : outer.strides) s.push_back(0);
   for (int64_t s : ls.sizes)
     if (s == 0) return;
+  if (is_meta(buf)) return;
   for_each_row<2>(outer, {static_cast<char*>(x.raw_data()), static_cast<char*>(buf.raw_data())},
                   {int64_t(sizeof(S)), int64_t(sizeof(O))}, [&](std::array<char*, 2> p, int64_t, const auto&) {
                     const S* xp = reinterpret_cast<const S*>(p[0]);
@@ -314,6 +315,7 @@ Tensor reduce_buffer(const Tensor& x, const std::vector<bool>& mask) {
     using A = typename Op::template acc<S>;
     using O = std::conditional_t<std::is_same_v<A, compute_t<S>>, S, A>;
     Tensor buf = empty(reduced_sizes(x, mask, true), dtype_of<O>());
+    if (is_meta(buf)) return buf;
     std::fill_n(buf.data<O>(), buf.numel(), O(Op::template identity<A>()));
     reduce_into<Op, S, A, O>(x, mask, buf);
     return buf;
@@ -343,6 +345,7 @@ Tensor extreme(const Tensor& x, const Dims& dim, bool keepdim, const char* fn) {
 // Calls f(row, n, stride, r) for each row r of x's [kept, reduced] matrix.
 template <class S, class F>
 void for_each_reduced_row(const Tensor& x, const std::vector<bool>& mask, F&& f) {
+  if (is_meta(x)) return;
   Tensor m = as_rows(x, mask);
   const S* base = m.data<S>();
   const int64_t rows = m.size(0), n = m.size(1), rs = m.stride(0), cs = m.stride(1);
@@ -478,6 +481,7 @@ void scan_kernel(OpId op, const Tensor& out_t, const Tensor& in_t, int64_t d, co
     cuda::launch_walk(w);
     return;
   }
+  if (is_meta(out)) return;
   LoopShape<3> ls = plan_loop<3>(lanes, {out.strides(), in.strides(), indices.strides()});
   dispatch_dtype(in.dtype(), [&]<class S>() {
     using C = compute_t<S>;
@@ -602,7 +606,8 @@ Tensor mean(const Tensor& x, const std::optional<Dims>& dim, bool keepdim, std::
   dispatch_dtype(total.dtype(), [&]<class S>() {
     using C = compute_t<S>;
     if constexpr (std::is_floating_point_v<C>)
-      for (S& v : std::span(total.data<S>(), size_t(total.numel()))) v = S(C(v) / C(count));
+      if (!is_meta(total))
+        for (S& v : std::span(total.data<S>(), size_t(total.numel()))) v = S(C(v) / C(count));
   });
   return with_sizes(total, reduced_sizes(x, mask, keepdim));
 }
@@ -647,7 +652,8 @@ Tensor logsumexp(const Tensor& x_in, const Dims& dim, bool keepdim) {
   if (dim.empty() && !keepdim && x.dim() > 0)
     fail("output with shape [] doesn't match the broadcast shape {}", dims_str(Dims(size_t(x.dim()), 1)));
   Tensor maxes = reduce<MaxOp>(x, mask, true, x.dtype());
-  dispatch_dtype(maxes.dtype(), [&]<class S>() {
+  if (!is_meta(maxes))
+    dispatch_dtype(maxes.dtype(), [&]<class S>() {
     for (S& m : std::span(maxes.data<S>(), size_t(maxes.numel())))
       if (std::isinf(float(compute_t<S>(m)))) m = S(compute_t<S>(0));
   });

@@ -32,7 +32,7 @@ Sorted sorted_lines(const Tensor& x, int64_t dim, bool descending, std::optional
   Dims moved = lines.sizes();
   moved.back() = keep;
   Tensor values = empty(moved, x.dtype()), indices = empty(moved, DType::Int64);
-  dispatch_dtype(x.dtype(), [&]<class S>() {
+  if (!is_meta(values)) dispatch_dtype(x.dtype(), [&]<class S>() {
     using C = compute_t<S>;
     const S* in = lines.data<S>();
     S* out = values.data<S>();

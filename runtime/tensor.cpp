@@ -31,7 +31,16 @@ int64_t Storage::allocations() { return allocations_; }
 int64_t Storage::allocated_bytes() { return allocated_bytes_; }
 std::atomic<int64_t> Storage::live_bytes_{0};
 
-Storage::Storage(int64_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+namespace {
+thread_local bool meta_scope = false;
+}  // namespace
+
+MetaScope::MetaScope() : previous_(meta_scope) { meta_scope = true; }
+MetaScope::~MetaScope() { meta_scope = previous_; }
+bool MetaScope::active() { return meta_scope; }
+
+Storage::Storage(int64_t nbytes, Device device, bool meta) : nbytes_(nbytes), device_(device), meta_(meta) {
+  if (meta) return;
   if (device.type == DeviceType::CUDA) {
     ++allocations_;
     allocated_bytes_ += nbytes;
@@ -58,25 +67,8 @@ void Storage::allocate_host() {
   live_bytes_.fetch_add(nbytes_, std::memory_order_relaxed);
 }
 
-Storage::Storage(Borrow, std::shared_ptr<Storage> source)
-    : data_(source->data_), nbytes_(source->nbytes_), device_(kCPU), source_(std::move(source)) {}
-
-std::shared_ptr<Storage> Storage::borrow(std::shared_ptr<Storage> source) {
-  // (Of a storage that owns its bytes: a borrowed one may yet move them.)
-  THN_CHECK(source->device_.type == DeviceType::CPU && !source->source_,
-            "Storage::borrow: a host storage that owns its bytes only");
-  return std::shared_ptr<Storage>(new Storage(Borrow{}, std::move(source)));
-}
-
-void Storage::materialize() {
-  if (!source_) return;
-  allocate_host();
-  std::memcpy(data_, source_->data_, size_t(nbytes_));
-  source_.reset();
-}
-
 Storage::~Storage() {
-  if (source_) return;  // the bytes are source_'s
+  if (meta_) return;
   live_bytes_.fetch_sub(nbytes_, std::memory_order_relaxed);
   if (device_.type == DeviceType::CUDA) cuda::allocator().release(cuda::CUdeviceptr(reinterpret_cast<uintptr_t>(data_)));
   else std::free(base_);
@@ -129,6 +121,10 @@ Tensor Tensor::as_strided(Dims sizes, Dims strides, int64_t offset) const {
 
 void Tensor::no_cuda_kernel() {
   fail("this operation has no CUDA implementation yet: move the tensors to the CPU with .to(\"cpu\")");
+}
+
+void Tensor::meta_elements() {
+  throw std::logic_error("the elements of a meta tensor were read or written (tracing runs on metadata only)");
 }
 
 uint64_t Tensor::device_address() const {
@@ -205,7 +201,8 @@ Tensor empty_strided(const Dims& sizes, const Dims& strides, DType dtype, Device
 }
 
 Tensor scalar_tensor(const Scalar& s, DType dtype) {
-  Tensor t = empty({}, dtype);
+  // A number keeps its value under a MetaScope too: ops read it (x ** 3.0).
+  Tensor t(std::make_shared<Storage>(itemsize(dtype), kCPU, false), 0, {}, {}, dtype);
   dispatch_dtype(dtype, [&]<class S>() { *t.data<S>() = S(s.to<compute_t<S>>()); });
   return t;
 }

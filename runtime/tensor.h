@@ -52,15 +52,39 @@ class KernelDeviceScope {
 [[noreturn]] void not_implemented(std::string_view cpu_kernel, DType dtype, Device device,
                                   std::string_view cuda_kernel = {});
 
+// Meta tensors: tracing runs the runtime's own op implementations on tensors
+// whose storages have an identity, a size and a device but no bytes (as
+// PyTorch's FakeTensor), so shapes, view-or-copy decisions, type promotion
+// and errors are eager's while no element is read or written. Inside a
+// MetaScope every storage an op allocates is such a meta storage; kernels
+// return before their loops when their output is meta (is_meta), checks of
+// values (an index out of range) wait for the run, and any read or write of
+// a meta tensor's elements is an internal error, never garbage. Numbers
+// wrapped as tensors (wrap_scalar) keep their one value.
+class MetaScope {
+ public:
+  MetaScope();
+  ~MetaScope();
+  MetaScope(const MetaScope&) = delete;
+  MetaScope& operator=(const MetaScope&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
 class Storage {
  public:
-  Storage(int64_t nbytes, Device device);
+  // A meta storage (no bytes) inside a MetaScope, else memory on `device`.
+  Storage(int64_t nbytes, Device device) : Storage(nbytes, device, MetaScope::active()) {}
+  Storage(int64_t nbytes, Device device, bool meta);
   ~Storage();
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
-  void* data() const { return data_; }
+  void* data() const { return data_; }  // null for a meta storage
   int64_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  bool is_meta() const { return meta_; }
   // Storages (and their bytes) allocated so far by this thread: --stats
   // counts a jit call's buffers with them.
   // (Defined in tensor.cpp: GCC 12 miscompiles the UBSan null check of a
@@ -75,22 +99,13 @@ class Storage {
   // front-end fuzzer lowers it, so no input can exhaust the machine).
   static void set_limit(int64_t bytes) { limit_ = bytes; }
 
-  // A host storage that reads `source`'s bytes in place until
-  // materialize() gives it a copy of its own: the tracer's shadows of its
-  // inputs, which must never change the caller's data and are seldom
-  // written at all (only an in-place op on an input writes one).
-  static std::shared_ptr<Storage> borrow(std::shared_ptr<Storage> source);
-  void materialize();  // before a borrowed storage's first write; no-op otherwise
-
  private:
-  struct Borrow {};
-  Storage(Borrow, std::shared_ptr<Storage> source);
   void allocate_host();
-  void* data_ = nullptr;  // 64-byte aligned, inside base_'s block (or source_'s bytes)
+  void* data_ = nullptr;  // 64-byte aligned, inside base_'s block
   void* base_ = nullptr;  // what malloc returned
   int64_t nbytes_ = 0;
   Device device_;
-  std::shared_ptr<Storage> source_;  // whose bytes a borrowed storage reads
+  bool meta_ = false;
   static thread_local int64_t allocations_, allocated_bytes_;
   static std::atomic<int64_t> live_bytes_;
   static inline int64_t limit_ = INT64_MAX;
@@ -137,9 +152,11 @@ class Tensor {
  private:
   void* host_storage() const {
     if (storage_->device().type != DeviceType::CPU) [[unlikely]] no_cuda_kernel();
+    if (storage_->is_meta()) [[unlikely]] meta_elements();
     return storage_->data();
   }
   [[noreturn]] static void no_cuda_kernel();
+  [[noreturn]] static void meta_elements();
 
   std::shared_ptr<Storage> storage_;
   int64_t offset_ = 0;  // in elements
@@ -147,6 +164,9 @@ class Tensor {
   DType dtype_ = DType::Float32;
   bool wrapped_number_ = false;
 };
+
+// A meta tensor (MetaScope): metadata only.
+inline bool is_meta(const Tensor& t) { return t.defined() && t.storage()->is_meta(); }
 
 Dims contiguous_strides(const Dims& sizes);
 int64_t numel_of(const Dims& sizes);
