@@ -790,10 +790,7 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   // (is_contiguous() of an input, whose contiguity the prologue checks, or of
   // a layout that is the same on every call the trace serves, is a fact of
   // every call.)
-  auto is_input = [&] {
-    return std::any_of(trace_.inputs.begin(), trace_.inputs.end(),
-                       [&](const Value& v) { return is_tensor_proxy(v) && &v.symbolic() == &self.symbolic(); });
-  };
+  auto is_input = [&] { return input_leaf_.count(self.object().get()) > 0; };
   if (name != "is_contiguous" || !(is_input() || structural_layout(self))) static_layout(p);
   return present_result(op.name, from_ivalue(call_op(op, IValue(p.shadow), pos, kws)));
 }

@@ -1,6 +1,7 @@
 #include "passes/functionalize.h"
 
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -79,6 +80,7 @@ class Functionalizer {
   void add_input(const Value& v) {
     add_base(v);
     inputs_.push_back(v);
+    input_set_.insert(&v.symbolic());
   }
 
   // Inputs sharing memory become views of one base, the range they share
@@ -105,6 +107,7 @@ class Functionalizer {
       alias_[&m.symbolic()] = std::move(a);
       current_.erase(&m.symbolic());
       std::erase_if(inputs_, [&](const Value& v) { return &v.symbolic() == &m.symbolic(); });
+      input_set_.erase(&m.symbolic());
     }
   }
 
@@ -214,43 +217,47 @@ class Functionalizer {
 
   bool is_shared_memory(const Value& base) const { return shared_bases_.count(&base.symbolic()) > 0; }
 
-  bool is_input(const Value& base) const {
-    for (const Value& v : inputs_)
-      if (&v.symbolic() == &base.symbolic()) return true;
-    return false;
-  }
-
-  // The mutated input whose old memory a value still reads (it is that
-  // input, or a view taken before the input was written), or null.
-  const Symbolic* reads_old(const Value& c, const std::vector<Value>& mutated) const {
-    auto it = alias_.find(&c.symbolic());
-    if (it == alias_.end()) return nullptr;
-    for (const Value& y : mutated)
-      if (&y.symbolic() == &it->second.base.symbolic()) return &y.symbolic();
-    return nullptr;
-  }
+  bool is_input(const Value& base) const { return input_set_.count(&base.symbolic()) > 0; }
 
   // The write-backs in an order where one whose value reads another mutated
   // input's old memory (`b.copy_(a); a.fill_(1)`) runs before that input is
   // overwritten; a cycle (a swap) is broken by copying one value first.
+  // Of the write-backs ready at each point, the first in `mutated` goes.
   std::vector<Value> ordered_write_backs(const std::vector<Value>& mutated) {
-    std::vector<Value> order, left = mutated;
+    std::unordered_map<const Symbolic*, size_t> index;
+    for (size_t i = 0; i < mutated.size(); ++i) index[&mutated[i].symbolic()] = i;
+    // reads[k]: the write-back whose old memory k's value still reads (it is
+    // that input, or a view taken before the input was written), or none.
+    constexpr size_t kNone = SIZE_MAX;
+    std::vector<size_t> reads(mutated.size(), kNone), readers(mutated.size(), 0);
+    auto old_read = [&](size_t k) {
+      auto a = alias_.find(&current_.at(&mutated[k].symbolic()).symbolic());
+      if (a == alias_.end()) return kNone;
+      auto m = index.find(&a->second.base.symbolic());
+      return m == index.end() || m->second == k ? kNone : m->second;
+    };
+    for (size_t k = 0; k < mutated.size(); ++k)
+      if ((reads[k] = old_read(k)) != kNone) ++readers[reads[k]];
+    std::set<size_t> ready, left;
+    for (size_t k = 0; k < mutated.size(); ++k) {
+      left.insert(k);
+      if (readers[k] == 0) ready.insert(k);
+    }
+    std::vector<Value> order;
     while (!left.empty()) {
-      bool progressed = false;
-      for (size_t i = 0; i < left.size(); ++i) {
-        // Ready when no other pending write-back's value reads left[i]'s old memory.
-        bool read_by_pending = false;
-        for (size_t k = 0; k < left.size() && !read_by_pending; ++k)
-          read_by_pending = k != i && reads_old(current_.at(&left[k].symbolic()), mutated) == &left[i].symbolic();
-        if (read_by_pending) continue;
-        order.push_back(left[i]);
-        left.erase(left.begin() + long(i));
-        progressed = true;
-        break;
+      if (ready.empty()) {
+        size_t k = *left.begin();  // a cycle: copy one value out of the way
+        Value& c = current_.at(&mutated[k].symbolic());
+        c = emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_);
+        if (reads[k] != kNone && --readers[reads[k]] == 0) ready.insert(reads[k]);
+        reads[k] = kNone;
+        continue;
       }
-      if (progressed) continue;
-      Value& c = current_.at(&left.front().symbolic());  // a cycle: copy one value out of the way
-      c = emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_);
+      size_t k = *ready.begin();
+      ready.erase(ready.begin());
+      left.erase(k);
+      order.push_back(mutated[k]);
+      if (reads[k] != kNone && --readers[reads[k]] == 0) ready.insert(reads[k]);
     }
     return order;
   }
@@ -329,6 +336,7 @@ class Functionalizer {
   std::unordered_map<const Symbolic*, Alias> alias_;
   std::unordered_map<const Symbolic*, Value> current_;  // a base's value now
   std::vector<Value> inputs_;                           // tensor arguments and captured tensors
+  std::unordered_set<const Symbolic*> input_set_;       // inputs_, to look up
   std::unordered_map<const Symbolic*, int> uses_;       // of each original value, the output included
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
   std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views

@@ -293,7 +293,15 @@ class Fuser {
   // Whether a path leads from op i's value to region r through ops outside
   // r (joining would make a cycle). Regions on the way count as one node.
   bool reaches(size_t i, int r) const {
-    std::vector<char> seen_op(n_, 0), seen_region(regions_.size(), 0);
+    // (visited marks by search number: a search costs what it visits)
+    ++search_;
+    seen_op_.resize(n_, 0);
+    seen_region_.resize(regions_.size(), 0);
+    auto visit = [&](std::vector<uint64_t>& seen, size_t k) {
+      if (seen[k] == search_) return false;
+      seen[k] = search_;
+      return true;
+    };
     std::vector<size_t> stack;
     for (size_t j : users_[i])
       if (j < n_ && region_of_[j] != r) stack.push_back(j);
@@ -303,14 +311,12 @@ class Fuser {
       int rj = region_of_[j];
       if (rj == r) return true;
       if (rj >= 0) {
-        if (seen_region[size_t(rj)]) continue;
-        seen_region[size_t(rj)] = 1;
+        if (!visit(seen_region_, size_t(rj))) continue;
         for (size_t m : regions_[size_t(rj)].members)
           for (size_t k : users_[m])
             if (k < n_) stack.push_back(k);
       } else {
-        if (seen_op[j]) continue;
-        seen_op[j] = 1;
+        if (!visit(seen_op_, j)) continue;
         for (size_t k : users_[j])
           if (k < n_) stack.push_back(k);
       }
@@ -341,7 +347,18 @@ class Fuser {
       for (size_t j : users_[i])
         if (j < n_) edge(node(i), node(j));
     // Side effects keep their order; a write-back into x keeps its place
-    // relative to every op that touches x's memory.
+    // relative to every op that touches x's memory (the ops by the memory
+    // they touch, found once).
+    std::unordered_map<const Symbolic*, std::vector<size_t>> touching;
+    for (size_t j = 0; j < n_; ++j) {
+      std::vector<Value> ps;
+      for (const Value& a : t_.body[j].args) collect_proxies(a, ps);
+      for (const Value& p : ps) {
+        if (!p.is(Type::Tensor)) continue;
+        std::vector<size_t>& ops = touching[memory_owner(t_, p)];
+        if (ops.empty() || ops.back() != j) ops.push_back(j);
+      }
+    }
     size_t last_effect = SIZE_MAX;
     for (size_t i = 0; i < n_; ++i) {
       const BoundSymbol& b = t_.body[i];
@@ -349,16 +366,11 @@ class Fuser {
       if (last_effect != SIZE_MAX) edge(node(last_effect), node(i));
       last_effect = i;
       if (!is_write_back(b)) continue;
-      const Symbolic* x = memory_owner(t_, write_back_target(b));
-      for (size_t j = 0; j < n_; ++j) {
-        if (j == i) continue;
-        std::vector<Value> ps;
-        for (const Value& a : t_.body[j].args) collect_proxies(a, ps);
-        bool touches = false;
-        for (const Value& p : ps) touches |= p.is(Type::Tensor) && memory_owner(t_, p) == x;
-        if (!touches) continue;
+      auto ops = touching.find(memory_owner(t_, write_back_target(b)));
+      if (ops == touching.end()) continue;
+      for (size_t j : ops->second) {
         if (j < i) edge(node(j), node(i));
-        else edge(node(i), node(j));
+        else if (j > i) edge(node(i), node(j));
       }
     }
     using Item = std::pair<size_t, size_t>;  // (key, node)
@@ -410,6 +422,8 @@ class Fuser {
   std::vector<std::vector<size_t>> users_;  // per op: the ops reading its values (n_: returned)
   std::vector<int> region_of_;
   std::vector<Region> regions_;
+  mutable uint64_t search_ = 0;  // reaches()'s
+  mutable std::vector<uint64_t> seen_op_, seen_region_;
 };
 
 }  // namespace
