@@ -395,6 +395,13 @@ bool Interpreter::less(const Value& a, const Value& b) {
 Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
   switch (op) {
     case CmpOp::Is: case CmpOp::IsNot: {
+      // A number the trace keeps symbolic: `flag is True` is its type (which
+      // the prologue checks) and its value (a guard where it is branched on).
+      if (a.is_number() && b.is_number() && has_proxy(a, b)) {
+        if (a.type() != b.type()) return Value(op == CmpOp::IsNot);
+        NumberOp eq = op == CmpOp::Is ? NumberOp::eq : NumberOp::ne;
+        return dispatch_->number_op(*this, eq, std::vector<Value>{a, b});
+      }
       bool same = a.type() == b.type() &&
                   (a.object() ? same_object(a, b) : (a.is_none() || a.type() == Type::Ellipsis || equals(a, b)));
       return Value(same == (op == CmpOp::Is));

@@ -576,17 +576,16 @@ void Tracer::static_layout(const TensorProxy& p) {
 }
 
 // Whether t's layout is the same on every call the trace serves, given its
-// sizes: every tensor input is contiguous (the prologue checks), t does not
-// view an input, and t is a fresh result of an op (whose layout PyTorch
-// derives from its operands') or a permutation, unsqueeze, squeeze or
-// reshape of one. Then its strides are products of its sizes in a fixed
+// sizes: every tensor input is contiguous (the prologue checks), and t is an
+// input or a fresh result of an op (whose layout PyTorch derives from its
+// operands'), or a permutation, unsqueeze, squeeze or reshape of one. Then its strides are products of its sizes in a fixed
 // order, and as sizes are symbolic only when at least 2, comparisons of its
 // strides come out the same on every call. (A slice, select or expand can
 // make a tensor contiguous for one size only: x[:, :2] when x has 2 columns.)
 bool Tracer::structural_layout(const Value& t) const {
   for (const Value& v : trace_.inputs)
     if (is_tensor_proxy(v) && !tensor_proxy(v).shadow.is_contiguous()) return false;
-  if (!trace_.captured.empty() || aliases_input(tensor_proxy(t).shadow)) return false;
+  if (!trace_.captured.empty()) return false;
   const Symbolic* at = &t.symbolic();
   for (auto b = trace_.body.rbegin(); b != trace_.body.rend(); ++b) {
     std::vector<Value> outs;
@@ -604,7 +603,10 @@ bool Tracer::structural_layout(const Value& t) const {
       default: return false;
     }
   }
-  return false;  // an input or a captured tensor
+  // An input, contiguous by the prologue's check (a captured tensor's layout
+  // is whatever it is).
+  return std::any_of(trace_.inputs.begin(), trace_.inputs.end(),
+                     [&](const Value& v) { return is_tensor_proxy(v) && &v.symbolic() == at; });
 }
 
 // Whether t is, or views, a non-contiguous tensor of the trace: then
@@ -965,6 +967,11 @@ bool is_mask(const Value& v) {
 }
 // A 0-dim integer tensor as an index: PyTorch selects by its value (a view
 // whose offset is the value), which the metadata cannot tell.
+bool has_tensor_bound(const Value& v) {
+  if (!v.is(Type::Slice)) return false;
+  const auto& s = v.obj<SliceObj>();
+  return s.start.is(Type::Tensor) || s.stop.is(Type::Tensor) || s.step.is(Type::Tensor);
+}
 bool is_number_index(const Value& v) {
   return is_tensor_proxy(v) && tensor_proxy(v).sizes.empty() && is_integral(tensor_proxy(v).dtype(), false);
 }
@@ -977,7 +984,36 @@ std::optional<std::vector<Value>> Tracer::symbolic_index_sizes(const Value& t, c
   if (!opts_.symbolic_shapes) return std::nullopt;
   const std::vector<Value>& sizes = tensor_proxy(t).sizes;
   auto out = basic_index_rule(*this, sizes, idx);
-  if (!out) make_static_all(Value::tuple(sizes));
+  if (!out) out = tensor_index_sizes(sizes, idx);
+  if (!out) {
+    // Sizes of the indexed tensor and of the index tensors, all exact.
+    make_static_all(Value::tuple(sizes));
+    for (const Value& v : idx)
+      if (is_tensor_proxy(v)) make_static_all(Value::tuple(tensor_proxy(v).sizes));
+  }
+  return out;
+}
+
+// x[idx], x[:, idx], x[..., idx] with one integer tensor idx and full
+// slices elsewhere: the dim it indexes is replaced by idx's sizes.
+std::optional<std::vector<Value>> Tracer::tensor_index_sizes(const std::vector<Value>& sizes,
+                                                             const std::vector<Value>& idx) const {
+  auto full = [](const Value& v) {
+    if (!v.is(Type::Slice)) return false;
+    const auto& s = v.obj<SliceObj>();
+    return s.start.is_none() && s.stop.is_none() && s.step.is_none();
+  };
+  std::optional<size_t> at;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    if (full(idx[k])) continue;
+    if (at || !is_tensor_proxy(idx[k]) || !is_integral(tensor_proxy(idx[k]).dtype(), false)) return std::nullopt;
+    at = k;
+  }
+  if (!at || idx.size() > sizes.size()) return std::nullopt;
+  std::vector<Value> out(sizes.begin(), sizes.begin() + long(*at));
+  const std::vector<Value>& is = tensor_proxy(idx[*at]).sizes;
+  out.insert(out.end(), is.begin(), is.end());
+  out.insert(out.end(), sizes.begin() + long(*at) + 1, sizes.end());
   return out;
 }
 
@@ -987,6 +1023,7 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
     if (is_mask(v)) data_dependent("indexing with a boolean mask gives a shape that depends on tensor data");
     idx.push_back(traced(v));
     if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
+    if (has_tensor_bound(idx.back())) data_dependent("a slice bound is the value of a tensor");
     make_static_all(idx.back());
   }
   Value t = traced(tensor);
@@ -1016,6 +1053,7 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
     if (is_mask(v)) data_dependent("assigning through a boolean mask depends on tensor data");
     idx.push_back(traced(v));
     if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
+    if (has_tensor_bound(idx.back())) data_dependent("a slice bound is the value of a tensor");
     make_static_all(idx.back());
   }
   Value t = traced(tensor), val = traced(value);

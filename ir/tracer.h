@@ -177,6 +177,8 @@ class Tracer : public OpDispatch {
   bool views_non_contiguous(const Tensor& t) const;
   bool structural_layout(const Value& t) const;
   std::optional<std::vector<Value>> symbolic_index_sizes(const Value& t, const std::vector<Value>& idx);
+  std::optional<std::vector<Value>> tensor_index_sizes(const std::vector<Value>& sizes,
+                                                       const std::vector<Value>& idx) const;
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
   // The interpreter's traced calls now, shared with the last op's when the
   // same.

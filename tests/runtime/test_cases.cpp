@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "runtime/elementwise.h"
@@ -157,14 +158,41 @@ void check_value(const std::string& where, const IValue& got, const IValue& want
   }
 }
 
-void run_case_file(const std::filesystem::path& path) {
+// The metadata of an expectation: dtype, sizes and (where compared) strides.
+void check_metadata(const std::string& where, const IValue& got, const IValue& want, bool strides) {
+  INFO(where);
+  if (want.is_tensor()) {
+    REQUIRE(got.is_tensor());
+    const Tensor &g = got.to_tensor(), &w = want.to_tensor();
+    CHECK(dtype_name(g.dtype()) == dtype_name(w.dtype()));
+    CHECK(dims_str(g.sizes()) == dims_str(w.sizes()));
+    if (strides && g.numel() > 1 && g.sizes() == w.sizes()) CHECK(dims_str(g.strides()) == dims_str(w.strides()));
+  } else if (want.is_list() && got.is_list() && got.to_list().items.size() == want.to_list().items.size()) {
+    for (size_t i = 0; i < want.to_list().items.size(); i++)
+      check_metadata(where + "[" + std::to_string(i) + "]", got.to_list().items[i], want.to_list().items[i], strides);
+  }
+}
+
+// A meta tensor (no bytes) with t's layout.
+IValue meta_of(const IValue& v) {
+  if (!v.is_tensor()) return v;
+  const Tensor& t = v.to_tensor();
+  return IValue(Tensor(std::make_shared<Storage>(t.storage()->nbytes(), kCPU, true), t.offset(), t.sizes(), t.strides(),
+                       t.dtype()));
+}
+
+// Replays a case file. With `meta`, on meta tensors inside a MetaScope, as
+// tracing runs them: every result has PyTorch's dtype, sizes and strides,
+// every error is PyTorch's or (a check of values) none, which the names of
+// `data_checks` collect; no element is read.
+void run_case_file(const std::filesystem::path& path, bool meta = false, std::vector<std::string>* data_checks = nullptr) {
   std::ifstream f(path);
   REQUIRE(f.good());
   std::string line, name;
   std::map<std::string, IValue> vars;
   Tolerance tol;
   std::optional<Error> raised;
-  bool error_expected = false;
+  bool error_expected = false, skip = false;
   int cases = 0;
   while (std::getline(f, line)) {
     Reader r(line);
@@ -175,13 +203,17 @@ void run_case_file(const std::filesystem::path& path) {
       tol = {};
       raised.reset();
       error_expected = false;
+      skip = false;
       cases++;
+    } else if (skip) {
+      continue;
     } else if (kind == "tol") {
       tol.rtol = parse_double(r.word());
       tol.atol = parse_double(r.word());
     } else if (kind == "input") {
       std::string v = r.word();
       vars[v] = read_value(r, r.word(), &vars);
+      if (meta) vars[v] = meta_of(vars[v]);
     } else if (kind == "step") {
       std::string v = r.word(), how = r.word(), op = r.str();
       std::vector<IValue> args;
@@ -191,9 +223,14 @@ void run_case_file(const std::filesystem::path& path) {
         std::string k = r.str();
         kwargs.emplace_back(k, read_value(r, r.word(), &vars));
       }
-      if (raised) continue;
+      // (Ops whose result is values, or has a shape that depends on them:
+      // the tracer never runs them on meta tensors.)
+      if (meta && (op == "item" || op == "tolist" || op == "nonzero" || op == "masked_select")) skip = true;
+      if (raised || skip) continue;
       INFO(path.filename().string() << ": " << name << ": " << op);
       try {
+        std::optional<MetaScope> scope;
+        if (meta) scope.emplace();
         if (how == "F") {
           vars[v] = call(op, args, kwargs);
         } else {
@@ -203,12 +240,17 @@ void run_case_file(const std::filesystem::path& path) {
         }
       } catch (const Error& e) {
         raised = e;
+      } catch (const std::logic_error& e) {
+        FAIL_CHECK("internal error: " << e.what());
+        raised = Error(ErrorKind::RuntimeError, e.what());
       }
     } else if (kind == "error") {
       std::string type = r.word(), msg = r.str();
       error_expected = true;
       INFO(path.filename().string() << ": " << name);
-      if (!raised) {
+      if (!raised && meta) {
+        data_checks->push_back(path.stem().string() + ": " + name + ": " + msg);
+      } else if (!raised) {
         FAIL_CHECK("expected " << type << ": " << msg);
       } else {
         CHECK(std::string(error_kind_name(raised->kind())) == type);
@@ -223,8 +265,10 @@ void run_case_file(const std::filesystem::path& path) {
         FAIL_CHECK("unexpected error: " << raised->what());
         continue;
       }
+      if (meta && error_expected && !raised) continue;  // (a check of data: the values never come)
       REQUIRE(vars.count(v));
-      check_value(v, vars[v], want, strides, tol);
+      if (meta) check_metadata(v, vars[v], want, strides);
+      else check_value(v, vars[v], want, strides, tol);
     }
   }
   CHECK(cases > 0);
@@ -242,4 +286,26 @@ TEST_CASE("runtime ops agree with PyTorch", "[runtime][torch]") {
   for (const auto& p : files) {
     SECTION(p.stem().string()) { run_case_file(p); }
   }
+}
+
+// Tracing runs the same cases on meta tensors. The checks that need values
+// are listed in tests/runtime/data_checks.txt (regenerate it with
+// THN_WRITE_DATA_CHECKS=1): the jit raises them when a trace runs
+// (tests/jit/data_checks.thn shows a first and a cached call agree).
+TEST_CASE("runtime ops on meta tensors give PyTorch's metadata and errors", "[runtime][torch][meta]") {
+  std::filesystem::path dir = std::filesystem::path(THN_TEST_DIR) / "runtime";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir / "expected"))
+    if (e.path().extension() == ".txt") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  std::vector<std::string> checks;
+  for (const auto& p : files) run_case_file(p, true, &checks);
+  std::string listed;
+  for (const std::string& c : checks) listed += c + "\n";
+  const std::filesystem::path golden = dir / "data_checks.txt";
+  if (std::getenv("THN_WRITE_DATA_CHECKS")) std::ofstream(golden) << listed;
+  std::ifstream in(golden);
+  std::stringstream want;
+  want << in.rdbuf();
+  CHECK(listed == want.str());
 }
