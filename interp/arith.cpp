@@ -237,6 +237,10 @@ Value eval_number_op(Interpreter& in, NumberOp op, std::span<const Value> x) {
     case NumberOp::to_int: return builtin("__type_int");
     case NumberOp::to_float: return builtin("__type_float");
     case NumberOp::to_bool: return Value(in.truth(x[0]));
+    case NumberOp::round: return builtin("round");
+    case NumberOp::math_sqrt: case NumberOp::math_exp: case NumberOp::math_log: case NumberOp::math_sin:
+    case NumberOp::math_cos: case NumberOp::math_tanh: case NumberOp::math_floor: case NumberOp::math_ceil:
+      return math_number_op(op, x[0]);
     default: break;
   }
   throw std::logic_error("eval_number_op: unknown op");

@@ -177,12 +177,14 @@ Value min_max(Interpreter& in, CallArgs& a, bool is_max) {
   return best;
 }
 
-Value round_builtin(Interpreter&, CallArgs& a) {
+Value round_builtin(Interpreter& in, CallArgs& a) {
   Value nd = take_kwarg(a, "ndigits", Value());
   no_more_kwargs("round", a);
   arity("round", a, 1, 2);
   if (a.args.size() == 2) nd = a.args[1];
   const Value& x = a.args[0];
+  if (x.is_proxy() && x.is_number() && nd.is_none())
+    return in.dispatch().number_op(in, NumberOp::round, std::span<const Value>(&x, 1));
   if (!x.is_number()) fail(ErrorKind::TypeError, "type {} doesn't define __round__ method", type_name(x));
   if (nd.is_none()) {
     if (x.is_int_like()) return Value(x.as_int());
@@ -221,8 +223,8 @@ Value print_builtin(Interpreter& in, CallArgs& a) {
 // jit validates its options; the jit/ library (when installed) makes the
 // callable, else (`thn run --interpret`) jit is the identity.
 Value jit_builtin(Interpreter& in, CallArgs& a) {
-  Value cache = take_kwarg(a, "cache", Value::str("constant"));
-  Value shapes = take_kwarg(a, "shapes", Value::str("static"));
+  Value cache = take_kwarg(a, "cache", Value::str("auto"));
+  Value shapes = take_kwarg(a, "shapes", Value::str("auto"));
   no_more_kwargs("jit", a);
   arity("jit", a, 0, 1);
   auto check = [](const Value& v, const char* what, std::initializer_list<const char*> allowed) {
@@ -233,8 +235,8 @@ Value jit_builtin(Interpreter& in, CallArgs& a) {
     }
     fail(ErrorKind::ValueError, "jit(): {} must be one of {}, not {}", what, list, to_repr(v));
   };
-  check(cache, "cache", {"constant", "symbolic", "none"});
-  check(shapes, "shapes", {"static", "symbolic"});
+  check(cache, "cache", {"auto", "constant", "symbolic", "none"});
+  check(shapes, "shapes", {"auto", "static", "symbolic"});
   if (a.args.empty())  // @jit(cache=...): the decorator that applies these options
     return make_builtin("jit", [cache, shapes](Interpreter& in, CallArgs& b) {
       no_kwargs("jit", b);
@@ -283,6 +285,33 @@ void hybrid(Interpreter& in, const char* name, NativeFn python) {
   });
 }
 
+}  // namespace
+
+Value math_number_op(NumberOp op, const Value& v) {
+  if (!v.is_number()) fail(ErrorKind::TypeError, "must be real number, not {}", type_name(v));
+  if ((op == NumberOp::math_floor || op == NumberOp::math_ceil) && v.is_int_like()) return Value(v.as_int());
+  const double x = v.as_float();
+  auto domain = [](bool ok) {
+    if (!ok) fail(ErrorKind::ValueError, "math domain error");
+  };
+  double r = 0;
+  switch (op) {
+    case NumberOp::math_sqrt: domain(x >= 0 || std::isnan(x)); r = std::sqrt(x); break;
+    case NumberOp::math_exp: r = std::exp(x); break;
+    case NumberOp::math_log: domain(x > 0 || std::isnan(x)); r = std::log(x); break;
+    case NumberOp::math_sin: domain(!std::isinf(x)); r = std::sin(x); break;
+    case NumberOp::math_cos: domain(!std::isinf(x)); r = std::cos(x); break;
+    case NumberOp::math_tanh: r = std::tanh(x); break;
+    case NumberOp::math_floor: return Value(float_to_int(std::floor(x)));
+    case NumberOp::math_ceil: return Value(float_to_int(std::ceil(x)));
+    default: throw std::logic_error("math_number_op: not a math function");
+  }
+  if (std::isinf(r) && std::isfinite(x)) fail(ErrorKind::OverflowError, "math range error");
+  return Value(r);
+}
+
+namespace {
+
 double math_arg(Interpreter& in, const Value& v) {
   if (v.is_number()) return v.as_float();
   if (v.is(Type::Tensor)) return tensor_item(in, v).as_float();
@@ -310,20 +339,36 @@ Value math_module() {
       return Value(r);
     });
   };
-  unary("sqrt", [](double x) { return std::sqrt(x); }, [](double x) { return x >= 0 || std::isnan(x); });
-  unary("exp", [](double x) { return std::exp(x); }, nullptr);
+  // Those a jit trace keeps symbolic: a number proxy's is recorded.
+  auto recorded = [&](const char* name, NumberOp op) {
+    g[name] = make_builtin(name, [name, op](Interpreter& in, CallArgs& a) {
+      no_kwargs(name, a);
+      arity(name, a, 1, 1);
+      Value x = a.args[0].is(Type::Tensor) ? tensor_item(in, a.args[0]) : a.args[0];
+      if (x.is_proxy()) return in.dispatch().number_op(in, op, std::span<const Value>(&x, 1));
+      return math_number_op(op, x);
+    });
+  };
+  recorded("sqrt", NumberOp::math_sqrt);
+  recorded("exp", NumberOp::math_exp);
+  recorded("sin", NumberOp::math_sin);
+  recorded("cos", NumberOp::math_cos);
+  recorded("tanh", NumberOp::math_tanh);
+  recorded("floor", NumberOp::math_floor);
+  recorded("ceil", NumberOp::math_ceil);
   unary("log2", [](double x) { return std::log2(x); }, [](double x) { return x > 0 || std::isnan(x); });
   unary("log10", [](double x) { return std::log10(x); }, [](double x) { return x > 0 || std::isnan(x); });
-  unary("sin", [](double x) { return std::sin(x); }, [](double x) { return !std::isinf(x); });
-  unary("cos", [](double x) { return std::cos(x); }, [](double x) { return !std::isinf(x); });
   unary("tan", [](double x) { return std::tan(x); }, [](double x) { return !std::isinf(x); });
-  unary("tanh", [](double x) { return std::tanh(x); }, nullptr);
   unary("atan", [](double x) { return std::atan(x); }, nullptr);
   unary("fabs", [](double x) { return std::fabs(x); }, nullptr);
   unary("erf", [](double x) { return std::erf(x); }, nullptr);
   g["log"] = make_builtin("log", [](Interpreter& in, CallArgs& a) {
     no_kwargs("log", a);
     arity("log", a, 1, 2);
+    if (a.args.size() == 1) {  // (kept symbolic, as math.sqrt)
+      Value v = a.args[0].is(Type::Tensor) ? tensor_item(in, a.args[0]) : a.args[0];
+      if (v.is_proxy()) return in.dispatch().number_op(in, NumberOp::math_log, std::span<const Value>(&v, 1));
+    }
     double x = math_arg(in, a.args[0]);
     if (!(x > 0) && !std::isnan(x)) fail(ErrorKind::ValueError, "math domain error");
     if (a.args.size() == 1) return Value(std::log(x));
@@ -340,8 +385,6 @@ Value math_module() {
       return Value(float_to_int(f(math_arg(in, a.args[0]))));
     });
   };
-  to_int_fn("floor", [](double x) { return std::floor(x); });
-  to_int_fn("ceil", [](double x) { return std::ceil(x); });
   to_int_fn("trunc", [](double x) { return std::trunc(x); });
   auto pred = [&](const char* name, bool (*f)(double)) {
     g[name] = make_builtin(name, [name, f](Interpreter& in, CallArgs& a) {

@@ -20,7 +20,10 @@ class Interpreter;
   X(pow, "**", 2) X(lshift, "<<", 2) X(rshift, ">>", 2) X(bitand_, "&", 2) X(bitor_, "|", 2)                \
   X(bitxor, "^", 2) X(lt, "<", 2) X(le, "<=", 2) X(gt, ">", 2) X(ge, ">=", 2) X(eq, "==", 2) X(ne, "!=", 2) \
   X(neg, "-", 1) X(pos, "+", 1) X(invert, "~", 1) X(not_, "not", 1) X(abs, "abs", 1) X(min, "min", 2)      \
-  X(max, "max", 2) X(to_int, "int", 1) X(to_float, "float", 1) X(to_bool, "bool", 1)
+  X(max, "max", 2) X(to_int, "int", 1) X(to_float, "float", 1) X(to_bool, "bool", 1) X(round, "round", 1)        \
+  X(math_sqrt, "math.sqrt", 1) X(math_exp, "math.exp", 1) X(math_log, "math.log", 1) X(math_sin, "math.sin", 1)  \
+  X(math_cos, "math.cos", 1) X(math_tanh, "math.tanh", 1) X(math_floor, "math.floor", 1)                        \
+  X(math_ceil, "math.ceil", 1)
 
 enum class NumberOp : uint8_t {
 #define THN_X(name, py, n) name,
@@ -33,6 +36,11 @@ int number_op_arity(NumberOp op);
 bool is_comparison(NumberOp op);
 // Evaluates op on plain (non-proxy) numbers with Python's semantics.
 Value eval_number_op(Interpreter& in, NumberOp op, std::span<const Value> operands);
+// The last NumberOp (the tensor prims follow them in ir/trace.h's PrimId).
+constexpr NumberOp kLastNumberOp = NumberOp::math_ceil;
+// The math module's function of op (math_sqrt ... math_ceil) on a plain
+// number, with Python's domain and range errors.
+Value math_number_op(NumberOp op, const Value& x);
 
 class OpDispatch {
  public:

@@ -71,7 +71,7 @@ struct Symbol {
   static Symbol of(PrimId p) { return {nullptr, p, false, false}; }
   static Symbol of(NumberOp op) { return {nullptr, PrimId(int(op)), false, false}; }
   static Symbol prim_op(const OpDef& op);  // logic_error unless is_prim_op(op)
-  bool is_number_op() const { return !op && prim <= PrimId(int(NumberOp::to_bool)); }
+  bool is_number_op() const { return !op && prim <= PrimId(int(kLastNumberOp)); }
   // Must run, and in order: it writes memory, draws random numbers or prints.
   bool has_side_effect() const {
     return mutates() || (op && op->family == OpFamily::Random) || (!op && prim == PrimId::print);

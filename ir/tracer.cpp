@@ -150,7 +150,7 @@ Value Tracer::input_tensor(const Tensor& t, const std::string& name) {
   bool any = false;
   for (size_t d = 0; d < p.sizes.size(); ++d) {
     int64_t s = p.sizes[d].raw_int();
-    if (s < 2) continue;
+    if (s < 2 || (opts_.auto_shapes && !opts_.dynamic_sizes.count({name, int64_t(d)}))) continue;
     auto n = std::make_shared<NumberProxy>();
     n->origin = NumberProxy::Origin::Size;
     n->type = Type::Int;
@@ -186,7 +186,7 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     leaves.push_back(leaf);
     return leaf.proxy;
   }
-  if (arg.is_number() && opts_.symbolic_numbers) {
+  if (arg.is_number() && (opts_.symbolic_numbers || opts_.dynamic_numbers.count(name))) {
     auto n = std::make_shared<NumberProxy>();
     n->type = arg.type();
     n->value = arg;
@@ -450,14 +450,14 @@ std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
   return calls_;
 }
 
-BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out) {
+BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out, bool whole) {
   BoundSymbol b;
   b.sym = sym;
   b.args = std::move(args);
   b.out = std::move(out);
   if (const Frame* f = in_.current_frame(); f && f->loc) static_cast<Loc&>(b.loc) = *f->loc;
   b.loc.calls = calls();
-  decompose(*this, b);
+  if (!whole) decompose(*this, b);
   trace_.body.push_back(std::move(b));
   return trace_.body.back();
 }
@@ -657,17 +657,9 @@ Value Tracer::number_node(NumberOp op, std::vector<Value> operands) {
     plain.push_back(v.without_proxy());
     dynamic |= v.is_proxy() && number_proxy(v).depends_on_data();
   }
-  Value result;
-  try {
-    result = eval_number_op(in_, op, plain);
-  } catch (const Error&) {
-    // A number of tensor data has no value while tracing (item()'s is a
-    // stand-in): the result's type is what the trace needs. The run checks
-    // the real operation.
-    if (!dynamic) throw;
-    for (Value& v : plain) v = placeholder(v.type());
-    result = eval_number_op(in_, op, plain);
-  }
+  // A number of tensor data has no value while tracing: the result is a
+  // stand-in of Python's result type, which the run computes.
+  Value result = dynamic ? placeholder(dynamic_result_type(op, operands)) : eval_number_op(in_, op, plain);
   auto n = std::make_shared<NumberProxy>();
   n->origin = NumberProxy::Origin::Op;
   n->type = result.type();
@@ -679,6 +671,36 @@ Value Tracer::number_node(NumberOp op, std::vector<Value> operands) {
   n->tracer = this;
   numbers_.push_back(n);
   return Value::proxy(result, n);
+}
+
+Type Tracer::dynamic_result_type(NumberOp op, const std::vector<Value>& operands) const {
+  const Type a = operands[0].type(), b = operands.size() > 1 ? operands[1].type() : a;
+  const bool floating = a == Type::Float || b == Type::Float;
+  switch (op) {
+    case NumberOp::truediv: case NumberOp::to_float: case NumberOp::math_sqrt: case NumberOp::math_exp:
+    case NumberOp::math_log: case NumberOp::math_sin: case NumberOp::math_cos: case NumberOp::math_tanh:
+      return Type::Float;
+    case NumberOp::to_int: case NumberOp::round: case NumberOp::math_floor: case NumberOp::math_ceil: return Type::Int;
+    case NumberOp::not_: case NumberOp::to_bool: return Type::Bool;
+    case NumberOp::bitand_: case NumberOp::bitor_: case NumberOp::bitxor:
+      return a == Type::Bool && b == Type::Bool ? Type::Bool : Type::Int;
+    case NumberOp::pow: {
+      // int ** int is a float for a negative exponent: a type of the value.
+      if (floating) return Type::Float;
+      const Value& e = operands[1];
+      if (e.is_proxy() && number_proxy(e).depends_on_data())
+        data_dependent("the type of int ** int depends on the sign of an exponent computed from tensor data");
+      return e.without_proxy().as_int() < 0 ? Type::Float : Type::Int;
+    }
+    case NumberOp::min: case NumberOp::max:
+      if (a != b) data_dependent("min/max of an int and a float has the type of the one a tensor's value picks");
+      return a;
+    case NumberOp::abs: case NumberOp::neg: case NumberOp::pos: case NumberOp::invert:
+      return a == Type::Float ? Type::Float : Type::Int;
+    default:
+      if (is_comparison(op)) return Type::Bool;
+      return floating ? Type::Float : Type::Int;  // + - * // % << >>
+  }
 }
 
 Value Tracer::number_op(Interpreter&, NumberOp op, std::span<const Value> operands) {
@@ -741,6 +763,25 @@ bool is_value_param(const OpDef& op, const Param& p) {
 
 bool data_dependent_shape(const OpDef& op) { return op.id == OpId::nonzero || op.id == OpId::masked_select; }
 
+Value Tracer::item(const Value& self) {
+  const TensorProxy& p = tensor_proxy(self);
+  if (p.shadow.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
+  // No value while tracing (the number is Dynamic: no code may read it).
+  Value value = placeholder(p.dtype() == DType::Bool ? Type::Bool : is_floating(p.dtype()) ? Type::Float : Type::Int);
+  auto n = std::make_shared<NumberProxy>();
+  n->origin = NumberProxy::Origin::Item;
+  n->type = value.type();
+  n->value = value;
+  n->constraint = Constraint::Dynamic;
+  n->set_tensor(self);
+  n->id = int(numbers_.size());
+  n->tracer = this;
+  numbers_.push_back(n);
+  Value v = Value::proxy(value, n);
+  record(Symbol::of(PrimId::item), {self}, v);
+  return v;
+}
+
 Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw) {
   auto& p = tensor_proxy(self);
   std::string_view name = op.name;
@@ -762,23 +803,7 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
     for (const Value& s : p.sizes) n = s.is_proxy() || n.is_proxy() ? record_number_op(NumberOp::mul, {n, s}) : Value(n.raw_int() * s.raw_int());
     return n;
   }
-  if (name == "item") {
-    if (p.shadow.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
-    // No value while tracing (the number is Dynamic: no code may read it).
-    Value value = placeholder(p.dtype() == DType::Bool ? Type::Bool : is_floating(p.dtype()) ? Type::Float : Type::Int);
-    auto n = std::make_shared<NumberProxy>();
-    n->origin = NumberProxy::Origin::Item;
-    n->type = value.type();
-    n->value = value;
-    n->constraint = Constraint::Dynamic;
-    n->set_tensor(self);
-    n->id = int(numbers_.size());
-    n->tracer = this;
-    numbers_.push_back(n);
-    Value v = Value::proxy(value, n);
-    record(Symbol::of(PrimId::item), {self}, v);
-    return v;
-  }
+  if (name == "item") return item(self);
   if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
   std::vector<IValue> pos;
   for (const Value& a : args) pos.push_back(shadow_ivalue(a));
@@ -888,14 +913,27 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   }
 
   // A number taken from a tensor has no value while tracing: a parameter
-  // that shapes the result (arange's end) cannot take one.
+  // that shapes the result (arange's end) cannot take one; one that only
+  // scales values (alpha, a fill value, a clamp bound) takes its item(). An
+  // op with such a number runs whole (eager's kernel, with eager's checks of
+  // the value: "value cannot be converted ... without overflow").
+  bool dynamic = false;
   for (size_t i = 0; i < targs.size(); ++i) {
     const Param& p = schema.params[i];
-    if (p.type != ParamType::Scalar || is_value_param(op, p)) continue;
+    if (p.type == ParamType::Scalar && is_tensor_proxy(targs[i])) {
+      if (!is_value_param(op, p))
+        data_dependent(fmt::format("{}() takes '{}' from the value of a tensor", op.name, p.name));
+      targs[i] = item(targs[i]);
+    }
     std::vector<Value> ps;
     collect_proxies(targs[i], ps);
-    for (const Value& t : ps)
-      if (t.is(Type::Tensor)) data_dependent(fmt::format("{}() takes '{}' from the value of a tensor", op.name, p.name));
+    for (const Value& n : ps) dynamic |= n.is_number() && number_proxy(n).depends_on_data();
+    // fill_'s and masked_fill's value, a 0-dim tensor of another dtype, is
+    // checked by its value to fit the receiver's dtype.
+    if ((op.id == OpId::fill_ || op.id == OpId::masked_fill) && p.name == "value" && is_tensor_proxy(targs[i]) &&
+        !tensor_proxy(targs[i]).shadow.is_wrapped_number() &&
+        tensor_proxy(targs[i]).dtype() != tensor_proxy(targs[0]).dtype())
+      dynamic = true;
   }
   if (checks_one_device(op)) check_one_device(targs);
   // Whether a reshape of a non-contiguous tensor is a view or a copy depends
@@ -950,12 +988,10 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   // A write whose result depends on eager's loop order runs as eager's op.
   bool ordered = (inplace || op.name.ends_with('_')) && loop_order_write(tensor_proxy(targs[size_t(schema.self_index)]).shadow, targs);
   if (inplace) {
-    BoundSymbol& b = record(Symbol::of(op, true), std::move(targs), Value());
-    if (ordered) b.subsymbols.clear();
+    record(Symbol::of(op, true), std::move(targs), Value(), /*whole=*/ordered || dynamic);
     return self ? *self : args[0];
   }
-  BoundSymbol& b = record(Symbol::of(op, false), std::move(targs), out);
-  if (ordered) b.subsymbols.clear();
+  record(Symbol::of(op, false), std::move(targs), out, /*whole=*/ordered || dynamic);
   // copy_, fill_, zero_ return their receiver, as in eager.
   if (op.name.ends_with('_') && self) return *self;
   return present_result(op.name, out);

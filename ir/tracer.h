@@ -15,6 +15,7 @@
 // and any error of data before that point are eager's.
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -27,8 +28,15 @@
 namespace thn {
 
 struct TraceOptions {
-  bool symbolic_numbers = false;  // cache="symbolic"
-  bool symbolic_shapes = false;   // shapes="symbolic"
+  bool symbolic_numbers = false;  // cache="symbolic": every number argument
+  bool symbolic_shapes = false;   // shapes="symbolic" (every input size >= 2), or "auto" with a dynamic size
+  // cache="auto" / shapes="auto": the number arguments, and the input sizes
+  // (leaf name, dim), that earlier calls showed to vary; only those are
+  // symbolic (with symbolic_shapes, only dynamic_sizes' sizes when
+  // auto_shapes).
+  bool auto_shapes = false;
+  std::set<std::string> dynamic_numbers;
+  std::set<std::pair<std::string, int64_t>> dynamic_sizes;
 };
 
 // One node of the call's arguments, flattened in the order the prologue
@@ -179,7 +187,14 @@ class Tracer : public OpDispatch {
   std::optional<std::vector<Value>> symbolic_index_sizes(const Value& t, const std::vector<Value>& idx);
   std::optional<std::vector<Value>> tensor_index_sizes(const std::vector<Value>& sizes,
                                                        const std::vector<Value>& idx) const;
-  BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out);
+  // Records an op with its decomposition into prims, or `whole` (it runs
+  // as eager's op: its result depends on eager's loop order, or on a number
+  // of tensor data whose checks only the run can make).
+  BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out, bool whole = false);
+  // t.item(): a Dynamic number (no value while tracing), recorded.
+  Value item(const Value& t);
+  // Python's result type of a number op with a Dynamic operand.
+  Type dynamic_result_type(NumberOp op, const std::vector<Value>& operands) const;
   // The interpreter's traced calls now, shared with the last op's when the
   // same.
   std::shared_ptr<const std::vector<TraceEntry>> calls();

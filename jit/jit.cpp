@@ -32,7 +32,51 @@ struct JitObj : BuiltinObj {
   ExecCounters last_run;                          // kernels and bytes of the last call
   int64_t last_min_bytes = 0;                     // the least any plan could move
 
+  // cache="auto" / shapes="auto": what the last trace's arguments were.
+  struct Leaf {
+    std::string name;
+    InputLeaf::Kind kind;
+    Value number;
+    DType dtype = DType::Float32;
+    Device device;
+    Dims sizes;
+  };
+  bool auto_numbers = false;
+  std::vector<Leaf> last_leaves;
+
   JitObj(std::string name) : BuiltinObj(std::move(name), nullptr) {}
+
+  // Under "auto": the number arguments and input sizes that differ from the
+  // last trace's, in a call of the same structure, become symbolic; whether
+  // any did.
+  bool learn(const std::vector<InputLeaf>& leaves) {
+    std::vector<Leaf> now;
+    for (const InputLeaf& l : leaves) {
+      Leaf s{l.name, l.kind, l.kind == InputLeaf::Number ? l.value : Value(), DType::Float32, kCPU, {}};
+      if (l.kind == InputLeaf::Tensor) {
+        const Tensor& t = l.value.as_tensor();
+        s.dtype = t.dtype(), s.device = t.device(), s.sizes = t.sizes();
+      }
+      now.push_back(std::move(s));
+    }
+    bool learned = false;
+    if (now.size() == last_leaves.size()) {
+      for (size_t i = 0; i < now.size(); ++i) {
+        const Leaf &a = last_leaves[i], &b = now[i];
+        if (a.name != b.name || a.kind != b.kind) return false;  // another structure: nothing to learn
+        if (a.kind == InputLeaf::Number && auto_numbers && a.number.type() == b.number.type() &&
+            to_repr(a.number) != to_repr(b.number))
+          learned |= trace_opts.dynamic_numbers.insert(a.name).second;
+        if (a.kind == InputLeaf::Tensor && trace_opts.auto_shapes && a.dtype == b.dtype && a.device == b.device &&
+            a.sizes.size() == b.sizes.size())
+          for (size_t d = 0; d < a.sizes.size(); ++d)
+            if (a.sizes[d] != b.sizes[d]) learned |= trace_opts.dynamic_sizes.insert({a.name, int64_t(d)}).second;
+      }
+    }
+    if (!trace_opts.dynamic_sizes.empty()) trace_opts.symbolic_shapes = true;
+    last_leaves = std::move(now);
+    return learned;
+  }
 
   std::vector<std::string> param_names() const {
     std::vector<std::string> names;
@@ -53,8 +97,12 @@ struct JitObj : BuiltinObj {
       return update_lists(params, execute(in, inputs));
     }
     ++misses;
-    Tracer tracer(in, trace_opts);
-    last = cache.add(tracer.trace(function, params, param_names()), opts.pipeline, caching, inputs);
+    TraceResult r = Tracer(in, trace_opts).trace(function, params, param_names());
+    // (Tracing runs on metadata: tracing again with what the call showed to
+    // vary made symbolic costs what the ops cost.)
+    if ((auto_numbers || trace_opts.auto_shapes) && learn(r.leaves))
+      r = Tracer(in, trace_opts).trace(function, params, param_names());
+    last = cache.add(std::move(r), opts.pipeline, caching, inputs);
     report(*last);
     return update_lists(params, execute(in, inputs));
   }
@@ -210,6 +258,8 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
     j->function = fn;
     j->trace_opts.symbolic_numbers = cache == "symbolic";
     j->trace_opts.symbolic_shapes = shapes == "symbolic";
+    j->trace_opts.auto_shapes = shapes == "auto";
+    j->auto_numbers = cache == "auto";
     j->caching = cache != "none";
     j->opts = jit;
     j->interpret = registry->interpret;
