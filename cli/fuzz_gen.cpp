@@ -219,8 +219,8 @@ class Generator {
     packed_ = r_.chance(0.15);
     has_n_ = r_.chance(0.6);
     has_s_ = r_.chance(0.35);
-    cache_ = r_.pick(std::vector<std::string>{"constant", "constant", "symbolic", "symbolic", "none"});
-    shapes_ = r_.chance(0.4) ? "symbolic" : "static";
+    cache_ = r_.pick(std::vector<std::string>{"auto", "auto", "constant", "symbolic", "symbolic", "none"});
+    shapes_ = r_.pick(std::vector<std::string>{"auto", "symbolic", "static", "static"});
     vars_ = params_;
   }
 
@@ -256,9 +256,18 @@ class Generator {
 
   // A number operand: a literal, or one of f's number arguments.
   std::pair<std::string, bool> number(bool allow_float = true) {  // text, is a float
-    int x = r_.below(6);
+    int x = r_.below(7);
     if (x == 0 && has_n_) return {"n", false};
     if (x == 1 && has_s_ && allow_float) return {"s", true};
+    if (x == 6 && (has_n_ || has_s_)) {  // a function of a number argument: recorded, not pinned
+      if (has_s_ && allow_float && r_.chance(0.5))
+        return {r_.pick(std::vector<std::string>{"math.sqrt(abs(s) + 1.0)", "math.exp(-abs(s))", "math.cos(s)",
+                                                  "math.tanh(s)", "math.log(abs(s) + 1.0)", "float(math.floor(s))"}),
+                true};
+      if (has_s_ && r_.chance(0.5))
+        return {r_.pick(std::vector<std::string>{"math.floor(s)", "math.ceil(s)", "round(s)"}), false};
+      if (has_n_) return {r_.pick(std::vector<std::string>{"abs(n)", "min(n, 2)", "max(n, 1)", "int(math.sqrt(abs(n)))"}), false};
+    }
     if (x == 2 && allow_float) return {r_.pick(std::vector<std::string>{"0.5", "-1.5", "2.0"}), true};
     return {r_.pick(std::vector<std::string>{"1", "2", "-3"}), false};
   }
@@ -746,7 +755,12 @@ class Generator {
     Var v = new_value_like(*x);
     int d = dim(*x);
     if (d <= 1 && r_.chance(0.3)) {  // indexing with a tensor
-      v.name = subscript(*x, d, index_along(*x, d, false, true));
+      std::string index = index_along(*x, d, false, true);
+      if (r_.chance(0.3)) {  // a 2-D index: its sizes replace dim d
+        index = fmt::format("({}).unsqueeze(0)", index);
+        v.shape.insert(v.shape.begin() + d, kOne);
+      }
+      v.name = subscript(*x, d, index);
       return v;
     }
     std::string index = index_along(*x, d, false);
@@ -982,8 +996,8 @@ class Generator {
     if (k <= 1) {
       std::string cond;
       const Var* sized = pick([](const Var& v) { return !v.shape.empty(); });
-      if (k == 0 && has_n_) cond = fmt::format("n > {}", r_.between(0, 3));
-      else if (has_s_ && r_.chance(0.5)) cond = "s > 0.5";
+      if (k == 0 && has_n_) cond = fmt::format(fmt::runtime(r_.chance(0.3) ? "(n > {}) is True" : "n > {}"), r_.between(0, 3));
+      else if (has_s_ && r_.chance(0.5)) cond = r_.chance(0.3) ? "(s > 0.5) is not False" : "s > 0.5";
       else if (sized) cond = fmt::format("{}.shape[{}] > {}", sized->name, dim(*sized), r_.between(1, 3));
       else return lines;
       lines.push_back(pad + "if " + cond + ":");
