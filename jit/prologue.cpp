@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <fmt/format.h>
@@ -93,6 +94,42 @@ bool in_storage_group(const Trace& t, const Value& proxy) {
   return false;
 }
 
+// A symbolic size's `>= 2` guard that another guard implies: the sizes
+// guarded equal (`a.shape[0] == b.shape[0]`, both sizes of inputs or both
+// of the same class) form classes, and one `>= 2` per class suffices (six
+// inputs of one shape: 2 such checks, not 12). Whether every check passes
+// is unchanged.
+std::vector<bool> implied_guards(const std::vector<Guard>& guards) {
+  std::unordered_map<const Symbolic*, const Symbolic*> parent;
+  auto find = [&](const Symbolic* s) {
+    for (auto it = parent.find(s); it != parent.end(); it = parent.find(s)) s = it->second;
+    return s;
+  };
+  auto size_of = [](const Value& v) -> const Symbolic* {
+    return v.is_proxy() && v.is_number() && number_proxy(v).origin == NumberProxy::Origin::Size ? &v.symbolic() : nullptr;
+  };
+  auto binary = [](const Guard& g, NumberOp op) -> const NumberProxy* {
+    if (!g.by_truth || !g.expected.raw_int() || !g.expr.is_proxy()) return nullptr;
+    const NumberProxy& n = number_proxy(g.expr);
+    return n.origin == NumberProxy::Origin::Op && n.op == op && n.operands.size() == 2 ? &n : nullptr;
+  };
+  for (const Guard& g : guards)
+    if (const NumberProxy* n = binary(g, NumberOp::eq)) {
+      const Symbolic *a = size_of(n->operands[0]), *b = size_of(n->operands[1]);
+      if (!a || !b) continue;
+      a = find(a), b = find(b);
+      if (a != b) parent[a] = b;
+    }
+  std::vector<bool> implied(guards.size(), false);
+  std::unordered_set<const Symbolic*> at_least_two;  // classes with a kept `>= 2`
+  for (size_t k = 0; k < guards.size(); ++k) {
+    const NumberProxy* n = binary(guards[k], NumberOp::ge);
+    if (!n || n->operands[1].is_proxy() || !n->operands[1].is(Type::Int) || n->operands[1].raw_int() != 2) continue;
+    if (const Symbolic* s = size_of(n->operands[0])) implied[k] = !at_least_two.insert(find(s)).second;
+  }
+  return implied;
+}
+
 }  // namespace
 
 Prologue::Prologue(const TraceResult& r) {
@@ -100,7 +137,10 @@ Prologue::Prologue(const TraceResult& r) {
     names_[&in.symbolic()] = in.is(Type::Tensor) ? tensor_proxy(in).name : number_proxy(in).name;
   compile_leaves(r);
   std::unordered_set<std::string> asserted;  // a guard's text is what it checks: each once
-  for (const Guard& g : r.guards) {
+  std::vector<bool> implied = implied_guards(r.guards);
+  for (size_t k = 0; k < r.guards.size(); ++k) {
+    const Guard& g = r.guards[k];
+    if (implied[k]) continue;
     std::string text = g.by_truth ? fmt::format("assert {}{}", g.expected.raw_int() ? "" : "not ", render(g.expr))
                                   : fmt::format("assert {} == {}", render(g.expr), to_repr(g.expected));
     if (!asserted.insert(text).second) continue;
@@ -172,7 +212,7 @@ Prologue::Prologue(const TraceResult& r) {
   std::vector<std::string> params;
   for (const InputLeaf& l : r.leaves)
     if (l.parent < 0) params.push_back(l.name);
-  text_ = fmt::format("# Constructed by prologue ({} checks)\ndef prologue({}):\n{}", code_.size(),
+  text_ = fmt::format("# Constructed by prologue ({} checks)\ndef prologue({}):\n{}", lines_,
                       fmt::join(params, ", "), body_);
 }
 

@@ -43,7 +43,10 @@ class Prologue {
   void compile_leaves(const TraceResult& r);
   int compile_expr(const Value& v);
   std::string render(const Value& v) const;
-  void line(const std::string& s) { body_ += "  " + s + "\n"; }
+  void line(const std::string& s) {
+    body_ += "  " + s + "\n";
+    ++lines_;
+  }
 
   std::vector<Instr> code_;
   std::vector<Value> kinds_;
@@ -68,6 +71,7 @@ class Prologue {
   std::unordered_map<const Symbolic*, int> tensor_ref_;  // an input tensor proxy's ref register
   std::unordered_map<const Symbolic*, std::string> names_;
   std::string text_, body_;
+  int lines_ = 0;  // the checks printed
 };
 
 }  // namespace thn
