@@ -147,13 +147,16 @@ class Planner {
     }
     // Every earlier value of the buffer is dead, or read for the last time
     // by this op as the very tensor it updates in place.
+    // (An occupant joined once every earlier one was dead: walking back, the
+    // first dead one ends the search.)
     std::vector<Value> reads = tensors_in(b.args);
     Value live;
-    for (const Value& occ : buf.occupants) {
+    for (auto o = buf.occupants.rbegin(); o != buf.occupants.rend(); ++o) {
+      const Value& occ = *o;
       // Its memory (an updated range of shared memory is a view of an input).
       const Symbolic* memory = owner(occ);
       int64_t lr = last_read(memory);
-      if (lr < int64_t(i)) continue;
+      if (lr < int64_t(i)) break;
       if (lr > int64_t(i)) return Value();
       int count = 0;
       for (const Value& p : reads) {

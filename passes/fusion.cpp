@@ -549,6 +549,9 @@ bool fusion_stores_after_reads(const BoundSymbol& f, const Value& out, const Val
   // leaves loaded, in every sweep whose values use it: the latest of them
   // is where the leaf is read last. A reduction folds its operand in the
   // sweep before its level.
+  // (Without a reduction there is one sweep: every store follows its loads.)
+  if (std::none_of(f.subsymbols.begin(), f.subsymbols.end(), [](const BoundSymbol& m) { return is_fusible_reduction(m); }))
+    return true;
   constexpr int kEnd = std::numeric_limits<int>::max();
   std::unordered_map<const Symbolic*, int> level;
   const Value* reduced = nullptr;
