@@ -54,10 +54,10 @@ DType promoted(std::span<const Value> operands) {
   std::vector<Tensor> ts;
   for (const Value& v : operands) {
     if (is_tensor_proxy(v)) {
-      // A value the decomposition made has no shadow: an empty tensor of
+      // A value the decomposition made has no meta tensor: an empty tensor of
       // its dtype and rank stands in (result_type reads nothing else).
       const TensorProxy& p = tensor_proxy(v);
-      ts.push_back(p.shadow.defined() ? p.shadow : empty(Dims(p.sizes.size(), 0), p.dtype()));
+      ts.push_back(p.meta.defined() ? p.meta : empty(Dims(p.sizes.size(), 0), p.dtype()));
     } else if (v.is_number()) {
       ts.push_back(wrap_scalar(scalar_of(v)));
     }
@@ -536,7 +536,7 @@ class Decomposer {
   std::optional<Value> variance(bool take_sqrt) {
     const Value& x0 = self();
     Meta out = out_meta();
-    if (tensor_proxy(x0).shadow.numel() == 0 || rank(x0) == 0) return std::nullopt;
+    if (tensor_proxy(x0).meta.numel() == 0 || rank(x0) == 0) return std::nullopt;
     std::vector<int64_t> dims = dims_of(arg("dim"), x0);
     Sizes in = tensor_proxy(x0).sizes, kept = in;
     int64_t n = 1;
@@ -600,7 +600,7 @@ class Decomposer {
     std::vector<int64_t> dims = dims_of(arg("dim"), x0);
     // dim=[] and empty inputs follow PyTorch's quirks: left to the op itself.
     const Value& dim = arg("dim");
-    if ((dim.is_sequence() && dim.items().empty()) || tensor_proxy(x0).shadow.numel() == 0 || rank(x0) == 0)
+    if ((dim.is_sequence() && dim.items().empty()) || tensor_proxy(x0).meta.numel() == 0 || rank(x0) == 0)
       return std::nullopt;
     Value x = convert(x0, out.dtype);
     Sizes in = tensor_proxy(x).sizes, kept = in;
@@ -625,7 +625,7 @@ class Decomposer {
       case OpId::view: case OpId::reshape: case OpId::flatten: case OpId::unflatten: {
         // A view when the strides allow it (as eager decided; the prologue
         // guards the strides of non-contiguous inputs), else a copy first.
-        bool view = tensor_proxy(b_.out).shadow.storage() == tensor_proxy(x).shadow.storage();
+        bool view = tensor_proxy(b_.out).meta.storage() == tensor_proxy(x).meta.storage();
         Value in = view ? x : prim(OpId::contiguous, {x}, meta(x));
         return prim(OpId::reshape, {in, Value::tuple(out_meta().sizes)}, out_meta());
       }
@@ -727,7 +727,7 @@ class Decomposer {
       case OpId::contiguous:
         // A tensor that is contiguous already is returned itself (an alias),
         // as eager decided.
-        if (tensor_proxy(b_.out).shadow.storage() == tensor_proxy(self()).shadow.storage()) return self();
+        if (tensor_proxy(b_.out).meta.storage() == tensor_proxy(self()).meta.storage()) return self();
         break;
       default: break;
     }
@@ -758,8 +758,8 @@ class Decomposer {
     const OpId id = b_.sym.op->id;
     const bool like = id == OpId::zeros_like || id == OpId::ones_like || id == OpId::full_like || id == OpId::empty_like;
     if (like) {
-      const Tensor& shadow = tensor_proxy(self()).shadow;
-      if (shadow.strides() != contiguous_strides(shadow.sizes())) return passthrough();
+      const Tensor& meta = tensor_proxy(self()).meta;
+      if (meta.strides() != contiguous_strides(meta.sizes())) return passthrough();
     }
     switch (id) {
       case OpId::zeros: case OpId::ones: case OpId::zeros_like: case OpId::ones_like: {

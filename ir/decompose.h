@@ -15,7 +15,7 @@ namespace thn {
 class Tracer;
 
 // Fills b.subsymbols with b's decomposition. Requires: b as the tracer
-// records it (canonical args, proxies carrying this call's shadows).
+// records it (canonical args, proxies carrying this call's meta tensors).
 // Guarantees: the last prims define b's outputs themselves, with the same
 // dtype, device and sizes (checked; a mismatch is a logic_error); b is left
 // without subsymbols when the op has no decomposition or returns an alias of

@@ -1,9 +1,10 @@
 #pragma once
 // Proxies: the values a trace computes with. A TensorProxy stands for a
 // tensor (dtype, device, sizes as ints or NumberProxies); a NumberProxy for a
-// Python number the trace keeps symbolic. Both carry this call's value, so
-// tracing follows the branches the call takes and records the predicates it
-// relied on as guards (ir/tracer.h).
+// Python number the trace keeps symbolic. A NumberProxy carries this call's
+// value (none for one computed from tensor data), a TensorProxy its meta
+// tensor, so tracing follows the branches the call takes and records the
+// predicates it relied on as guards (ir/tracer.h).
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,7 +30,7 @@ struct NumberProxy : Symbolic {
   enum class Origin : uint8_t { Input, Size, Item, Op };
   Origin origin = Origin::Input;
   Type type = Type::Int;  // Int, Float or Bool
-  Value value;            // this call's value, a plain number
+  Value value;            // this call's value, a plain number (Dynamic: a stand-in of its type)
   Constraint constraint = Constraint::Constrainable;
   NumberOp op{};               // Origin::Op
   std::vector<Value> operands;  // Origin::Op: numbers (proxies or constants)
@@ -59,10 +60,11 @@ struct NumberProxy : Symbolic {
 };
 
 struct TensorProxy : Symbolic {
-  // This call's value, computed on a private copy of the inputs. Undefined
-  // for the values of decompositions (ir/decompose.h): only their metadata
-  // is known.
-  Tensor shadow;
+  // This call's value as a meta tensor (runtime/tensor.h: layout, dtype and
+  // storage identity, no data; a wrapped number's is its real 0-dim
+  // tensor). Undefined for the values of decompositions (ir/decompose.h):
+  // only their metadata is known.
+  Tensor meta;
   DType dtype_ = DType::Float32;
   Device device_;
   std::vector<Value> sizes;  // ints, or Int NumberProxies under shapes="symbolic"
@@ -80,7 +82,7 @@ struct TensorProxy : Symbolic {
 };
 
 // A tensor value known by its metadata only (the values of decompositions
-// and of passes): no shadow, no tracer.
+// and of passes): no meta tensor, no tracer.
 inline Value metadata_tensor(DType dtype, Device device, std::vector<Value> sizes) {
   auto p = std::make_shared<TensorProxy>();
   p->dtype_ = dtype;

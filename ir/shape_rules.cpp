@@ -134,7 +134,7 @@ class Rules {
       case OpFamily::View: return view();
       case OpFamily::Copy:
         // (The writes into a copy of self keep self's sizes; their index
-        // and source sizes are checked by the op's own run on the shadows.)
+        // and source sizes are checked by the op's own run on the meta tensors.)
         if (n == "cat" || n == "stack") return concatenated(n == "stack");
         if (n == "gather") return one(sizes_of(arg("index")));
         if (n == "index_select") {
@@ -530,7 +530,7 @@ class Rules {
 bool same_concrete(const std::vector<Sizes>& want, const std::vector<Value>& tensors) {
   if (want.size() != tensors.size()) return false;
   for (size_t k = 0; k < want.size(); ++k) {
-    const Dims& real = tensor_proxy(tensors[k]).shadow.sizes();
+    const Dims& real = tensor_proxy(tensors[k]).meta.sizes();
     if (real.size() != want[k].size()) return false;
     for (size_t i = 0; i < real.size(); ++i)
       if (want[k][i].raw_int() != real[i]) return false;

@@ -93,12 +93,12 @@ Tracer::Tracer(Interpreter& in, TraceOptions opts) : in_(in), opts_(opts) {}
 
 Tracer::~Tracer() {
   // Proxies that escaped (stored somewhere by the traced code) turn into
-  // plain values; the shadows' memory goes back (cached traces keep only
+  // plain values; the meta tensors go (cached traces keep only
   // metadata).
   for (auto& n : numbers_) n->tracer = nullptr;
   for (auto& t : tensors_) {
     t->tracer = nullptr;
-    t->shadow = Tensor();
+    t->meta = Tensor();
   }
 }
 
@@ -116,15 +116,15 @@ void Tracer::make_static(NumberProxy& p) {
   guards_.push_back({Value::proxy(p.value, numbers_[size_t(p.id)]), p.value, false});
 }
 
-Value Tracer::new_tensor(Tensor shadow, Device device, const std::string& name) {
+Value Tracer::new_tensor(Tensor meta, Device device, const std::string& name) {
   auto p = std::make_shared<TensorProxy>();
   p->id = next_id_++;
   p->tracer = this;
   p->name = name;
-  for (int64_t s : shadow.sizes()) p->sizes.push_back(Value(s));
-  p->dtype_ = shadow.dtype();
+  for (int64_t s : meta.sizes()) p->sizes.push_back(Value(s));
+  p->dtype_ = meta.dtype();
   p->device_ = device;
-  p->shadow = std::move(shadow);
+  p->meta = std::move(meta);
   tensors_.push_back(p);
   return Value::proxy(Value(Type::Tensor, nullptr), p);
 }
@@ -303,21 +303,21 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
 
   bool writes_input = false;
   for (const BoundSymbol& b : trace_.body) {
-    if (b.sym.mutates() && aliases_input(tensor_proxy(b.args[b.sym.op ? size_t(b.sym.op->schema.self_index) : 0]).shadow))
+    if (b.sym.mutates() && aliases_input(tensor_proxy(b.args[b.sym.op ? size_t(b.sym.op->schema.self_index) : 0]).meta))
       writes_input = true;
   }
   r.depends_on_overlap = writes_input;
   std::vector<Value> outs;
   collect_proxies(trace_.output, outs);
   for (const Value& o : outs)
-    if (o.is(Type::Tensor) && aliases_input(tensor_proxy(o).shadow)) r.depends_on_overlap = true;
+    if (o.is(Type::Tensor) && aliases_input(tensor_proxy(o).meta)) r.depends_on_overlap = true;
 
   std::vector<Value> proxies;
   for (const Value& v : trace_.inputs)
     if (is_tensor_proxy(v)) proxies.push_back(v);
   for (const auto& [proxy, tensor] : trace_.captured) proxies.push_back(proxy);
   std::vector<const Tensor*> tensors;
-  for (const Value& v : proxies) tensors.push_back(&tensor_proxy(v).shadow);
+  for (const Value& v : proxies) tensors.push_back(&tensor_proxy(v).meta);
   std::vector<int> pattern = overlap_pattern(tensors);
   for (size_t i = 0; i < pattern.size(); ++i) trace_.inputs_overlap |= pattern[i] != int(i);
   if (trace_.inputs_overlap && writes_input) record_storage_groups(proxies, pattern);
@@ -330,8 +330,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     auto& p = tensor_proxy(v);
     for (const Value& s : p.sizes)
       if (s.is_proxy()) return;
-    if (p.shadow.is_contiguous()) p.strides = contiguous_strides(p.shadow.sizes());
-    else if (exact || depends_on_strides_) p.strides = p.shadow.strides();
+    if (p.meta.is_contiguous()) p.strides = contiguous_strides(p.meta.sizes());
+    else if (exact || depends_on_strides_) p.strides = p.meta.strides();
   };
   for (const Value& v : trace_.inputs) layout(v, false);
   for (const auto& [proxy, tensor] : trace_.captured) layout(proxy, true);
@@ -405,13 +405,13 @@ bool Tracer::loop_order_write(const Tensor& dst, std::span<const Value> operands
   std::vector<Value> ps;
   for (const Value& a : operands) collect_proxies(a, ps);
   for (const Value& p : ps)
-    if (is_tensor_proxy(p) && order_dependent(dst, tensor_proxy(p).shadow)) return true;
+    if (is_tensor_proxy(p) && order_dependent(dst, tensor_proxy(p).meta)) return true;
   return false;
 }
 
 void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std::vector<int>& pattern) {
   std::vector<const Tensor*> tensors;
-  for (const Value& v : proxies) tensors.push_back(&tensor_proxy(v).shadow);
+  for (const Value& v : proxies) tensors.push_back(&tensor_proxy(v).meta);
   OverlapGroups g = overlap_groups(tensors);
   std::vector<StorageGroup> groups;
   for (size_t leader = 0; leader < proxies.size(); ++leader) {
@@ -426,7 +426,7 @@ void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std:
       if (p.dtype() != tensor_proxy(proxies[leader]).dtype()) return;  // program order then
       s.members.push_back(proxies[j]);
       s.offsets.push_back(g.offset[j]);
-      s.strides.push_back(p.shadow.strides());
+      s.strides.push_back(p.meta.strides());
       s.sizes.emplace_back();
       for (const Value& d : p.sizes) s.sizes.back().push_back(d.as_int());  // a symbolic size is guarded static
     }
@@ -435,8 +435,8 @@ void Tracer::record_storage_groups(const std::vector<Value>& proxies, const std:
   trace_.storage_groups = std::move(groups);
 }
 
-bool Tracer::aliases_input(const Tensor& shadow) const {
-  return shadow.defined() && meta_inputs_.count(shadow.storage().get()) > 0;
+bool Tracer::aliases_input(const Tensor& meta) const {
+  return meta.defined() && meta_inputs_.count(meta.storage().get()) > 0;
 }
 
 std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
@@ -472,11 +472,11 @@ bool device_string(const Value& v) {
 }
 }  // namespace
 
-Value Tracer::shadow(const Value& v) {
-  if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).shadow) : v.without_proxy();
-  if (v.is(Type::Device) || device_string(v)) return Value(kCPU);  // shadows live on the host
-  if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).shadow);
-  return map_open(v, [this](const Value& x) { return shadow(x); });
+Value Tracer::on_meta(const Value& v) {
+  if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).meta) : v.without_proxy();
+  if (v.is(Type::Device) || device_string(v)) return Value(kCPU);  // meta tensors are the host's
+  if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).meta);
+  return map_open(v, [this](const Value& x) { return on_meta(x); });
 }
 
 Value Tracer::link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links) {
@@ -571,7 +571,7 @@ template <class F> Value Tracer::map_open(const Value& v, F f) {
 // its storage).
 void Tracer::static_layout(const TensorProxy& p) {
   for (const auto& q : tensors_)
-    if (q->shadow.storage() == p.shadow.storage())
+    if (q->meta.storage() == p.meta.storage())
       for (const Value& s : q->sizes) make_static_all(s);
 }
 
@@ -584,7 +584,7 @@ void Tracer::static_layout(const TensorProxy& p) {
 // make a tensor contiguous for one size only: x[:, :2] when x has 2 columns.)
 bool Tracer::structural_layout(const Value& t) const {
   for (const Value& v : trace_.inputs)
-    if (is_tensor_proxy(v) && !tensor_proxy(v).shadow.is_contiguous()) return false;
+    if (is_tensor_proxy(v) && !tensor_proxy(v).meta.is_contiguous()) return false;
   if (!trace_.captured.empty()) return false;
   const Symbolic* at = &t.symbolic();
   for (auto b = trace_.body.rbegin(); b != trace_.body.rend(); ++b) {
@@ -614,7 +614,7 @@ bool Tracer::structural_layout(const Value& t) const {
 bool Tracer::views_non_contiguous(const Tensor& t) const {
   if (!t.is_contiguous()) return true;
   for (const auto& q : tensors_)
-    if (q->shadow.storage() == t.storage() && !q->shadow.is_contiguous()) return true;
+    if (q->meta.storage() == t.storage() && !q->meta.is_contiguous()) return true;
   return false;
 }
 
@@ -718,7 +718,7 @@ bool Tracer::truth(const Value& v) {
 
 Value Tracer::wrap_number(const Value& n) {
   Value out = new_tensor(wrap_scalar(to_ivalue(n.without_proxy()).to_scalar()), kCPU);
-  tensor_proxy(out).shadow.set_wrapped_number(true);
+  tensor_proxy(out).meta.set_wrapped_number(true);
   record(Symbol::of(PrimId::wrap_number), {n}, out);
   return out;
 }
@@ -765,7 +765,7 @@ bool data_dependent_shape(const OpDef& op) { return op.id == OpId::nonzero || op
 
 Value Tracer::item(const Value& self) {
   const TensorProxy& p = tensor_proxy(self);
-  if (p.shadow.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
+  if (p.meta.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
   // No value while tracing (the number is Dynamic: no code may read it).
   Value value = placeholder(p.dtype() == DType::Bool ? Type::Bool : is_floating(p.dtype()) ? Type::Float : Type::Int);
   auto n = std::make_shared<NumberProxy>();
@@ -806,11 +806,11 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   if (name == "item") return item(self);
   if (name == "tolist") data_dependent("tolist() needs the data of a tensor");
   std::vector<IValue> pos;
-  for (const Value& a : args) pos.push_back(shadow_ivalue(a));
+  for (const Value& a : args) pos.push_back(meta_ivalue(a));
   Kwargs kws;
-  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, meta_ivalue(v));
   if (name == "result_type") {  // a function (of dtypes and ranks alone: no layout)
-    pos.insert(pos.begin(), IValue(p.shadow));
+    pos.insert(pos.begin(), IValue(p.meta));
     return from_ivalue(call_op(op, std::nullopt, pos, kws));
   }
   // stride(), is_contiguous(), storage_offset(): facts of this call's layout.
@@ -819,7 +819,7 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
   // every call.)
   auto is_input = [&] { return input_leaf_.count(self.object().get()) > 0; };
   if (name != "is_contiguous" || !(is_input() || structural_layout(self))) static_layout(p);
-  return present_result(op.name, from_ivalue(call_op(op, IValue(p.shadow), pos, kws)));
+  return present_result(op.name, from_ivalue(call_op(op, IValue(p.meta), pos, kws)));
 }
 
 namespace {
@@ -844,7 +844,7 @@ Device result_device(const OpDef& op, std::span<const Value> args) {
 }
 
 // PyTorch's one-device check (runtime/op_registry.cpp) on the proxies'
-// devices: their shadows all live on the host.
+// devices: their meta tensors are all the host's.
 void check_one_device(std::span<const Value> args) {
   std::optional<Device> first;
   std::function<void(const Value&)> visit = [&](const Value& v) {
@@ -854,7 +854,7 @@ void check_one_device(std::span<const Value> args) {
     }
     if (!is_tensor_proxy(v)) return;
     const TensorProxy& p = tensor_proxy(v);
-    if (p.device().type == DeviceType::CPU && joins_any_device(p.shadow, true)) return;
+    if (p.device().type == DeviceType::CPU && joins_any_device(p.meta, true)) return;
     if (!first) first = p.device();
     else if (*first != p.device()) fail_two_devices(*first, p.device());
   };
@@ -871,14 +871,14 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   }
   if (data_dependent_shape(op)) data_dependent(fmt::format("{}() has a shape that depends on tensor data", op.name));
 
-  // Bind on the shadows: PyTorch's argument errors, and each parameter's source.
+  // Bind on the meta tensors: PyTorch's argument errors, and each parameter's source.
   std::vector<IValue> pos;
   pos.reserve(args.size());
-  for (const Value& a : args) pos.push_back(shadow_ivalue(a));
+  for (const Value& a : args) pos.push_back(meta_ivalue(a));
   Kwargs kws;
-  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, shadow_ivalue(v));
+  for (const auto& [k, v] : kw.kwargs) kws.emplace_back(k, meta_ivalue(v));
   std::optional<IValue> s;
-  if (self) s = shadow_ivalue(*self);
+  if (self) s = meta_ivalue(*self);
   std::vector<ArgSource> sources;
   Args bound = bind_args(op, s, pos, kws, inplace, &sources);
   if (where_alone(op, bound)) data_dependent("where(condition) has a shape that depends on tensor data");
@@ -890,7 +890,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     switch (src.kind) {
       case ArgSource::Default:
         // The default (a creation op's device may be `thn run --device`'s),
-        // shadowed on the host like a given device.
+        // on the host like a given device (the meta tensors are the host's).
         targs[i] = from_ivalue(bound[i]);
         if (bound[i].is_device() && bound[i].to_device() != kCPU) {
           std::vector<IValue> values;
@@ -931,7 +931,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     // fill_'s and masked_fill's value, a 0-dim tensor of another dtype, is
     // checked by its value to fit the receiver's dtype.
     if ((op.id == OpId::fill_ || op.id == OpId::masked_fill) && p.name == "value" && is_tensor_proxy(targs[i]) &&
-        !tensor_proxy(targs[i]).shadow.is_wrapped_number() &&
+        !tensor_proxy(targs[i]).meta.is_wrapped_number() &&
         tensor_proxy(targs[i]).dtype() != tensor_proxy(targs[0]).dtype())
       dynamic = true;
   }
@@ -942,7 +942,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   const bool reshape = op.id == OpId::reshape || op.id == OpId::flatten || op.id == OpId::unflatten ||
                        op.id == OpId::view;
   bool structural_reshape = false;
-  if (reshape && views_non_contiguous(tensor_proxy(targs[0]).shadow)) {
+  if (reshape && views_non_contiguous(tensor_proxy(targs[0]).meta)) {
     structural_reshape = opts_.symbolic_shapes && structural_layout(targs[0]);
     if (!structural_reshape) {
       depends_on_strides_ = true;
@@ -956,10 +956,10 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
     return op.impl(bound);
   }();
   // x.float() of a float32 x is x (the prologue guards the dtype); the
-  // shadows all live on the CPU, so x.to("cpu") of a CUDA x is not.
+  // meta tensors are all the host's, so x.to("cpu") of a CUDA x is not.
   if (!inplace && result.is_tensor() && is_tensor_proxy(targs[0]) &&
       tensor_proxy(targs[0]).device() == device &&
-      returns_input(op, tensor_proxy(targs[0]).shadow, result.to_tensor()))
+      returns_input(op, tensor_proxy(targs[0]).meta, result.to_tensor()))
     return self ? *self : args[0];
   Value out = inplace ? targs[size_t(schema.self_index)] : wrap_result(result, device);
   // Under shapes="symbolic" a shape rule gives the outputs symbolic sizes;
@@ -968,9 +968,9 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
   bool symbolic = opts_.symbolic_shapes && apply_shape_rule(*this, op, targs, out, inplace);
   if (structural_reshape) {
     const TensorProxy& in = tensor_proxy(targs[0]);
-    const bool view = result.to_tensor().storage() == in.shadow.storage();
-    if (!symbolic || in.shadow.numel() == 0 ||
-        reshape_is_view(*this, in.sizes, in.shadow.strides(), tensor_proxy(out).sizes) != view) {
+    const bool view = result.to_tensor().storage() == in.meta.storage();
+    if (!symbolic || in.meta.numel() == 0 ||
+        reshape_is_view(*this, in.sizes, in.meta.strides(), tensor_proxy(out).sizes) != view) {
       depends_on_strides_ = true;  // (the guards above are then true but not needed)
       static_layout(in);  // (out too, where it views in)
     }
@@ -986,7 +986,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
         if (t.is(Type::Tensor)) make_static_all(Value::tuple(tensor_proxy(t).sizes));
     }
   // A write whose result depends on eager's loop order runs as eager's op.
-  bool ordered = (inplace || op.name.ends_with('_')) && loop_order_write(tensor_proxy(targs[size_t(schema.self_index)]).shadow, targs);
+  bool ordered = (inplace || op.name.ends_with('_')) && loop_order_write(tensor_proxy(targs[size_t(schema.self_index)]).meta, targs);
   if (inplace) {
     record(Symbol::of(op, true), std::move(targs), Value(), /*whole=*/ordered || dynamic);
     return self ? *self : args[0];
@@ -1064,10 +1064,10 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   }
   Value t = traced(tensor);
   std::vector<Value> sidx;
-  for (const Value& v : idx) sidx.push_back(shadow(v));
+  for (const Value& v : idx) sidx.push_back(on_meta(v));
   Value r = [&] {  // (first: its errors come before the rule's guards)
     MetaScope meta;
-    return eager_.getitem(shadow(t), sidx);
+    return eager_.getitem(on_meta(t), sidx);
   }();
   Value out = new_tensor(r.as_tensor(), tensor_proxy(t).device());
   if (auto sizes = symbolic_index_sizes(t, idx)) {
@@ -1094,11 +1094,11 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
   }
   Value t = traced(tensor), val = traced(value);
   std::vector<Value> sidx;
-  for (const Value& v : idx) sidx.push_back(shadow(v));
-  bool ordered = loop_order_write(tensor_proxy(t).shadow, std::span<const Value>(&val, 1));
+  for (const Value& v : idx) sidx.push_back(on_meta(v));
+  bool ordered = loop_order_write(tensor_proxy(t).meta, std::span<const Value>(&val, 1));
   {
     MetaScope meta;
-    eager_.setitem(shadow(t), sidx, shadow(val));
+    eager_.setitem(on_meta(t), sidx, on_meta(val));
   }
   std::optional<std::vector<Value>> view = symbolic_index_sizes(t, idx);
   if (view && is_tensor_proxy(val)) {

@@ -169,15 +169,15 @@ class Tracer : public OpDispatch {
   // OutputLink puts a list (an update root is not linked itself).
   struct Links;
   Value link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links);
-  // A proxy of `shadow` (a meta tensor, or a number's real 0-dim tensor)
+  // A proxy of `meta` (a meta tensor, or a number's real 0-dim tensor)
   // on `device`.
-  Value new_tensor(Tensor shadow, Device device, const std::string& name = "");
+  Value new_tensor(Tensor meta, Device device, const std::string& name = "");
   Value input_tensor(const Tensor& t, const std::string& name);
-  // The meta tensor of an input or captured tensor (its shadow).
+  // The meta tensor of an input or captured tensor.
   Tensor meta_of(const Tensor& t);
-  Value shadow(const Value& v);  // proxies replaced by their values (tensors: shadows)
+  Value on_meta(const Value& v);  // proxies replaced by their values (tensors: meta tensors)
   Value traced(const Value& v);  // what the trace records for v (captured tensors registered)
-  IValue shadow_ivalue(const Value& v) { return to_ivalue(shadow(v)); }
+  IValue meta_ivalue(const Value& v) { return to_ivalue(on_meta(v)); }
   Value wrap_result(const IValue& r, Device device);
   Value attribute(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw);
   void make_static_all(const Value& v);
@@ -198,7 +198,7 @@ class Tracer : public OpDispatch {
   // The interpreter's traced calls now, shared with the last op's when the
   // same.
   std::shared_ptr<const std::vector<TraceEntry>> calls();
-  bool aliases_input(const Tensor& shadow) const;
+  bool aliases_input(const Tensor& meta) const;
   // Whether an in-place write into dst reads one of `operands` through
   // memory it shares with dst but not element for element (eager allows
   // it where PyTorch cannot tell, x.addcmul_(x[0], x[0]) on a strided x):

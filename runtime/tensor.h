@@ -28,7 +28,7 @@ constexpr Device kCPU{DeviceType::CPU};
 Device parse_device(const std::string& s);
 
 // The device whose kernels an op is computed for. Ops on CUDA tensors are
-// at times computed on host copies: the tracer's shadows, and
+// at times computed on host tensors: the tracer's meta tensors, and
 // cuda::run_on_host. Inside a KernelDeviceScope, PyTorch's dtype refusals
 // name the scope's device's kernel ("div_floor_cuda", not "div_floor_cpu"),
 // and the few that differ by device (matmul of integers) follow it.

@@ -6,7 +6,8 @@ never with the size of the data. For an Adam step over 10 parameters and for
 bench/suite's elementwise chain, at three sizes, this prints the tracing
 time and trace + passes (--time-passes), the first call with a warm kernel
 cache, and the peak RSS of that run against a run that only makes the
-inputs. Then trace + passes for Adam over 10 to 1000 parameters of 1K
+inputs ("added": what the call holds beyond the inputs and its result,
+against the inputs' bytes). Then trace + passes for Adam over 10 to 1000 parameters of 1K
 floats, per parameter. Each script runs once first to warm the kernel cache.
 
 Usage: bench/jit/scale.py --thn build/thn [--quick]
@@ -90,15 +91,17 @@ def main():
     sizes = [1 << 10, 1 << 20] + ([] if a.quick else [1 << 24])
     with tempfile.TemporaryDirectory() as tmp:
         print("| workload | floats per tensor | input MB | tracing (ms) | trace + passes (ms) "
-              "| first call, warm cache (ms) | peak RSS (MB) | inputs alone (MB) | added |")
-        print("|---|---|---|---|---|---|---|---|---|")
-        for name, template, tensors, kw in [("Adam step, 10 params", ADAM, 40, {"n": 10}),
-                                            ("elementwise chain", CHAIN, 3, {})]:
+              "| first call, warm cache (ms) | peak RSS (MB) | inputs alone (MB) | result (MB) | added |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        # (tensors in, tensors returned: Adam updates its inputs in place)
+        for name, template, tensors, results, kw in [("Adam step, 10 params", ADAM, 40, 0, {"n": 10}),
+                                                     ("elementwise chain", CHAIN, 3, 1, {})]:
             for size in sizes:
                 tracing, total, first, rss, base = measure(a.thn, template, tmp, size=size, **kw)
-                mb = tensors * size * 4 / 1e6
-                print(f"| {name} | {size:,} | {mb:.1f} | {tracing:.2f} | {total:.2f} | {first:.1f} "
-                      f"| {rss / 1e6:.0f} | {base / 1e6:.0f} | {(rss - base) / (tensors * size * 4):.1%} |")
+                inputs, result = tensors * size * 4, results * size * 4
+                print(f"| {name} | {size:,} | {inputs / 1e6:.1f} | {tracing:.2f} | {total:.2f} | {first:.1f} "
+                      f"| {rss / 1e6:.0f} | {base / 1e6:.0f} | {result / 1e6:.1f} "
+                      f"| {(rss - base - result) / inputs:.1%} |")
         print()
         print("| Adam step, params of 1K floats | tracing (ms) | trace + passes (ms) | per parameter (ms) |")
         print("|---|---|---|---|")
