@@ -127,10 +127,10 @@ struct StorageGroup {
   int64_t extent = 0;
 };
 
-struct Trace {
+// Everything a trace is but its body (Trace::shell copies it alone).
+struct TraceHeader {
   std::string name = "computation";
   std::vector<Value> inputs;  // proxies, named after the arguments they flatten
-  std::vector<BoundSymbol> body;
   Value output;
   // Tensors the traced code read from module globals or enclosing frames:
   // (proxy, the tensor itself). The prologue guards that each name still
@@ -153,6 +153,18 @@ struct Trace {
   std::unordered_map<const Symbolic*, Layout> layouts;
   std::string constructed_by = "tracing";
   double ms = 0;
+};
+
+struct Trace : TraceHeader {
+  std::vector<BoundSymbol> body;
+
+  // This trace with an empty body: what a pass that builds a new body starts
+  // from (a copy of the body would be thrown away).
+  Trace shell() const {
+    Trace t;
+    static_cast<TraceHeader&>(t) = *this;
+    return t;
+  }
 };
 
 // The value owning v's memory by alias analysis (Trace::layouts): v itself

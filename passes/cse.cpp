@@ -68,8 +68,7 @@ Trace cse(const Trace& t) {
   auto is_returned = [&](const Value& v) { return rooted_in(v, returned); };
   std::unordered_map<const Symbolic*, Value> replace;
   std::unordered_map<std::string, Value> seen;  // key -> the first one's outputs
-  Trace out = t;
-  out.body.clear();
+  Trace out = t.shell();
   for (const BoundSymbol& b : t.body) {
     BoundSymbol c = b;
     for (Value& a : c.args) a = substitute(a, replace);

@@ -31,8 +31,7 @@ Trace dce(const Trace& t) {
     for (const Value& a : b.args) use(a);
     for (const Value& o : outs) use(o);
   }
-  Trace out = t;
-  out.body.clear();
+  Trace out = t.shell();
   for (size_t i = 0; i < t.body.size(); ++i)
     if (keep[i]) out.body.push_back(t.body[i]);
   return out;

@@ -37,8 +37,7 @@ class Functionalizer {
   explicit Functionalizer(const Trace& t) : in_(t) {}
 
   std::optional<Trace> run() {
-    out_ = in_;
-    out_.body.clear();
+    out_ = in_.shell();
     for (const Value& v : in_.inputs)
       if (is_tensor_proxy(v)) add_input(v);
     for (const auto& [proxy, tensor] : in_.captured) add_input(proxy);

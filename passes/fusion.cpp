@@ -80,8 +80,8 @@ class Fuser {
   explicit Fuser(const Trace& t) : t_(t), n_(t.body.size()), users_(n_), region_of_(n_, -1) {}
 
   Trace run() {
-    Trace out = t_;
-    if (!t_.functional) return out;  // in-place ops run in program order
+    if (!t_.functional) return t_;  // in-place ops run in program order
+    Trace out = t_.shell();
     index();
     for (size_t i = n_; i-- > 0;) place(i);
     out.body = ordered();
@@ -471,7 +471,7 @@ Trace device_copies(const Trace& t) {
     converts.push_back(std::move(convert));
   }
   if (converts.empty()) return t;
-  Trace out = t;
+  Trace out = t.shell();
   auto first = std::find_if(body.begin(), body.end(), [](const BoundSymbol& b) { return is_write_back(b); });
   body.insert(first, std::make_move_iterator(converts.begin()), std::make_move_iterator(converts.end()));
   out.body = std::move(body);

@@ -3,8 +3,7 @@
 namespace thn {
 
 Trace lower_to_prims(const Trace& t) {
-  Trace out = t;
-  out.body.clear();
+  Trace out = t.shell();
   for (const BoundSymbol& b : t.body) {
     if (b.subsymbols.empty()) out.body.push_back(b);
     else out.body.insert(out.body.end(), b.subsymbols.begin(), b.subsymbols.end());
