@@ -13,6 +13,9 @@
 // x.sum() > 0:`) it raises a located error, after running the part of the
 // trace recorded so far on the real inputs, so that what the code printed
 // and any error of data before that point are eager's.
+// (ir/tracer.cpp: arguments, the trace and its outputs; tracer_ops.cpp: ops
+// and indexing; tracer_numbers.cpp: numbers and guards; tracer_memory.cpp:
+// shared memory and layouts.)
 #include <memory>
 #include <optional>
 #include <set>
@@ -127,6 +130,9 @@ struct OverlapGroups {
 };
 OverlapGroups overlap_groups(std::span<const Tensor* const> tensors);
 
+// A string naming a device ("cpu", "cuda", "cuda:0"): to()'s and device='s.
+bool is_device_string(const Value& v);
+
 // An op whose result's shape depends on tensor data (nonzero,
 // masked_select): no trace can record it.
 bool data_dependent_shape(const OpDef& op);
@@ -195,6 +201,10 @@ class Tracer : public OpDispatch {
   Value item(const Value& t);
   // Python's result type of a number op with a Dynamic operand.
   Type dynamic_result_type(NumberOp op, const std::vector<Value>& operands) const;
+  // Guards the predicate that decides a number op's result type where the
+  // values decide it (the sign of an int exponent; which of an int and a
+  // float min/max picks).
+  void guard_result_type(NumberOp op, const std::vector<Value>& operands);
   // The interpreter's traced calls now, shared with the last op's when the
   // same.
   std::shared_ptr<const std::vector<TraceEntry>> calls();

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <string>
+#include <unordered_map>
 
 #include "backend/cpu.h"
 #include "jit/eager_cuda.h"
@@ -42,7 +44,9 @@ struct JitObj : BuiltinObj {
     Dims sizes;
   };
   bool auto_numbers = false;
-  std::vector<Leaf> last_leaves;
+  // The last traced call's arguments, per structure (the leaves' names and
+  // kinds): a call compares with the last call of its own structure.
+  std::unordered_map<std::string, std::vector<Leaf>> last_leaves;
 
   JitObj(std::string name) : BuiltinObj(std::move(name), nullptr) {}
 
@@ -51,7 +55,9 @@ struct JitObj : BuiltinObj {
   // any did.
   bool learn(const std::vector<InputLeaf>& leaves) {
     std::vector<Leaf> now;
+    std::string structure;
     for (const InputLeaf& l : leaves) {
+      structure += fmt::format("{}:{};", l.name, int(l.kind));
       Leaf s{l.name, l.kind, l.kind == InputLeaf::Number ? l.value : Value(), DType::Float32, kCPU, {}};
       if (l.kind == InputLeaf::Tensor) {
         const Tensor& t = l.value.as_tensor();
@@ -60,10 +66,10 @@ struct JitObj : BuiltinObj {
       now.push_back(std::move(s));
     }
     bool learned = false;
-    if (now.size() == last_leaves.size()) {
+    std::vector<Leaf>& last = last_leaves[structure];
+    if (last.size() == now.size()) {
       for (size_t i = 0; i < now.size(); ++i) {
-        const Leaf &a = last_leaves[i], &b = now[i];
-        if (a.name != b.name || a.kind != b.kind) return false;  // another structure: nothing to learn
+        const Leaf &a = last[i], &b = now[i];
         if (a.kind == InputLeaf::Number && auto_numbers && a.number.type() == b.number.type() &&
             to_repr(a.number) != to_repr(b.number))
           learned |= trace_opts.dynamic_numbers.insert(a.name).second;
@@ -74,7 +80,7 @@ struct JitObj : BuiltinObj {
       }
     }
     if (!trace_opts.dynamic_sizes.empty()) trace_opts.symbolic_shapes = true;
-    last_leaves = std::move(now);
+    last = std::move(now);
     return learned;
   }
 
