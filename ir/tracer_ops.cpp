@@ -301,15 +301,21 @@ std::optional<std::vector<Value>> Tracer::tensor_index_sizes(const std::vector<V
   return out;
 }
 
-Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
+std::vector<Value> Tracer::traced_index(std::span<const Value> index, const char* mask) {
   std::vector<Value> idx;
   for (const Value& v : index) {
-    if (is_mask(v)) data_dependent("indexing with a boolean mask gives a shape that depends on tensor data");
+    if (is_mask(v)) data_dependent(mask);
     idx.push_back(traced(v));
     if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
     if (has_tensor_bound(idx.back())) data_dependent("a slice bound is the value of a tensor");
     make_static_all(idx.back());
   }
+  return idx;
+}
+
+Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
+  std::vector<Value> idx =
+      traced_index(index, "indexing with a boolean mask gives a shape that depends on tensor data");
   Value t = traced(tensor);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(on_meta(v));
@@ -332,14 +338,7 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
 }
 
 void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
-  std::vector<Value> idx;
-  for (const Value& v : index) {
-    if (is_mask(v)) data_dependent("assigning through a boolean mask depends on tensor data");
-    idx.push_back(traced(v));
-    if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
-    if (has_tensor_bound(idx.back())) data_dependent("a slice bound is the value of a tensor");
-    make_static_all(idx.back());
-  }
+  std::vector<Value> idx = traced_index(index, "assigning through a boolean mask depends on tensor data");
   Value t = traced(tensor), val = traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(on_meta(v));
