@@ -7,10 +7,11 @@ namespace thn {
 
 namespace {
 
-// The stand-in value of a number of tensor data (Constraint::Dynamic): one,
-// which no code reads (make_static refuses) and no check trips on.
+// The stand-in value of a number of tensor data (Constraint::Dynamic) of a
+// Python type: meta_stand_in's (make_static refuses to read it).
 Value placeholder(Type type) {
-  return type == Type::Float ? Value(1.0) : type == Type::Bool ? Value(true) : Value(int64_t(1));
+  DType d = type == Type::Float ? DType::Float64 : type == Type::Bool ? DType::Bool : DType::Int64;
+  return from_ivalue(IValue(meta_stand_in(d)));
 }
 
 }  // namespace
@@ -123,7 +124,7 @@ Value Tracer::item(const Value& self) {
   const TensorProxy& p = tensor_proxy(self);
   if (p.meta.numel() != 1) fail(ErrorKind::ValueError, "only one element tensors can be converted to Python scalars");
   // No value while tracing (the number is Dynamic: no code may read it).
-  Value value = placeholder(p.dtype() == DType::Bool ? Type::Bool : is_floating(p.dtype()) ? Type::Float : Type::Int);
+  Value value = from_ivalue(IValue(meta_stand_in(p.dtype())));
   auto n = std::make_shared<NumberProxy>();
   n->origin = NumberProxy::Origin::Item;
   n->type = value.type();

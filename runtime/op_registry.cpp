@@ -213,11 +213,9 @@ IValue convert(const Schema& s, const Param& p, const IValue& v, size_t position
       if (v.is_number()) return v;
       if (v.is_tensor() && v.to_tensor().numel() == 1) {
         const Tensor& t = v.to_tensor();
-        if (!is_meta(t)) return IValue(t.item());
-        // A value computed while tracing, for a parameter that only scales
-        // values (the tracer refuses one that shapes the result): its kind.
-        if (t.dtype() == DType::Bool) return IValue(true);
-        return is_floating(t.dtype()) ? IValue(1.0) : IValue(int64_t(1));
+        // (a value computed while tracing, for a parameter that only scales
+        // values: the tracer refuses one that shapes the result)
+        return IValue(is_meta(t) ? meta_stand_in(t.dtype()) : t.item());
       }
       type_error(s, p, v, "Number", position);
     case ParamType::Int:

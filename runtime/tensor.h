@@ -167,6 +167,14 @@ class Tensor {
 
 // A meta tensor (MetaScope): metadata only.
 inline bool is_meta(const Tensor& t) { return t.defined() && t.storage()->is_meta(); }
+// The stand-in for the value of a meta tensor's element where a number is
+// needed while tracing (a Scalar parameter given a 0-dim tensor, item()):
+// one, of the Python kind of dtype `d`, which no check of a value trips on;
+// no code may read it as the value (the tracer refuses).
+inline Scalar meta_stand_in(DType d) {
+  if (d == DType::Bool) return Scalar(true);
+  return is_floating(d) ? Scalar(1.0) : Scalar(int64_t(1));
+}
 
 Dims contiguous_strides(const Dims& sizes);
 int64_t numel_of(const Dims& sizes);
