@@ -43,33 +43,21 @@ bool same_sizes(const Sizes& a, const Sizes& b) {
   return true;
 }
 
-Scalar scalar_of(const Value& v) {
-  if (v.is(Type::Float)) return Scalar(v.raw_float());
-  if (v.is(Type::Bool)) return Scalar(v.raw_int() != 0);
-  return Scalar(v.raw_int());
-}
-
-// torch.result_type over the operands (tensor proxies and numbers; None skipped).
+// torch.result_type over the operands (tensor proxies and numbers; None
+// skipped), from their metadata.
 DType promoted(std::span<const Value> operands) {
-  std::vector<Tensor> ts;
+  using K = PromotionOperand::Kind;
+  std::vector<PromotionOperand> os;
   for (const Value& v : operands) {
     if (is_tensor_proxy(v)) {
-      // A value the decomposition made has no meta tensor: an empty tensor of
-      // its dtype and rank stands in (result_type reads nothing else).
       const TensorProxy& p = tensor_proxy(v);
-      ts.push_back(p.meta.defined() ? p.meta : empty(Dims(p.sizes.size(), 0), p.dtype()));
+      const bool wrapped = p.meta.defined() && p.meta.is_wrapped_number();
+      os.push_back({p.dtype(), wrapped ? K::Wrapped : p.sizes.empty() ? K::ZeroDim : K::Dimensioned});
     } else if (v.is_number()) {
-      ts.push_back(wrap_scalar(scalar_of(v)));
+      os.push_back({v.is(Type::Float) ? DType::Float64 : v.is(Type::Bool) ? DType::Bool : DType::Int64, K::Wrapped});
     }
   }
-  DType d = ts.empty() ? kDefaultFloat : ts[0].dtype();
-  switch (ts.size()) {
-    case 1: d = result_type({ts[0]}); break;
-    case 2: d = result_type({ts[0], ts[1]}); break;
-    case 3: d = result_type({ts[0], ts[1], ts[2]}); break;
-    default: break;
-  }
-  return d;
+  return os.empty() ? kDefaultFloat : result_type(std::span<const PromotionOperand>(os));
 }
 DType promoted(std::initializer_list<Value> operands) { return promoted(std::span(operands.begin(), operands.size())); }
 

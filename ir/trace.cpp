@@ -78,8 +78,7 @@ Value substitute(const Value& v, const std::unordered_map<const Symbolic*, Value
 }
 
 void collect_proxies(const Value& v, std::vector<Value>& out) {
-  if (v.is_proxy()) out.push_back(v);
-  else for_each_item(v, [&](const Value& x) { collect_proxies(x, out); });  // (a slice's bounds too: x[k:])
+  for_each_proxy(v, [&](const Value& p) { out.push_back(p); });
 }
 
 namespace {

@@ -284,7 +284,18 @@ Value substitute(const Value& v, const std::unordered_map<const Symbolic*, Value
 // The symbol printed as `name` ("prims.slice"); logic_error if none.
 Symbol symbol_named(std::string_view name);
 
-// The proxies a value holds, in order (through lists and tuples).
+// f on each proxy a value holds, in order (through lists, tuples and a
+// slice's bounds: x[k:]).
+template <class F> void for_each_proxy(const Value& v, F&& f) {
+  if (v.is_proxy()) f(v);
+  else for_each_item(v, [&](const Value& x) { for_each_proxy(x, f); });
+}
+// f on each proxy of each value, in order.
+template <class F> void for_each_proxy(const std::vector<Value>& vs, F&& f) {
+  for (const Value& v : vs) for_each_proxy(v, f);
+}
+
+// The proxies a value holds, in order (for_each_proxy's).
 void collect_proxies(const Value& v, std::vector<Value>& out);
 
 }  // namespace thn

@@ -307,13 +307,18 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
 }
 
 std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
-  std::vector<TraceEntry> now = in_.traced_calls();
-  auto same = [](const TraceEntry& a, const TraceEntry& b) {
-    return a.function == b.function && a.loc.source == b.loc.source && a.loc.line == b.loc.line &&
-           a.loc.col == b.loc.col;
+  // Mostly the last op's calls: compared frame by frame before a new list is made.
+  auto same = [](const Frame& f, const TraceEntry& e) {
+    const Loc loc = f.loc ? *f.loc : Loc{};
+    return e.function == f.name && e.loc.source == loc.source && e.loc.line == loc.line && e.loc.col == loc.col;
   };
-  if (!calls_ || !std::equal(now.begin(), now.end(), calls_->begin(), calls_->end(), same))
-    calls_ = std::make_shared<const std::vector<TraceEntry>>(std::move(now));
+  if (calls_) {
+    size_t k = 0;
+    const Frame* f = in_.current_frame();
+    for (; f && f->in_trace && k < calls_->size() && same(*f, (*calls_)[k]); f = f->caller) ++k;
+    if (k == calls_->size() && !(f && f->in_trace)) return calls_;
+  }
+  calls_ = std::make_shared<const std::vector<TraceEntry>>(in_.traced_calls());
   return calls_;
 }
 

@@ -168,9 +168,7 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
         data_dependent(fmt::format("{}() takes '{}' from the value of a tensor", op.name, p.name));
       targs[i] = item(targs[i]);
     }
-    std::vector<Value> ps;
-    collect_proxies(targs[i], ps);
-    for (const Value& n : ps) dynamic |= n.is_number() && number_proxy(n).depends_on_data();
+    for_each_proxy(targs[i], [&](const Value& n) { dynamic |= n.is_number() && number_proxy(n).depends_on_data(); });
     // fill_'s and masked_fill's value, a 0-dim tensor of another dtype, is
     // checked by its value to fit the receiver's dtype.
     if ((op.id == OpId::fill_ || op.id == OpId::masked_fill) && p.name == "value" && is_tensor_proxy(targs[i]) &&
@@ -223,10 +221,9 @@ Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> ar
       make_static_all(targs[i]);
   if (opts_.symbolic_shapes && !symbolic)
     for (const Value& a : targs) {
-      std::vector<Value> ps;
-      collect_proxies(a, ps);
-      for (const Value& t : ps)
+      for_each_proxy(a, [&](const Value& t) {
         if (t.is(Type::Tensor)) make_static_all(Value::tuple(tensor_proxy(t).sizes));
+      });
     }
   // A write whose result depends on eager's loop order runs as eager's op.
   bool ordered = (inplace || op.name.ends_with('_')) && loop_order_write(tensor_proxy(targs[size_t(schema.self_index)]).meta, targs);

@@ -98,7 +98,9 @@ std::optional<IValue> run_cuda_op(const OpDef& op, const Args& a) {
   if (!e) {
     TraceResult r;
     try {
-      Tracer tracer(in, TraceOptions{.symbolic_numbers = true});
+      TraceOptions options;
+      options.symbolic_numbers = true;
+      Tracer tracer(in, options);
       r = tracer.trace(c.fn, params, c.names);
     } catch (const Error&) {
       // Eager's own error (a shape mismatch, a bad argument), raised as eager raises it.

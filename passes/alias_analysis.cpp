@@ -84,9 +84,8 @@ bool returns_operand_when_possible(const Symbol& s) {
 
 }  // namespace
 
-Trace alias_analysis(const Trace& t) {
-  Trace out = t;
-  auto& layouts = out.layouts;
+Trace alias_analysis(Trace t) {
+  auto& layouts = t.layouts;
   layouts.clear();
   auto own = [&](const Value& v, std::vector<int64_t> strides) { layouts[&v.symbolic()] = Layout{v, std::move(strides)}; };
   for (const Value& v : t.inputs)
@@ -106,12 +105,11 @@ Trace alias_analysis(const Trace& t) {
       layouts[&b.out.symbolic()] = Layout{in.base, {}, true};
       continue;
     }
-    std::vector<Value> outs;
-    collect_proxies(b.out, outs);
-    for (const Value& o : outs)
+    for_each_proxy(b.out, [&](const Value& o) {
       if (o.is(Type::Tensor)) own(o, {});
+    });
   }
-  return out;
+  return t;
 }
 
 }  // namespace thn

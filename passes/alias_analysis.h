@@ -14,6 +14,6 @@ namespace thn {
 // A prims.reshape whose operand's strides do not allow a view is a bug in
 // the decomposition (eager copies there: prims.contiguous comes first) and
 // raises logic_error.
-Trace alias_analysis(const Trace& t);
+Trace alias_analysis(Trace t);
 
 }  // namespace thn

@@ -15,21 +15,21 @@ bool same_meta(const Value& a, const Value& b) {
 }
 
 std::vector<Value> tensors_in(const std::vector<Value>& args) {
-  std::vector<Value> ps, ts;
-  for (const Value& a : args) collect_proxies(a, ps);
-  for (const Value& p : ps)
+  std::vector<Value> ts;
+  for_each_proxy(args, [&](const Value& p) {
     if (p.is(Type::Tensor)) ts.push_back(p);
+  });
   return ts;
 }
 
 class Planner {
  public:
-  explicit Planner(const Trace& t) : t_(t), out_(t) {}
+  explicit Planner(Trace t) : t_(std::move(t)) {}
 
   Trace run() {
     if (plannable()) place_all();
     add_frees();
-    return std::move(out_);
+    return std::move(t_);
   }
 
  private:
@@ -85,6 +85,7 @@ class Planner {
       bool fused = is_fusion(b);
       if (!fused && rs.size() != 1) continue;
       std::vector<Value> into(rs.size());
+      const std::vector<Value> reads = tensors_in(b.args);
       bool placed = false;
       for (size_t k = 0; k < rs.size(); ++k) {
         const Value& r = rs[k];
@@ -96,7 +97,7 @@ class Planner {
           if (is_tensor_proxy(a))
             if (auto it = buffer_of_.find(&a.symbolic()); it != buffer_of_.end()) candidates.push_back(it->second);
         for (int c : candidates) {
-          Value x = fits(i, r, c);
+          Value x = fits(i, r, c, reads);
           if (x.is_none()) continue;
           buffers_[size_t(c)].occupants.push_back(r);
           buffer_of_[&r.symbolic()] = c;
@@ -109,19 +110,19 @@ class Planner {
           buffers_.push_back({Value(), {r}});
         }
       }
-      if (placed) out_.body[i].into = fused ? Value::tuple(std::move(into)) : into[0];
+      if (placed) t_.body[i].into = fused ? Value::tuple(std::move(into)) : into[0];
     }
 
     // Write-backs whose value was computed in place disappear.
     std::vector<BoundSymbol> body;
-    for (BoundSymbol& b : out_.body) {
+    for (BoundSymbol& b : t_.body) {
       if (!b.sym.op && b.sym.prim == PrimId::copy_to_out_) {
         auto c = buffer_of_.find(&b.args[0].symbolic());
         if (c != buffer_of_.end() && c->second == buffer_of_.at(&b.args[1].symbolic())) continue;
       }
       body.push_back(std::move(b));
     }
-    out_.body = std::move(body);
+    t_.body = std::move(body);
   }
 
   int64_t last_read(const Symbolic* v) const {
@@ -129,9 +130,9 @@ class Planner {
     return it == last_read_.end() ? -1 : int64_t(it->second);
   }
 
-  // Whether op i may write its result r into buffer c; the tensor to write
-  // into when it may, else None.
-  Value fits(size_t i, const Value& r, int c) const {
+  // Whether op i, which reads the tensors `reads`, may write its result r
+  // into buffer c; the tensor to write into when it may, else None.
+  Value fits(size_t i, const Value& r, int c, const std::vector<Value>& reads) const {
     const Buffer& buf = buffers_[size_t(c)];
     const BoundSymbol& b = t_.body[i];
     if (!same_meta(r, buf.occupants.front())) return Value();
@@ -149,7 +150,6 @@ class Planner {
     // by this op as the very tensor it updates in place.
     // (An occupant joined once every earlier one was dead: walking back, the
     // first dead one ends the search.)
-    std::vector<Value> reads = tensors_in(b.args);
     Value live;
     for (auto o = buf.occupants.rbegin(); o != buf.occupants.rend(); ++o) {
       const Value& occ = *o;
@@ -184,31 +184,29 @@ class Planner {
   void add_frees() {
     std::unordered_set<const Symbolic*> kept;
     std::vector<Value> outs;
-    collect_proxies(out_.output, outs);
+    collect_proxies(t_.output, outs);
     for (const Value& o : outs) kept.insert(&o.symbolic());
     std::unordered_map<const Symbolic*, size_t> last;
     std::vector<Value> order;
-    for (size_t i = 0; i < out_.body.size(); ++i) {
-      BoundSymbol& b = out_.body[i];
+    for (size_t i = 0; i < t_.body.size(); ++i) {
+      BoundSymbol& b = t_.body[i];
       b.frees.clear();
-      std::vector<Value> ps;
-      for (const Value& a : b.args) collect_proxies(a, ps);
-      collect_proxies(b.into, ps);
-      for (const Value& p : ps)
-        if (last.count(&p.symbolic())) last[&p.symbolic()] = i;
-      std::vector<Value> defs;
-      collect_proxies(b.out, defs);
-      for (const Value& d : defs)
+      auto read = [&](const Value& p) {
+        if (auto it = last.find(&p.symbolic()); it != last.end()) it->second = i;
+      };
+      for_each_proxy(b.args, read);
+      for_each_proxy(b.into, read);
+      for_each_proxy(b.out, [&](const Value& d) {
         if (d.is(Type::Tensor) && !kept.count(&d.symbolic())) {
           last[&d.symbolic()] = i;
           order.push_back(d);
         }
+      });
     }
-    for (const Value& v : order) out_.body[last.at(&v.symbolic())].frees.push_back(v);
+    for (const Value& v : order) t_.body[last.at(&v.symbolic())].frees.push_back(v);
   }
 
-  const Trace& t_;
-  Trace out_;
+  Trace t_;
   std::unordered_map<const Symbolic*, size_t> last_read_;
   std::unordered_map<const Symbolic*, size_t> writeback_at_;  // an updated input -> its write-back
   std::unordered_map<const Symbolic*, Value> final_of_;       // computed -> the input it is copied to
@@ -219,7 +217,7 @@ class Planner {
 
 }  // namespace
 
-Trace buffer_plan(const Trace& t) { return Planner(t).run(); }
+Trace buffer_plan(Trace t) { return Planner(std::move(t)).run(); }
 
 BufferStats buffer_stats(const Trace& planned) {
   BufferStats s;

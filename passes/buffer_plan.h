@@ -18,7 +18,7 @@ namespace thn {
 //  - every value is dropped after its last use (BoundSymbol::frees).
 // Ops that read the old value of x keep their place before the write into x:
 // the plan only reuses a buffer whose previous values are dead.
-Trace buffer_plan(const Trace& t);
+Trace buffer_plan(Trace t);
 
 // What the plan leaves to copy and allocate, per call.
 struct BufferStats {

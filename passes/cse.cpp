@@ -1,7 +1,5 @@
 #include "passes/cse.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,10 +8,16 @@ namespace thn {
 
 namespace {
 
-// Arguments as text: proxies by identity, constants by type and repr.
+template <class T> void append_bytes(const T& x, std::string& out) {
+  out.append(reinterpret_cast<const char*>(&x), sizeof x);
+}
+
+// Arguments as a key: proxies by identity, numbers by type and bits, other
+// constants by type and repr.
 void key_of(const Value& v, std::string& out) {
   if (v.is_proxy()) {
-    out += fmt::format("%{}", static_cast<const void*>(&v.symbolic()));
+    out += '%';
+    append_bytes(&v.symbolic(), out);
   } else if (v.is_sequence() || v.is(Type::Slice)) {
     out += v.is(Type::List) ? "[" : v.is(Type::Slice) ? "slice(" : "(";
     for_each_item(v, [&](const Value& x) {
@@ -21,6 +25,10 @@ void key_of(const Value& v, std::string& out) {
       out += ',';
     });
     out += ')';
+  } else if (v.is_number()) {
+    out += char('0' + int(v.type()));
+    if (v.is(Type::Float)) append_bytes(v.raw_float(), out);
+    else append_bytes(v.raw_int(), out);
   } else {
     out += type_name(v);
     out += ':';
@@ -28,9 +36,19 @@ void key_of(const Value& v, std::string& out) {
   }
 }
 
+// The symbol as a key.
+std::string key_of(const Symbol& s) {
+  std::string out;
+  append_bytes(s.op, out);
+  out += char(s.prim);
+  out += char(s.inplace);
+  out += char(s.is_prim);
+  return out;
+}
+
 }  // namespace
 
-Trace cse(const Trace& t) {
+Trace cse(Trace t) {
   // Values a step writes in place later (a library step functionalize left
   // as it is, setitem_ with tensor indices), directly or through a view:
   // two equal computations of one are two tensors, not one.
@@ -50,11 +68,9 @@ Trace cse(const Trace& t) {
   }
   // Whether a proxy of v has its root in `roots`.
   auto rooted_in = [&](const Value& v, const std::unordered_set<const Symbolic*>& roots) {
-    std::vector<Value> ps;
-    collect_proxies(v, ps);
-    for (const Value& p : ps)
-      if (roots.count(root(&p.symbolic()))) return true;
-    return false;
+    bool in = false;
+    for_each_proxy(v, [&](const Value& p) { in = in || roots.count(root(&p.symbolic())); });
+    return in;
   };
   auto is_written = [&](const Value& v) { return rooted_in(v, written); };
   // Returned tensors (and views of them) eager made apart stay apart: the
@@ -68,13 +84,13 @@ Trace cse(const Trace& t) {
   auto is_returned = [&](const Value& v) { return rooted_in(v, returned); };
   std::unordered_map<const Symbolic*, Value> replace;
   std::unordered_map<std::string, Value> seen;  // key -> the first one's outputs
-  Trace out = t.shell();
-  for (const BoundSymbol& b : t.body) {
-    BoundSymbol c = b;
+  std::vector<BoundSymbol> body;
+  body.reserve(t.body.size());
+  for (BoundSymbol& c : t.body) {
     for (Value& a : c.args) a = substitute(a, replace);
     if (c.sym.mutates()) seen.clear();  // what was read before a write is not what is read after it
     if (!c.sym.has_side_effect() && !c.out.is_none() && !is_written(c.out)) {
-      std::string key = c.sym.name();
+      std::string key = key_of(c.sym);
       for (const Value& a : c.args) key_of(a, key);
       auto [it, fresh] = seen.try_emplace(key, c.out);
       if (!fresh && !(is_returned(c.out) && is_returned(it->second))) {
@@ -87,10 +103,11 @@ Trace cse(const Trace& t) {
         continue;
       }
     }
-    out.body.push_back(std::move(c));
+    body.push_back(std::move(c));
   }
-  out.output = substitute(t.output, replace);
-  return out;
+  t.body = std::move(body);
+  t.output = substitute(t.output, replace);
+  return t;
 }
 
 }  // namespace thn

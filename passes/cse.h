@@ -7,6 +7,6 @@ namespace thn {
 // passes/functionalize; writes, random draws and prints are never merged).
 // Guarantees: no two pure bound symbols with the same symbol and the same
 // arguments; later uses read the first one's outputs.
-Trace cse(const Trace& t);
+Trace cse(Trace t);
 
 }  // namespace thn

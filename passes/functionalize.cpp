@@ -38,15 +38,17 @@ class Functionalizer {
 
   std::optional<Trace> run() {
     out_ = in_.shell();
+    out_.body.reserve(in_.body.size());
+    alias_.reserve(in_.body.size() + in_.inputs.size());
+    current_.reserve(in_.body.size() + in_.inputs.size());
+    uses_.reserve(in_.body.size() + in_.inputs.size());
     for (const Value& v : in_.inputs)
       if (is_tensor_proxy(v)) add_input(v);
     for (const auto& [proxy, tensor] : in_.captured) add_input(proxy);
     for (const StorageGroup& g : in_.storage_groups) share_memory(g);
-    std::vector<Value> used;
-    for (const BoundSymbol& b : in_.body)
-      for (const Value& a : b.args) collect_proxies(a, used);
-    collect_proxies(in_.output, used);
-    for (const Value& u : used) uses_[&u.symbolic()]++;
+    auto use = [&](const Value& u) { uses_[&u.symbolic()]++; };
+    for (const BoundSymbol& b : in_.body) for_each_proxy(b.args, use);
+    for_each_proxy(in_.output, use);
     for (const BoundSymbol& b : in_.body) {
       if (b.sym.mutates()) {
         if (!(b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::copy_)) return std::nullopt;
@@ -60,10 +62,9 @@ class Functionalizer {
         BoundSymbol c = b;
         for (Value& a : c.args) a = rewrite(a);
         out_.body.push_back(std::move(c));
-        std::vector<Value> outs;
-        collect_proxies(b.out, outs);
-        for (const Value& o : outs)
+        for_each_proxy(b.out, [&](const Value& o) {
           if (o.is(Type::Tensor)) add_base(o);
+        });
       }
     }
     finish();
@@ -345,11 +346,11 @@ class Functionalizer {
 
 }  // namespace
 
-Trace functionalize(const Trace& t) {
+Trace functionalize(Trace t) {
   // A trace with ops it cannot functionalize (in-place ops kept whole:
   // their result is eager's loop order's) runs in program order.
   std::optional<Trace> r = Functionalizer(t).run();
-  return r ? std::move(*r) : t;
+  return r ? std::move(*r) : std::move(t);
 }
 
 }  // namespace thn

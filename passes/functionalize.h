@@ -18,6 +18,6 @@ namespace thn {
 // input written back. A trace that still holds an in-place language op
 // without a decomposition is returned unchanged (it runs in order, writes
 // and all); overlapping inputs that are only read are plain values.
-Trace functionalize(const Trace& t);
+Trace functionalize(Trace t);
 
 }  // namespace thn

@@ -77,15 +77,15 @@ bool fusible_reduction(const BoundSymbol& b) {
 
 class Fuser {
  public:
-  explicit Fuser(const Trace& t) : t_(t), n_(t.body.size()), users_(n_), region_of_(n_, -1) {}
+  explicit Fuser(Trace t) : t_(std::move(t)), n_(t_.body.size()), users_(n_), region_of_(n_, -1) {}
 
   Trace run() {
-    if (!t_.functional) return t_;  // in-place ops run in program order
-    Trace out = t_.shell();
+    if (!t_.functional) return std::move(t_);  // in-place ops run in program order
     index();
     for (size_t i = n_; i-- > 0;) place(i);
-    out.body = ordered();
-    return out;
+    std::vector<BoundSymbol> body = ordered();
+    t_.body = std::move(body);
+    return std::move(t_);
   }
 
  private:
@@ -99,20 +99,15 @@ class Fuser {
 
   void index() {
     for (size_t i = 0; i < n_; ++i) {
-      std::vector<Value> defs;
-      collect_proxies(t_.body[i].out, defs);
-      for (const Value& d : defs) producer_[&d.symbolic()] = i;
+      for_each_proxy(t_.body[i].out, [&](const Value& d) { producer_[&d.symbolic()] = i; });
     }
-    for (size_t j = 0; j < n_; ++j) {
-      std::vector<Value> ps;
-      for (const Value& a : t_.body[j].args) collect_proxies(a, ps);
-      for (const Value& p : ps)
+    for (size_t j = 0; j < n_; ++j)
+      for_each_proxy(t_.body[j].args, [&](const Value& p) {
         if (auto it = producer_.find(&p.symbolic()); it != producer_.end()) users_[it->second].push_back(j);
-    }
-    std::vector<Value> outs;
-    collect_proxies(t_.output, outs);
-    for (const Value& o : outs)
+      });
+    for_each_proxy(t_.output, [&](const Value& o) {
       if (auto it = producer_.find(&o.symbolic()); it != producer_.end()) users_[it->second].push_back(n_);
+    });
   }
 
   // The region every use of op i's value is in, or -1.
@@ -175,16 +170,11 @@ class Fuser {
   // Whether op i reads a tensor that a member of region r reads.
   bool shares_input(int r, size_t i) const {
     std::unordered_set<const Symbolic*> read;
-    for (size_t m : regions_[size_t(r)].members) {
-      std::vector<Value> ps;
-      for (const Value& a : t_.body[m].args) collect_proxies(a, ps);
-      for (const Value& p : ps) read.insert(&p.symbolic());
-    }
-    std::vector<Value> ps;
-    for (const Value& a : t_.body[i].args) collect_proxies(a, ps);
-    for (const Value& p : ps)
-      if (p.is(Type::Tensor) && read.count(&p.symbolic())) return true;
-    return false;
+    for (size_t m : regions_[size_t(r)].members)
+      for_each_proxy(t_.body[m].args, [&](const Value& p) { read.insert(&p.symbolic()); });
+    bool shares = false;
+    for_each_proxy(t_.body[i].args, [&](const Value& p) { shares = shares || (p.is(Type::Tensor) && read.count(&p.symbolic())); });
+    return shares;
   }
 
   // Whether region r may take op i: always for a pointwise region staying
@@ -327,7 +317,8 @@ class Fuser {
   // The node an op runs in: itself, or its region (numbered after the ops).
   size_t node(size_t i) const { return region_of_[i] < 0 ? i : n_ + size_t(region_of_[i]); }
 
-  // Ops and regions in a topological order, the original one where possible.
+  // Ops and regions in a topological order, the original one where possible
+  // (the ops are moved out of t_).
   std::vector<BoundSymbol> ordered() {
     const size_t nodes = n_ + regions_.size();
     std::vector<std::vector<size_t>> succ(nodes);
@@ -347,18 +338,17 @@ class Fuser {
       for (size_t j : users_[i])
         if (j < n_) edge(node(i), node(j));
     // Side effects keep their order; a write-back into x keeps its place
-    // relative to every op that touches x's memory (the ops by the memory
-    // they touch, found once).
+    // relative to every op that touches x's memory (the ops by the written
+    // memory they touch, found once).
     std::unordered_map<const Symbolic*, std::vector<size_t>> touching;
-    for (size_t j = 0; j < n_; ++j) {
-      std::vector<Value> ps;
-      for (const Value& a : t_.body[j].args) collect_proxies(a, ps);
-      for (const Value& p : ps) {
-        if (!p.is(Type::Tensor)) continue;
-        std::vector<size_t>& ops = touching[memory_owner(t_, p)];
-        if (ops.empty() || ops.back() != j) ops.push_back(j);
-      }
-    }
+    for (const BoundSymbol& b : t_.body)
+      if (is_write_back(b)) touching.try_emplace(memory_owner(t_, write_back_target(b)));
+    for (size_t j = 0; j < n_ && !touching.empty(); ++j)
+      for_each_proxy(t_.body[j].args, [&](const Value& p) {
+        if (!p.is(Type::Tensor)) return;
+        auto it = touching.find(memory_owner(t_, p));
+        if (it != touching.end() && (it->second.empty() || it->second.back() != j)) it->second.push_back(j);
+      });
     size_t last_effect = SIZE_MAX;
     for (size_t i = 0; i < n_; ++i) {
       const BoundSymbol& b = t_.body[i];
@@ -381,7 +371,7 @@ class Fuser {
     while (!ready.empty()) {
       size_t v = ready.top().second;
       ready.pop();
-      body.push_back(v < n_ ? t_.body[v] : fused(regions_[v - n_]));
+      body.push_back(v < n_ ? std::move(t_.body[v]) : fused(regions_[v - n_]));
       for (size_t w : succ[v])
         if (--preds[w] == 0) ready.push({key[w], w});
     }
@@ -391,7 +381,8 @@ class Fuser {
     return body;
   }
 
-  BoundSymbol fused(const Region& r) const {
+  // Region r as one prims.fusion, its members moved out of t_.
+  BoundSymbol fused(const Region& r) {
     std::vector<size_t> members = r.members;
     std::sort(members.begin(), members.end());
     std::unordered_set<const Symbolic*> defined, seen;
@@ -399,24 +390,23 @@ class Fuser {
     f.sym = Symbol::of(PrimId::fusion);
     std::vector<Value> outs;
     for (size_t m : members) {
-      const BoundSymbol& b = t_.body[m];
-      std::vector<Value> ps;
-      for (const Value& a : b.args) collect_proxies(a, ps);
-      for (const Value& p : ps)
+      BoundSymbol& b = t_.body[m];
+      for_each_proxy(b.args, [&](const Value& p) {
         if (!defined.count(&p.symbolic()) && seen.insert(&p.symbolic()).second) f.args.push_back(p);
+      });
       defined.insert(&b.out.symbolic());
       bool escapes = false;
       for (size_t j : users_[m]) escapes |= j == n_ || region_of_[j] != region_of_[m];
       if (escapes) outs.push_back(b.out);
-      f.subsymbols.push_back(b);
-      f.subsymbols.back().subsymbols.clear();
       if (!f.loc.source) f.loc = b.loc;
+      f.subsymbols.push_back(std::move(b));
+      f.subsymbols.back().subsymbols.clear();
     }
     f.out = Value::tuple(std::move(outs));
     return f;
   }
 
-  const Trace& t_;
+  Trace t_;
   size_t n_;
   std::unordered_map<const Symbolic*, size_t> producer_;
   std::vector<std::vector<size_t>> users_;  // per op: the ops reading its values (n_: returned)
@@ -440,19 +430,16 @@ namespace {
 // cache) stays: the buffer plan has the op write into dst itself where no
 // later step reads dst's old value, which a copy kernel would prevent. On
 // the host the runtime's copy is the same loop, so CPU traces keep it.
-Trace device_copies(const Trace& t) {
+Trace device_copies(Trace t) {
   if (!t.functional) return t;
   std::unordered_map<const Symbolic*, const BoundSymbol*> producer;
   for (const BoundSymbol& b : t.body) {
-    std::vector<Value> defs;
-    collect_proxies(b.out, defs);
-    for (const Value& d : defs) producer[&d.symbolic()] = &b;
+    for_each_proxy(b.out, [&](const Value& d) { producer[&d.symbolic()] = &b; });
   }
   // The conversions go before the first write-back: a functional trace's
   // writes all come at its end.
-  std::vector<BoundSymbol> converts, body;
-  for (const BoundSymbol& b : t.body) {
-    body.push_back(b);
+  std::vector<BoundSymbol> converts;
+  for (BoundSymbol& b : t.body) {
     if (b.sym.op || b.sym.prim != PrimId::copy_to_out_ || !is_tensor_proxy(b.args[0])) continue;
     const Value &src = b.args[0], &dst = b.args[1];
     const TensorProxy &s = tensor_proxy(src), &d = tensor_proxy(dst);
@@ -467,20 +454,18 @@ Trace device_copies(const Trace& t) {
     convert.args = {src, Value(d.dtype())};
     convert.out = metadata_tensor(d.dtype(), d.device(), d.sizes);
     convert.loc = b.loc;
-    body.back().args[0] = convert.out;
+    b.args[0] = convert.out;
     converts.push_back(std::move(convert));
   }
   if (converts.empty()) return t;
-  Trace out = t.shell();
-  auto first = std::find_if(body.begin(), body.end(), [](const BoundSymbol& b) { return is_write_back(b); });
-  body.insert(first, std::make_move_iterator(converts.begin()), std::make_move_iterator(converts.end()));
-  out.body = std::move(body);
-  return out;
+  auto first = std::find_if(t.body.begin(), t.body.end(), [](const BoundSymbol& b) { return is_write_back(b); });
+  t.body.insert(first, std::make_move_iterator(converts.begin()), std::make_move_iterator(converts.end()));
+  return t;
 }
 
 }  // namespace
 
-Trace fusion(const Trace& t) { return Fuser(device_copies(t)).run(); }
+Trace fusion(Trace t) { return Fuser(device_copies(std::move(t))).run(); }
 
 std::string_view codegen_status(const OpDef& op) {
   switch (op.family) {

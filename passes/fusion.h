@@ -32,7 +32,7 @@ namespace thn {
 // Not fused: matmul, gathers, random numbers, integer division (its
 // zero-divisor error), other reductions and whatever has no kernel yet;
 // they run as library ops between the fusions.
-Trace fusion(const Trace& t);
+Trace fusion(Trace t);
 
 // How an op of the table runs in compiled traces, for docs/ops.md: "fused"
 // (its prims go into fusion kernels), "fused (float)" (integer forms run as

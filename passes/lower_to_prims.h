@@ -7,6 +7,6 @@ namespace thn {
 // its subsymbols. Requires: subsymbols define the op's outputs themselves.
 // Guarantees: the same program, in prims wherever a decomposition exists;
 // ops without one (an alias-returning `to`, advanced indexing, print) stay.
-Trace lower_to_prims(const Trace& t);
+Trace lower_to_prims(Trace t);
 
 }  // namespace thn

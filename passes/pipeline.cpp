@@ -16,7 +16,7 @@ namespace thn {
 
 namespace {
 
-using Pass = Trace (*)(const Trace&);
+using Pass = Trace (*)(Trace);
 struct NamedPass {
   const char* name;
   Pass run;
@@ -51,7 +51,7 @@ Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>
   keep("tracing", t);
   for (const NamedPass& p : kPasses) {
     auto start = std::chrono::steady_clock::now();
-    t = p.run(t);
+    t = p.run(std::move(t));
     t.constructed_by = p.name;
     t.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     keep(p.name, t);

@@ -33,17 +33,15 @@ Tensor broadcast_to(const Tensor& t, const Dims& shape) {
   return t.as_strided(shape, broadcast_strides(t, shape), t.offset());
 }
 
-DType result_type(std::initializer_list<Tensor> operands) {
-  // One promoted dtype per priority class, then PyTorch's combine_categories.
+DType result_type(std::span<const PromotionOperand> operands) {
+  // One promoted dtype per category, then PyTorch's combine_categories.
   std::optional<DType> dim, zero, wrapped;
   auto update = [](std::optional<DType>& acc, DType d) { acc = acc ? promote_types(*acc, d) : d; };
-  for (const Tensor& t : operands) {
-    if (!t.defined()) continue;
-    if (t.is_wrapped_number()) {
-      DType d = t.dtype();
-      update(wrapped, is_floating(d) ? kDefaultFloat : d);
-    } else {
-      update(t.dim() == 0 ? zero : dim, t.dtype());
+  for (const PromotionOperand& o : operands) {
+    switch (o.kind) {
+      case PromotionOperand::Kind::Wrapped: update(wrapped, is_floating(o.dtype) ? kDefaultFloat : o.dtype); break;
+      case PromotionOperand::Kind::ZeroDim: update(zero, o.dtype); break;
+      case PromotionOperand::Kind::Dimensioned: update(dim, o.dtype); break;
     }
   }
   auto combine = [](std::optional<DType> higher, std::optional<DType> lower) -> std::optional<DType> {
@@ -53,6 +51,16 @@ DType result_type(std::initializer_list<Tensor> operands) {
     return higher;
   };
   return *combine(dim, combine(zero, wrapped));
+}
+
+DType result_type(std::initializer_list<Tensor> operands) {
+  std::vector<PromotionOperand> os;
+  for (const Tensor& t : operands) {
+    if (!t.defined()) continue;
+    using K = PromotionOperand::Kind;
+    os.push_back({t.dtype(), t.is_wrapped_number() ? K::Wrapped : t.dim() == 0 ? K::ZeroDim : K::Dimensioned});
+  }
+  return result_type(std::span<const PromotionOperand>(os));
 }
 
 Dims iterator_strides(const Dims& shape, const std::vector<Dims>& operands) {

@@ -19,6 +19,14 @@ Tensor broadcast_to(const Tensor& t, const Dims& shape);
 // torch.result_type over operands: dimensioned tensors > 0-dim tensors >
 // wrapped Python numbers, within the highest category present.
 DType result_type(std::initializer_list<Tensor> operands);
+// What result_type reads of an operand: its dtype and its category (the
+// tracer promotes values it holds no tensor for).
+struct PromotionOperand {
+  enum class Kind : uint8_t { Dimensioned, ZeroDim, Wrapped };
+  DType dtype;
+  Kind kind;
+};
+DType result_type(std::span<const PromotionOperand> operands);
 
 // TensorIterator's stride order for a new output of `shape`, given each
 // operand's strides broadcast to it (0 on broadcast dims).
