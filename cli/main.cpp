@@ -1,7 +1,8 @@
 // The thn command.
-#include <malloc.h>
-#include <cstring>
 #include <fmt/format.h>
+#include <malloc.h>
+
+#include <cstring>
 #include <iostream>
 #include <string>
 

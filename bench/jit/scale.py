@@ -8,7 +8,8 @@ time and trace + passes (--time-passes), the first call with a warm kernel
 cache, and the peak RSS of that run against a run that only makes the
 inputs ("added": what the call holds beyond the inputs and its result,
 against the inputs' bytes). Then trace + passes for Adam over 10 to 1000 parameters of 1K
-floats, per parameter. Each script runs once first to warm the kernel cache.
+floats, per parameter (the median of 5 runs). Each script runs once first to
+warm the kernel cache.
 
 Usage: bench/jit/scale.py --thn build/thn [--quick]
 """
@@ -106,8 +107,9 @@ def main():
         print("| Adam step, params of 1K floats | tracing (ms) | trace + passes (ms) | per parameter (ms) |")
         print("|---|---|---|---|")
         for n in [10, 100, 300] + ([] if a.quick else [1000]):
-            out, _ = run(a.thn, ADAM.format(call=True, n=n, size=1000), tmp)
-            tracing, total = passes(out)
+            runs = sorted((passes(run(a.thn, ADAM.format(call=True, n=n, size=1000), tmp)[0]) for _ in range(5)),
+                          key=lambda r: r[1])
+            tracing, total = runs[len(runs) // 2]  # the median run by trace + passes
             print(f"| {n} | {tracing:.1f} | {total:.1f} | {total / n:.3f} |")
 
 
