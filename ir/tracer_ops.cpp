@@ -336,7 +336,10 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
 
 void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
   std::vector<Value> idx = traced_index(index, "assigning through a boolean mask depends on tensor data");
-  Value t = traced(tensor), val = traced(value);
+  // A list or tuple value is the tensor eager makes of it (`x[0:2] = [1, 2]`).
+  Value t = traced(tensor),
+        val = value.is_sequence() ? call(op_def(OpId::tensor), nullptr, std::span<const Value>(&value, 1), CallArgs{}, false)
+                                  : traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(on_meta(v));
   bool ordered = loop_order_write(tensor_proxy(t).meta, std::span<const Value>(&val, 1));
