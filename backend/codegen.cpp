@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backend/emitter.h"
 #include "backend/prelude.h"
 
 namespace thn {
 
-namespace {
+namespace codegen {
 
 // The C type a dtype computes in, and the one it is stored as.
 std::string ctype(DType d) {
@@ -92,498 +93,258 @@ std::string combine(const KExpr& e, const std::string& acc, const std::string& x
   }
 }
 
-// OpenMP's name of a reduction (the extremes are declared in the host prelude).
-std::string omp_reduction(const KExpr& e) {
-  switch (e.prim.sym.op->id) {
-    case OpId::sum: return "+";
-    case OpId::prod: return "*";
-    case OpId::amax: return "thn_max";
-    default: return "thn_min";
+std::string Emitter::render() {
+  std::string out;
+  size_t tensors = k_.loads.size() + k_.stores.size();
+  std::string params =
+      "int64_t n, int32_t nd, const int64_t* sz, void* const* p, const int64_t* st, const double* fs, "
+      "const int64_t* is, int32_t flat, int64_t rn, int32_t rnd, int32_t wide";
+  if (target_ == Target::Cpu) {
+    // 64-bit index arithmetic costs the host nothing: `wide` is not read.
+    out += fmt::format("extern \"C\" void {}({}) {{\n", k_.name, params);
+    out += "  typedef int64_t idx_t;\n"
+           "  (void)rn; (void)rnd; (void)flat; (void)wide;\n";
+  } else {
+    // The body in 32-bit index arithmetic unless an offset may not fit.
+    out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, wide, mode; int64_t sz[{}]; void* p[{}]; "
+                       "int64_t st[{}]; double fs[{}]; int64_t is[{}]; }};\n",
+                       k_.name, kMaxKernelDims, tensors, tensors * kMaxKernelDims, k_.scalars.size() + 1,
+                       k_.scalars.size() + 1);
+    out += fmt::format("template <class idx_t> __device__ __forceinline__ void {0}_body(const {0}_args& a) {{\n", k_.name);
+    out += "  const idx_t n = idx_t(a.n), rn = idx_t(a.rn); const int32_t nd = a.nd, rnd = a.rnd, flat = a.flat;\n"
+           "  const int64_t* sz = a.sz; void* const* p = a.p; const int64_t* st = a.st;\n"
+           "  const double* fs = a.fs; const int64_t* is = a.is;\n"
+           "  (void)fs; (void)is; (void)sz; (void)st; (void)nd; (void)rn; (void)rnd; (void)flat;\n";
   }
+  for (size_t t = 0; t < k_.loads.size(); ++t)
+    out += fmt::format("  const {0}* in{1} = (const {0}*)p[{1}];\n", stype(k_.loads[t].dtype), t);
+  for (size_t s = 0; s < k_.stores.size(); ++s)
+    out += fmt::format("  {0}* out{1} = ({0}*)p[{2}];\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
+  for (size_t s = 0; s < k_.scalars.size(); ++s) {
+    DType d = k_.scalars[s].second;
+    out += fmt::format("  const {} s{} = {}({}[{}]);\n", ctype(d), s, ctype(d), d == DType::Float64 ? "fs" : "is", s);
+  }
+  if (k_.reduction) out += target_ == Target::Cpu ? cpu_reduction() : cuda_reduction();
+  else out += target_ == Target::Cpu ? cpu_pointwise() : cuda_pointwise();
+  out += "}\n";
+  // The arguments by value, or (over the device's limit for kernel
+  // parameters) in device memory. NVRTC before 12.1 refuses parameters
+  // over 4 KiB: the module then has only the second entry.
+  const bool large = has_by_pointer_entry(k_);
+  if (target_ == Target::Cuda)
+    out += fmt::format("{1}extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
+                       "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n{2}",
+                       k_.name, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
+                       large ? "#endif\n" : "");
+  if (target_ == Target::Cuda && large)
+    out += fmt::format("extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
+                       "  if (a->wide) {0}_body<int64_t>(*a);\n  else {0}_body<int32_t>(*a);\n}}\n",
+                       k_.name);
+  return out;
 }
 
-// A grid-stride loop's first index and step.
-constexpr const char* kThread = "idx_t(blockIdx.x) * idx_t(blockDim.x) + idx_t(threadIdx.x)";
-constexpr const char* kGridStep = "idx_t(blockDim.x) * idx_t(gridDim.x)";
 
-class Emitter {
- public:
-  Emitter(const Kernel& k, Target t) : k_(k), target_(t) {
-    for (size_t i = 0; i < k_.exprs.size(); ++i)
-      if (k_.exprs[i].kind == KExpr::Kind::Reduce) reduces_.push_back(i);
-  }
+// Offsets o<t> of the outer tensors from q, over dims [0, nd).
+std::string Emitter::outer_offsets(const std::string& q) const {
+  std::string out;
+  for (size_t t = 0; t < tensors(); ++t) out += fmt::format("idx_t b{} = 0;\n", t);
+  out += fmt::format("{{\n  idx_t r = {};\n  for (int32_t d = nd - 1; d >= 0; --d) {{\n"
+                     "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n", q);
+  for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    b{} += c * {};\n", t, stride(t, "d"));
+  return out + "  }\n}\n";
+}
 
-  std::string render() {
-    std::string out;
-    size_t tensors = k_.loads.size() + k_.stores.size();
-    std::string params =
-        "int64_t n, int32_t nd, const int64_t* sz, void* const* p, const int64_t* st, const double* fs, "
-        "const int64_t* is, int32_t flat, int64_t rn, int32_t rnd, int32_t wide";
-    if (target_ == Target::Cpu) {
-      // 64-bit index arithmetic costs the host nothing: `wide` is not read.
-      out += fmt::format("extern \"C\" void {}({}) {{\n", k_.name, params);
-      out += "  typedef int64_t idx_t;\n"
-             "  (void)rn; (void)rnd; (void)flat; (void)wide;\n";
+
+// Accumulators a<k>, one per reduction, set to their identities; with a
+// `size`, arrays of it whose first `lanes` (a variable) are set.
+std::string Emitter::accumulators(int size, const std::string& lanes) const {
+  std::string out;
+  for (size_t k = 0; k < reduces_.size(); ++k) {
+    const KExpr& e = k_.exprs[reduces_[k]];
+    if (size == 0) {
+      out += fmt::format("{} a{} = {};\n", ctype(accumulator(e)), k, identity(e));
     } else {
-      // The body in 32-bit index arithmetic unless an offset may not fit.
-      out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, wide, mode; int64_t sz[{}]; void* p[{}]; "
-                         "int64_t st[{}]; double fs[{}]; int64_t is[{}]; }};\n",
-                         k_.name, kMaxKernelDims, tensors, tensors * kMaxKernelDims, k_.scalars.size() + 1,
-                         k_.scalars.size() + 1);
-      out += fmt::format("template <class idx_t> __device__ __forceinline__ void {0}_body(const {0}_args& a) {{\n", k_.name);
-      out += "  const idx_t n = idx_t(a.n), rn = idx_t(a.rn); const int32_t nd = a.nd, rnd = a.rnd, flat = a.flat;\n"
-             "  const int64_t* sz = a.sz; void* const* p = a.p; const int64_t* st = a.st;\n"
-             "  const double* fs = a.fs; const int64_t* is = a.is;\n"
-             "  (void)fs; (void)is; (void)sz; (void)st; (void)nd; (void)rn; (void)rnd; (void)flat;\n";
+      out += fmt::format("{} a{}[{}];\n", ctype(accumulator(e)), k, size);
+      out += fmt::format("for (idx_t l = 0; l < {}; ++l) a{}[l] = {};\n", lanes, k, identity(e));
     }
-    for (size_t t = 0; t < k_.loads.size(); ++t)
-      out += fmt::format("  const {0}* in{1} = (const {0}*)p[{1}];\n", stype(k_.loads[t].dtype), t);
-    for (size_t s = 0; s < k_.stores.size(); ++s)
-      out += fmt::format("  {0}* out{1} = ({0}*)p[{2}];\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
-    for (size_t s = 0; s < k_.scalars.size(); ++s) {
-      DType d = k_.scalars[s].second;
-      out += fmt::format("  const {} s{} = {}({}[{}]);\n", ctype(d), s, ctype(d), d == DType::Float64 ? "fs" : "is", s);
+  }
+  return out;
+}
+
+// Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
+// its values and stores, each of its reductions' operands folded into its
+// accumulator a<k><lane>.
+std::string Emitter::accumulate(int stage, const std::string& lane) const {
+  std::string out = statements(true, stage);
+  for (size_t k = 0; k < reduces_.size(); ++k) {
+    if (!in_sweep(k, stage)) continue;
+    const KExpr& e = k_.exprs[reduces_[k]];
+    std::string acc = fmt::format("a{}{}", k, lane);
+    out += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("{}({})", ctype(accumulator(e)), v(e.operands[0]))));
+  }
+  return out;
+}
+
+// The outer tensors' offsets o<t> = b<t> (+ lane * the innermost outer stride).
+std::string Emitter::outer_at(const std::string& lane) const {
+  std::string out;
+  for (size_t t = 0; t < tensors(); ++t) {
+    if (inner(t)) continue;
+    if (lane.empty()) out += fmt::format("const idx_t o{0} = b{0};\n", t);
+    else out += fmt::format("const idx_t o{0} = b{0} + {1} * {2};\n", t, lane, stride(t, "nd - 1"));
+  }
+  return out;
+}
+
+// The outer values that need the first `level` sweeps (with the outer
+// stores when `stores`).
+std::string Emitter::outer(int level, bool stores, bool lanes) const {
+  return statements(false, level, lanes, stores);
+}
+
+// A single-sweep kernel's outer phase for one lane of a tile of outputs:
+// o<t> = b<t> + lane * the innermost outer stride.
+std::string Emitter::finish(const std::string& lane) const {
+  std::string out = outer_at(lane);
+  for (size_t k = 0; k < reduces_.size(); ++k)
+    out += fmt::format("const {0} r{1} = a{1}[{2}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, lane);
+  return out + outer(0, false, true) + outer(1, true, true);
+}
+
+// Offsets e<t> of the inner tensors: b<t> plus reduced row rq's (every
+// reduced dim but the innermost).
+std::string Emitter::row_offsets() const {
+  std::string row;
+  for (size_t t = 0; t < tensors(); ++t)
+    if (inner(t)) row += fmt::format("idx_t e{0} = b{0};\n", t);
+  row += "{\n  idx_t r = rq;\n  for (int32_t d = nd + rnd - 2; d >= nd; --d) {\n"
+         "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n";
+  for (size_t t = 0; t < tensors(); ++t)
+    if (inner(t)) row += fmt::format("    e{} += c * {};\n", t, stride(t, "d"));
+  return row + "  }\n}\n";
+}
+
+// Whether every inner tensor steps by one element along dim d.
+std::string Emitter::unit_inner(const std::string& d) const {
+  std::string out = "true";
+  for (size_t t = 0; t < tensors(); ++t)
+    if (inner(t)) out += fmt::format(" && {} == 1", stride(t, d));
+  return out;
+}
+
+
+std::string Emitter::indent(const std::string& s, int n) {
+  std::string pad(size_t(n), ' '), out;
+  size_t start = 0;
+  while (start < s.size()) {
+    size_t end = s.find('\n', start);
+    out += pad + s.substr(start, end - start + 1);
+    start = end + 1;
+  }
+  return out;
+}
+
+
+// operand i of an op, in the op's compute type
+std::string Emitter::arg(const KExpr& e, size_t i) const {
+  return fmt::format("{}({})", ctype(e.compute), v(e.operands.at(i)));
+}
+
+
+// The expressions of one phase and sweep (inner) or level (outer), in
+// dependency order, with its stores when `with_stores`. With `lanes`,
+// reduced values are read from r<k> (set per lane).
+std::string Emitter::statements(bool inner, int stage, bool lanes, bool with_stores) const {
+  std::string s;
+  for (size_t i = 0; i < k_.exprs.size(); ++i) {
+    const KExpr& e = k_.exprs[i];
+    if (e.inner == inner && e.stage == stage) s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes));
+  }
+  return with_stores ? s + stores(inner, stage) : s;
+}
+
+// The stores of one phase: an inner sweep's, or every outer one.
+std::string Emitter::stores(bool inner, int stage) const {
+  std::string s;
+  for (size_t k = 0; k < k_.stores.size(); ++k) {
+    const KStore& st = k_.stores[k];
+    if (st.inner != inner || (inner && st.stage != stage)) continue;
+    s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, stype(st.dtype), convert(v(st.expr), st.dtype));
+  }
+  return s;
+}
+
+
+std::string Emitter::value(const KExpr& e, bool lanes) const {
+  switch (e.kind) {
+    case KExpr::Kind::Load: return fmt::format("{}(in{}[o{}])", ctype(e.dtype), e.index, e.index);
+    case KExpr::Kind::Scalar: return fmt::format("s{}", e.index);
+    case KExpr::Kind::Const: return literal(e.constant);
+    case KExpr::Kind::Cast: return convert(v(e.operands[0]), e.dtype);
+    case KExpr::Kind::Op: return fmt::format("{}({})", ctype(e.dtype), op(e));
+    case KExpr::Kind::Reduce: {
+      size_t k = size_t(std::find(reduces_.begin(), reduces_.end(), size_t(&e - k_.exprs.data())) - reduces_.begin());
+      return convert(fmt::format("{}{}", lanes ? "r" : "a", k), e.dtype);
     }
-    if (k_.reduction) out += target_ == Target::Cpu ? cpu_reduction() : cuda_reduction();
-    else out += target_ == Target::Cpu ? cpu_pointwise() : cuda_pointwise();
-    out += "}\n";
-    // The arguments by value, or (over the device's limit for kernel
-    // parameters) in device memory. NVRTC before 12.1 refuses parameters
-    // over 4 KiB: the module then has only the second entry.
-    const bool large = has_by_pointer_entry(k_);
-    if (target_ == Target::Cuda)
-      out += fmt::format("{1}extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
-                         "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n{2}",
-                         k_.name, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
-                         large ? "#endif\n" : "");
-    if (target_ == Target::Cuda && large)
-      out += fmt::format("extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
-                         "  if (a->wide) {0}_body<int64_t>(*a);\n  else {0}_body<int32_t>(*a);\n}}\n",
-                         k_.name);
-    return out;
   }
+  return "";
+}
 
- private:
-  size_t tensors() const { return k_.loads.size() + k_.stores.size(); }
-  // Whether tensor t (loads, then stores) is read or written per reduced element.
-  bool inner(size_t t) const {
-    return t < k_.loads.size() ? k_.loads[t].inner : k_.stores[t - k_.loads.size()].inner;
-  }
-  std::string stride(size_t t, const std::string& d) const { return fmt::format("idx_t(st[{} * {} + {}])", t, kMaxKernelDims, d); }
 
-  // Offsets o<t> of the outer tensors from q, over dims [0, nd).
-  std::string outer_offsets(const std::string& q) const {
-    std::string out;
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("idx_t b{} = 0;\n", t);
-    out += fmt::format("{{\n  idx_t r = {};\n  for (int32_t d = nd - 1; d >= 0; --d) {{\n"
-                       "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n", q);
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    b{} += c * {};\n", t, stride(t, "d"));
-    return out + "  }\n}\n";
-  }
-
-  std::string cpu_pointwise() const {
-    std::string body = statements(false), out;
-    // Contiguous: one flat loop in blocks of 4096 elements, threads taking
-    // whole blocks: a block's vector body and scalar remainder are where
-    // they are whatever the thread count, so results do not depend on it
-    // (libmvec's vector functions and libm's scalar ones differ in the last
-    // ulp); else the innermost dim runs with its strides.
-    out += "  if (flat) {\n    const idx_t blocks = (n + 4095) / 4096;\n"
-           "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
-           "    for (idx_t blk = 0; blk < blocks; ++blk) {\n"
-           "      const idx_t end = n - blk * 4096 < 4096 ? n : blk * 4096 + 4096;\n"
-           "#pragma omp simd\n"
-           "      for (idx_t i = blk * 4096; i < end; ++i) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("        const idx_t o{} = i;\n", t);
-    out += indent(body, 8) + "      }\n    }\n    return;\n  }\n";
-    out += "  const idx_t inner = nd > 0 ? idx_t(sz[nd - 1]) : 1, outer = inner > 0 ? n / inner : 0;\n"
-           "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
-           "  for (idx_t q = 0; q < outer; ++q) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t b{} = 0;\n", t);
-    out += "    idx_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
-           "      const idx_t c = r % idx_t(sz[d]);\n      r /= idx_t(sz[d]);\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      b{} += c * {};\n", t, stride(t, "d"));
-    out += "    }\n    for (idx_t j = 0; j < inner; ++j) {\n";
-    for (size_t t = 0; t < tensors(); ++t)
-      out += fmt::format("      const idx_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
-    return out + indent(body, 6) + "    }\n  }\n";
-  }
-
-  // Every tensor contiguous and aligned to its vector (flat == 2): each
-  // thread moves `lanes` elements of every tensor per vector access, the
-  // body run per lane on registers (its in<t>/out<s> pointers shadowed by
-  // the vectors' arrays); the elements past the last whole vector are left
-  // to the element loop below (`done`).
-  std::string cuda_vectors(int lanes) const {
-    std::string out = "  idx_t done = 0;\n  if (flat == 2) {\n";
-    out += fmt::format("    done = n / {0} * {0};\n", lanes);
-    out += fmt::format("    for (idx_t w = {}; w < n / {}; w += {}) {{\n", kThread, lanes, kGridStep);
-    for (size_t t = 0; t < k_.loads.size(); ++t)
-      out += fmt::format("      const thn_vec<{0}, {1}> x{2} = *(const thn_vec<{0}, {1}>*)(in{2} + w * {1});\n",
-                         stype(k_.loads[t].dtype), lanes, t);
-    for (size_t s = 0; s < k_.stores.size(); ++s) out += fmt::format("      thn_vec<{}, {}> y{};\n", stype(k_.stores[s].dtype), lanes, s);
-    out += fmt::format("#pragma unroll\n      for (int l = 0; l < {}; ++l) {{\n", lanes);
-    for (size_t t = 0; t < k_.loads.size(); ++t)
-      out += fmt::format("        const {0}* in{1} = x{1}.v;\n        const idx_t o{1} = l;\n", stype(k_.loads[t].dtype), t);
-    for (size_t s = 0; s < k_.stores.size(); ++s)
-      out += fmt::format("        {0}* out{1} = y{1}.v;\n        const idx_t o{2} = l;\n", stype(k_.stores[s].dtype), s,
-                         k_.loads.size() + s);
-    out += indent(statements(false), 8) + "      }\n";
-    for (size_t s = 0; s < k_.stores.size(); ++s)
-      out += fmt::format("      *(thn_vec<{0}, {1}>*)(out{2} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s);
-    return out + "    }\n  }\n";
-  }
-
-  std::string cuda_pointwise() const {
-    std::string out = cuda_vectors(vector_lanes(k_));
-    out += fmt::format("  for (idx_t i = done + {}; i < n; i += {}) {{\n", kThread, kGridStep);
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t o{} = i;\n", t);
-    out += "    if (!flat) {\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      o{} = 0;\n", t);
-    out += "      idx_t r = i;\n      for (int32_t d = nd - 1; d >= 0; --d) {\n"
-           "        const idx_t c = r % idx_t(sz[d]);\n        r /= idx_t(sz[d]);\n";
-    for (size_t t = 0; t < tensors(); ++t) out += fmt::format("        o{} += c * {};\n", t, stride(t, "d"));
-    return out + "      }\n    }\n" + indent(statements(false), 4) + "  }\n";
-  }
-
-  // Accumulators a<k>, one per reduction, set to their identities; with a
-  // `size`, arrays of it whose first `lanes` (a variable) are set.
-  std::string accumulators(int size = 0, const std::string& lanes = "") const {
-    std::string out;
-    for (size_t k = 0; k < reduces_.size(); ++k) {
-      const KExpr& e = k_.exprs[reduces_[k]];
-      if (size == 0) {
-        out += fmt::format("{} a{} = {};\n", ctype(accumulator(e)), k, identity(e));
-      } else {
-        out += fmt::format("{} a{}[{}];\n", ctype(accumulator(e)), k, size);
-        out += fmt::format("for (idx_t l = 0; l < {}; ++l) a{}[l] = {};\n", lanes, k, identity(e));
-      }
+std::string Emitter::op(const KExpr& e) const {
+  const BoundSymbol& b = e.prim;
+  const OpDef& def = *b.sym.op;
+  std::string c = ctype(e.compute);
+  auto present = [&](size_t i) { return i < e.operands.size() && e.operands[i] >= 0; };
+  switch (def.id) {
+    case OpId::add:
+    case OpId::sub: {
+      if (e.compute == DType::Bool) return fmt::format("thn::thn_add<bool>({}, bool({}) && {})", arg(e, 0), v(e.operands[2]), arg(e, 1));
+      std::string alpha = fmt::format("{}({})", c, v(e.operands[2]));
+      if (def.id == OpId::sub) alpha = fmt::format("{}(-{})", c, alpha);
+      const KExpr& a = k_.exprs[size_t(e.operands[2])];
+      bool one = a.kind == KExpr::Kind::Const &&
+                 (a.constant.is(Type::Float) ? a.constant.raw_float() : double(a.constant.raw_int())) ==
+                     (def.id == OpId::sub ? -1.0 : 1.0);
+      if (one) return fmt::format("{0}({1} + {2})", c, arg(e, 0), arg(e, 1));
+      return fmt::format("thn::thn_muladd<{0}>({2}, {3}, {1})", c, arg(e, 0), alpha, arg(e, 1));
     }
-    return out;
-  }
-  // Whether reduction k is folded in sweep `stage`.
-  bool in_sweep(size_t k, int stage) const { return k_.exprs[reduces_[k]].stage - 1 == stage; }
-  // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
-  // its values and stores, each of its reductions' operands folded into its
-  // accumulator a<k><lane>.
-  std::string accumulate(int stage, const std::string& lane = "") const {
-    std::string out = statements(true, stage);
-    for (size_t k = 0; k < reduces_.size(); ++k) {
-      if (!in_sweep(k, stage)) continue;
-      const KExpr& e = k_.exprs[reduces_[k]];
-      std::string acc = fmt::format("a{}{}", k, lane);
-      out += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("{}({})", ctype(accumulator(e)), v(e.operands[0]))));
+    case OpId::div: {
+      std::string mode = b.args.size() > 2 && b.args[2].is(Type::Str) ? b.args[2].as_str() : "";
+      std::string fn = mode == "trunc" ? "thn_div_trunc" : mode == "floor" ? "thn_floor_divide" : "thn_div";
+      return fmt::format("thn::{}<{}>({}, {})", fn, c, arg(e, 0), arg(e, 1));
     }
-    return out;
-  }
-  // The outer tensors' offsets o<t> = b<t> (+ lane * the innermost outer stride).
-  std::string outer_at(const std::string& lane = "") const {
-    std::string out;
-    for (size_t t = 0; t < tensors(); ++t) {
-      if (inner(t)) continue;
-      if (lane.empty()) out += fmt::format("const idx_t o{0} = b{0};\n", t);
-      else out += fmt::format("const idx_t o{0} = b{0} + {1} * {2};\n", t, lane, stride(t, "nd - 1"));
+    case OpId::where: return fmt::format("thn::thn_where<{}>(bool({}), {}, {})", c, v(e.operands[0]), arg(e, 1), arg(e, 2));
+    case OpId::clamp:
+      if (present(1) && present(2)) return fmt::format("thn::thn_clamp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
+    {
+      // A number bound (a constant or a scalar argument): its NaN is ignored.
+      const int bound = present(1) ? 1 : 2;
+      const KExpr::Kind kind = k_.exprs[size_t(e.operands[size_t(bound)])].kind;
+      const char* number = kind == KExpr::Kind::Const || kind == KExpr::Kind::Scalar ? "_number" : "";
+      return fmt::format("thn::thn_clamp_{}{}<{}>({}, {})", bound == 1 ? "min" : "max", number, c, arg(e, 0),
+                         arg(e, bound));
     }
-    return out;
+    case OpId::lerp: return fmt::format("thn::thn_lerp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
+    case OpId::nextafter:  // (float16 is refused)
+      if (e.dtype == DType::BFloat16) return fmt::format("thn::thn_nextafter_bf16({}, {})", arg(e, 0), arg(e, 1));
+      break;
+    case OpId::addcmul:
+      return fmt::format("thn::thn_muladd<{0}>({0}({4} * {2}), {3}, {1})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));
+    case OpId::addcdiv: return fmt::format("{0}({1} + {4} * {2} / {3})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));
+    case OpId::masked_fill: return fmt::format("(bool({}) ? {} : {})", v(e.operands[1]), arg(e, 2), arg(e, 0));
+    default: break;
   }
-  // The outer values that need the first `level` sweeps (with the outer
-  // stores when `stores`).
-  std::string outer(int level, bool stores, bool lanes = false) const {
-    return statements(false, level, lanes, stores);
-  }
-  // A single-sweep kernel's outer phase for one lane of a tile of outputs:
-  // o<t> = b<t> + lane * the innermost outer stride.
-  std::string finish(const std::string& lane) const {
-    std::string out = outer_at(lane);
-    for (size_t k = 0; k < reduces_.size(); ++k)
-      out += fmt::format("const {0} r{1} = a{1}[{2}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, lane);
-    return out + outer(0, false, true) + outer(1, true, true);
-  }
-  std::string clauses(int stage) const {
-    std::string out;
-    for (size_t k = 0; k < reduces_.size(); ++k)
-      if (in_sweep(k, stage)) out += fmt::format(" reduction({}:a{})", omp_reduction(k_.exprs[reduces_[k]]), k);
-    return out;
-  }
-  // Offsets e<t> of the inner tensors: b<t> plus reduced row rq's (every
-  // reduced dim but the innermost).
-  std::string row_offsets() const {
-    std::string row;
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) row += fmt::format("idx_t e{0} = b{0};\n", t);
-    row += "{\n  idx_t r = rq;\n  for (int32_t d = nd + rnd - 2; d >= nd; --d) {\n"
-           "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n";
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) row += fmt::format("    e{} += c * {};\n", t, stride(t, "d"));
-    return row + "  }\n}\n";
-  }
-  // Whether every inner tensor steps by one element along dim d.
-  std::string unit_inner(const std::string& d) const {
-    std::string out = "true";
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) out += fmt::format(" && {} == 1", stride(t, d));
-    return out;
-  }
+  if (def.family == OpFamily::Unary) return fmt::format("thn::thn_{}<{}>({})", def.name, c, arg(e, 0));
+  if (def.family == OpFamily::Binary) return fmt::format("thn::thn_{}<{}>({}, {})", def.name, c, arg(e, 0), arg(e, 1));
+  throw std::logic_error("codegen: no kernel for " + b.sym.name());
+}
 
-  // Host. Three loop nests, chosen by the strides:
-  //  rows:    the innermost reduced dim is contiguous: per output element
-  //           (in parallel when there are many), a vectorised sweep along
-  //           it; the one reduction of a single output runs in parallel.
-  //  columns: the innermost output dim is contiguous: tiles of adjacent
-  //           outputs accumulate together, a vectorised sweep across the
-  //           tile per reduced element. A tile is a thread's share of the
-  //           row (64 to kLanes outputs): each thread then walks the rows
-  //           once, where narrow tiles walked them (and their pages) once
-  //           per tile.
-  //  strided: per output element, the reduced elements row by row.
-  std::string cpu_reduction() const {
-    constexpr int kLanes = 1024;
-    std::string out = "  const idx_t rin = idx_t(sz[nd + rnd - 1]), rout = rin > 0 ? rn / rin : 0;\n";
-    out += fmt::format("  const bool rows = {};\n", unit_inner("nd + rnd - 1"));
-    // Tiles of outputs keep one accumulator per lane: single-sweep kernels only.
-    if (k_.stages == 1) out += fmt::format("  const bool columns = !rows && nd > 0 && {};\n", unit_inner("nd - 1"));
-    else out += "  const bool columns = false;\n";
-    std::string one_row;
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) one_row += fmt::format("const idx_t e{0} = b{0};\n", t);
-    // Sweep `stage` over the reduced rows of one output element; `parallel`:
-    // split among threads.
-    auto reduce = [&](int stage, bool parallel) {
-      std::string unit_loop, strided_loop;
-      for (size_t t = 0; t < tensors(); ++t)
-        if (inner(t)) unit_loop += fmt::format("  const idx_t o{0} = e{0} + j;\n", t);
-      unit_loop += indent(accumulate(stage), 2) + "}\n";
-      for (size_t t = 0; t < tensors(); ++t)
-        if (inner(t)) strided_loop += fmt::format("  const idx_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
-      strided_loop += indent(accumulate(stage), 2) + "}\n";
-      std::string omp = parallel ? fmt::format("#pragma omp parallel for{} schedule(static)\n", clauses(stage)) : "";
-      std::string simd = parallel ? fmt::format("#pragma omp parallel for simd{} schedule(static)\n", clauses(stage))
-                                  : fmt::format("#pragma omp simd{}\n", clauses(stage));
-      std::string r = "if (rows && rout == 1) {\n" +
-                      indent(one_row + simd + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) + "} else {\n";
-      std::string row = row_offsets() + "if (rows) {\n" +
-                        indent(fmt::format("#pragma omp simd{}\n", clauses(stage)) + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
-                        "} else {\n" + indent("for (idx_t j = 0; j < rin; ++j) {\n" + strided_loop, 2) + "}\n";
-      r += indent(omp + "for (idx_t rq = 0; rq < rout; ++rq) {\n" + indent(row, 2) + "}\n", 2) + "}\n";
-      return "{\n" + indent(r, 2) + "}\n";
-    };
-    // Per output element: the outer values, then each sweep and the outer
-    // values its reductions give.
-    auto element = [&](bool parallel) {
-      std::string e = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
-      for (int stage = 0; stage < k_.stages; ++stage)
-        e += reduce(stage, parallel) + outer(stage + 1, stage + 1 == k_.stages);
-      return e;
-    };
-    out += "  if (!columns && n == 1 && rn >= 32768) {\n" + indent("const idx_t q = 0;\n" + element(true), 4) +
-           "    return;\n  }\n";
-    out += "  if (!columns) {\n"
-           "#pragma omp parallel for if (n * rn >= 32768) schedule(static)\n"
-           "    for (idx_t q = 0; q < n; ++q) {\n";
-    out += indent(element(false), 6) + "    }\n    return;\n  }\n";
-    if (k_.stages > 1) return out;
-    // columns
-    out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), share = (qin + thn_threads() - 1) / thn_threads();\n"
-                       "  const idx_t width = share <= 64 ? 64 : share >= {0} ? {0} : (share + 63) / 64 * 64;\n"
-                       "  const idx_t tiles = (qin + width - 1) / width, count = n / qin * tiles;\n", kLanes);
-    out += "#pragma omp parallel for if (count > 1 && n * rn >= 32768) schedule(static)\n"
-           "  for (idx_t tile = 0; tile < count; ++tile) {\n";
-    std::string col = "const idx_t q0 = tile / tiles * qin + tile % tiles * width;\n"
-                      "const idx_t lanes = qin - tile % tiles * width < width ? qin - tile % tiles * width : width;\n";
-    col += outer_offsets("q0") + accumulators(kLanes, "lanes");
-    col += "for (idx_t rq = 0; rq < rout; ++rq) {\n";
-    std::string sweep = row_offsets() + "for (idx_t i = 0; i < rin; ++i) {\n";
-    std::string lane_loop = "#pragma omp simd\nfor (idx_t l = 0; l < lanes; ++l) {\n";
-    for (size_t t = 0; t < tensors(); ++t)
-      if (inner(t)) lane_loop += fmt::format("  const idx_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
-    lane_loop += indent(accumulate(0, "[l]"), 2) + "}\n";
-    sweep += indent(lane_loop, 2) + "}\n";
-    col += indent(sweep, 2) + "}\n";
-    col += "for (idx_t l = 0; l < lanes; ++l) {\n" + indent(finish("l"), 2) + "}\n";
-    out += indent(col, 4) + "  }\n";
-    return out;
-  }
+}  // namespace codegen
 
-  // CUDA, mode 0: a block per output element, its threads striding over the
-  // reduced elements, then warp shuffles and a block reduction through
-  // shared memory, whose result every thread reads for the next sweep;
-  // mode 1 (few reduced elements, many outputs): a thread per output
-  // element.
-  std::string cuda_reduction() const {
-    std::string out;
-    for (size_t k = 0; k < reduces_.size(); ++k)
-      out += fmt::format("  __shared__ {} w{}[32];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k);
-    auto inner_offsets = [&](const std::string& j) {
-      std::string s;
-      for (size_t t = 0; t < tensors(); ++t)
-        if (inner(t)) s += fmt::format("idx_t o{0} = b{0};\n", t);
-      s += fmt::format("{{\n  idx_t r = {};\n  for (int32_t d = nd + rnd - 1; d >= nd; --d) {{\n"
-                       "    const idx_t c = r % idx_t(sz[d]);\n    r /= idx_t(sz[d]);\n", j);
-      for (size_t t = 0; t < tensors(); ++t)
-        if (inner(t)) s += fmt::format("    o{} += c * {};\n", t, stride(t, "d"));
-      return s + "  }\n}\n";
-    };
-    // mode 1
-    out += fmt::format("  if (a.mode == 1) {{\n    for (idx_t q = {}; q < n; q += {}) {{\n", kThread, kGridStep);
-    std::string element = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
-    for (int stage = 0; stage < k_.stages; ++stage)
-      element += "for (idx_t j = 0; j < rn; ++j) {\n" + indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) +
-                 "}\n" + outer(stage + 1, stage + 1 == k_.stages);
-    out += indent(element, 6) + "    }\n    return;\n  }\n";
-    // mode 0
-    out += "  for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n";
-    std::string block = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
-    for (int stage = 0; stage < k_.stages; ++stage) {
-      block += "for (idx_t j = idx_t(threadIdx.x); j < rn; j += idx_t(blockDim.x)) {\n" +
-               indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) + "}\n";
-      std::vector<size_t> folded;
-      for (size_t k = 0; k < reduces_.size(); ++k)
-        if (in_sweep(k, stage)) folded.push_back(k);
-      if (!folded.empty()) {
-        auto shuffle = [&]() {
-          std::string s = "for (int off = 16; off > 0; off >>= 1) {\n";
-          for (size_t k : folded) {
-            const KExpr& e = k_.exprs[reduces_[k]];
-            DType a = accumulator(e);
-            std::string x = a == DType::Bool ? fmt::format("bool(__shfl_down_sync(0xffffffffu, int(a{}), off))", k)
-                                             : fmt::format("__shfl_down_sync(0xffffffffu, a{}, off)", k);
-            s += fmt::format("  a{0} = {1};\n", k, combine(e, fmt::format("a{}", k), x));
-          }
-          return s + "}\n";
-        };
-        block += shuffle() + "if ((threadIdx.x & 31) == 0) {\n";
-        for (size_t k : folded) block += fmt::format("  w{0}[threadIdx.x >> 5] = a{0};\n", k);
-        block += "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
-        for (size_t k : folded)
-          block += fmt::format("  a{0} = threadIdx.x < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x] : {1};\n", k,
-                               identity(k_.exprs[reduces_[k]]));
-        block += indent(shuffle(), 2) + "}\n";
-      }
-      if (stage + 1 == k_.stages) break;
-      // Thread 0 holds the results; every thread reads them for the next sweep.
-      if (!folded.empty()) {
-        block += "if (threadIdx.x == 0) {\n";
-        for (size_t k : folded) block += fmt::format("  w{0}[0] = a{0};\n", k);
-        block += "}\n__syncthreads();\n";
-        for (size_t k : folded) block += fmt::format("a{0} = w{0}[0];\n", k);
-        block += "__syncthreads();\n";
-      }
-      block += outer(stage + 1, false);
-    }
-    block += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n__syncthreads();\n";
-    return out + indent(block, 4) + "  }\n";
-  }
-
-  static std::string indent(const std::string& s, int n) {
-    std::string pad(size_t(n), ' '), out;
-    size_t start = 0;
-    while (start < s.size()) {
-      size_t end = s.find('\n', start);
-      out += pad + s.substr(start, end - start + 1);
-      start = end + 1;
-    }
-    return out;
-  }
-
-  std::string v(int e) const { return fmt::format("v{}", e); }
-
-  // operand i of an op, in the op's compute type
-  std::string arg(const KExpr& e, size_t i) const {
-    return fmt::format("{}({})", ctype(e.compute), v(e.operands.at(i)));
-  }
-
-  // The expressions of one phase and sweep (inner) or level (outer), in
-  // dependency order, with its stores when `with_stores`. With `lanes`,
-  // reduced values are read from r<k> (set per lane).
-  std::string statements(bool inner, int stage = 0, bool lanes = false, bool with_stores = true) const {
-    std::string s;
-    for (size_t i = 0; i < k_.exprs.size(); ++i) {
-      const KExpr& e = k_.exprs[i];
-      if (e.inner == inner && e.stage == stage) s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes));
-    }
-    return with_stores ? s + stores(inner, stage) : s;
-  }
-  // The stores of one phase: an inner sweep's, or every outer one.
-  std::string stores(bool inner, int stage) const {
-    std::string s;
-    for (size_t k = 0; k < k_.stores.size(); ++k) {
-      const KStore& st = k_.stores[k];
-      if (st.inner != inner || (inner && st.stage != stage)) continue;
-      s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, stype(st.dtype), convert(v(st.expr), st.dtype));
-    }
-    return s;
-  }
-
-  std::string value(const KExpr& e, bool lanes = false) const {
-    switch (e.kind) {
-      case KExpr::Kind::Load: return fmt::format("{}(in{}[o{}])", ctype(e.dtype), e.index, e.index);
-      case KExpr::Kind::Scalar: return fmt::format("s{}", e.index);
-      case KExpr::Kind::Const: return literal(e.constant);
-      case KExpr::Kind::Cast: return convert(v(e.operands[0]), e.dtype);
-      case KExpr::Kind::Op: return fmt::format("{}({})", ctype(e.dtype), op(e));
-      case KExpr::Kind::Reduce: {
-        size_t k = size_t(std::find(reduces_.begin(), reduces_.end(), size_t(&e - k_.exprs.data())) - reduces_.begin());
-        return convert(fmt::format("{}{}", lanes ? "r" : "a", k), e.dtype);
-      }
-    }
-    return "";
-  }
-
-  std::string op(const KExpr& e) const {
-    const BoundSymbol& b = e.prim;
-    const OpDef& def = *b.sym.op;
-    std::string c = ctype(e.compute);
-    auto present = [&](size_t i) { return i < e.operands.size() && e.operands[i] >= 0; };
-    switch (def.id) {
-      case OpId::add:
-      case OpId::sub: {
-        if (e.compute == DType::Bool) return fmt::format("thn::thn_add<bool>({}, bool({}) && {})", arg(e, 0), v(e.operands[2]), arg(e, 1));
-        std::string alpha = fmt::format("{}({})", c, v(e.operands[2]));
-        if (def.id == OpId::sub) alpha = fmt::format("{}(-{})", c, alpha);
-        const KExpr& a = k_.exprs[size_t(e.operands[2])];
-        bool one = a.kind == KExpr::Kind::Const &&
-                   (a.constant.is(Type::Float) ? a.constant.raw_float() : double(a.constant.raw_int())) ==
-                       (def.id == OpId::sub ? -1.0 : 1.0);
-        if (one) return fmt::format("{0}({1} + {2})", c, arg(e, 0), arg(e, 1));
-        return fmt::format("thn::thn_muladd<{0}>({2}, {3}, {1})", c, arg(e, 0), alpha, arg(e, 1));
-      }
-      case OpId::div: {
-        std::string mode = b.args.size() > 2 && b.args[2].is(Type::Str) ? b.args[2].as_str() : "";
-        std::string fn = mode == "trunc" ? "thn_div_trunc" : mode == "floor" ? "thn_floor_divide" : "thn_div";
-        return fmt::format("thn::{}<{}>({}, {})", fn, c, arg(e, 0), arg(e, 1));
-      }
-      case OpId::where: return fmt::format("thn::thn_where<{}>(bool({}), {}, {})", c, v(e.operands[0]), arg(e, 1), arg(e, 2));
-      case OpId::clamp:
-        if (present(1) && present(2)) return fmt::format("thn::thn_clamp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
-      {
-        // A number bound (a constant or a scalar argument): its NaN is ignored.
-        const int bound = present(1) ? 1 : 2;
-        const KExpr::Kind kind = k_.exprs[size_t(e.operands[size_t(bound)])].kind;
-        const char* number = kind == KExpr::Kind::Const || kind == KExpr::Kind::Scalar ? "_number" : "";
-        return fmt::format("thn::thn_clamp_{}{}<{}>({}, {})", bound == 1 ? "min" : "max", number, c, arg(e, 0),
-                           arg(e, bound));
-      }
-      case OpId::lerp: return fmt::format("thn::thn_lerp<{}>({}, {}, {})", c, arg(e, 0), arg(e, 1), arg(e, 2));
-      case OpId::nextafter:  // (float16 is refused)
-        if (e.dtype == DType::BFloat16) return fmt::format("thn::thn_nextafter_bf16({}, {})", arg(e, 0), arg(e, 1));
-        break;
-      case OpId::addcmul:
-        return fmt::format("thn::thn_muladd<{0}>({0}({4} * {2}), {3}, {1})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));
-      case OpId::addcdiv: return fmt::format("{0}({1} + {4} * {2} / {3})", c, arg(e, 0), arg(e, 1), arg(e, 2), arg(e, 3));
-      case OpId::masked_fill: return fmt::format("(bool({}) ? {} : {})", v(e.operands[1]), arg(e, 2), arg(e, 0));
-      default: break;
-    }
-    if (def.family == OpFamily::Unary) return fmt::format("thn::thn_{}<{}>({})", def.name, c, arg(e, 0));
-    if (def.family == OpFamily::Binary) return fmt::format("thn::thn_{}<{}>({}, {})", def.name, c, arg(e, 0), arg(e, 1));
-    throw std::logic_error("codegen: no kernel for " + b.sym.name());
-  }
-
-  const Kernel& k_;
-  Target target_;
-  std::vector<size_t> reduces_;  // the Reduce expressions, accumulator k = a<k>
-};
-
-}  // namespace
+using codegen::ctype;
+using codegen::stype;
+using codegen::Emitter;
 
 // OpenMP reductions with the eager kernels' NaN-propagating extremes.
 const char* const kOmpExtremes = R"(

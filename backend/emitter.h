@@ -1,0 +1,133 @@
+#pragma once
+// The code generators' shared part (backend/codegen.h): one expression
+// printer (values, stores, the reductions' accumulators) and the index
+// arithmetic both emitters use; codegen_cpu.cpp and codegen_cuda.cpp write
+// the loops of their target. Private to backend/.
+#include <fmt/format.h>
+
+#include <string>
+#include <vector>
+
+#include "backend/codegen.h"
+
+namespace thn::codegen {
+
+// The C type a dtype computes in, and the one it is stored as.
+std::string ctype(DType d);
+
+std::string stype(DType d);
+
+std::string literal(const Value& v);
+
+// A value converted to dtype d, as the eager cast kernel converts it
+// (through the storage type for float16 and bfloat16, which round).
+std::string convert(const std::string& x, DType d);
+
+// The accumulator of a reduction: sums and products of floating values in
+// double, of integers in int64; extremes in the input's compute type.
+DType accumulator(const KExpr& e);
+
+std::string identity(const KExpr& e);
+
+// acc combined with x (both of the accumulator type).
+std::string combine(const KExpr& e, const std::string& acc, const std::string& x);
+
+class Emitter {
+ public:
+  Emitter(const Kernel& k, Target t) : k_(k), target_(t) {
+    for (size_t i = 0; i < k_.exprs.size(); ++i)
+      if (k_.exprs[i].kind == KExpr::Kind::Reduce) reduces_.push_back(i);
+  }
+
+  std::string render();
+
+  size_t tensors() const { return k_.loads.size() + k_.stores.size(); }
+  // Whether tensor t (loads, then stores) is read or written per reduced element.
+  bool inner(size_t t) const {
+    return t < k_.loads.size() ? k_.loads[t].inner : k_.stores[t - k_.loads.size()].inner;
+  }
+  std::string stride(size_t t, const std::string& d) const { return fmt::format("idx_t(st[{} * {} + {}])", t, kMaxKernelDims, d); }
+
+  // Offsets o<t> of the outer tensors from q, over dims [0, nd).
+  std::string outer_offsets(const std::string& q) const;
+
+  std::string cpu_pointwise() const;
+
+  // Every tensor contiguous and aligned to its vector (flat == 2): each
+  // thread moves `lanes` elements of every tensor per vector access, the
+  // body run per lane on registers (its in<t>/out<s> pointers shadowed by
+  // the vectors' arrays); the elements past the last whole vector are left
+  // to the element loop below (`done`).
+  std::string cuda_vectors(int lanes) const;
+
+  std::string cuda_pointwise() const;
+
+  // Accumulators a<k>, one per reduction, set to their identities; with a
+  // `size`, arrays of it whose first `lanes` (a variable) are set.
+  std::string accumulators(int size = 0, const std::string& lanes = "") const;
+  // Whether reduction k is folded in sweep `stage`.
+  bool in_sweep(size_t k, int stage) const { return k_.exprs[reduces_[k]].stage - 1 == stage; }
+  // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
+  // its values and stores, each of its reductions' operands folded into its
+  // accumulator a<k><lane>.
+  std::string accumulate(int stage, const std::string& lane = "") const;
+  // The outer tensors' offsets o<t> = b<t> (+ lane * the innermost outer stride).
+  std::string outer_at(const std::string& lane = "") const;
+  // The outer values that need the first `level` sweeps (with the outer
+  // stores when `stores`).
+  std::string outer(int level, bool stores, bool lanes = false) const;
+  // A single-sweep kernel's outer phase for one lane of a tile of outputs:
+  // o<t> = b<t> + lane * the innermost outer stride.
+  std::string finish(const std::string& lane) const;
+  std::string clauses(int stage) const;
+  // Offsets e<t> of the inner tensors: b<t> plus reduced row rq's (every
+  // reduced dim but the innermost).
+  std::string row_offsets() const;
+  // Whether every inner tensor steps by one element along dim d.
+  std::string unit_inner(const std::string& d) const;
+
+  // Host. Three loop nests, chosen by the strides:
+  //  rows:    the innermost reduced dim is contiguous: per output element
+  //           (in parallel when there are many), a vectorised sweep along
+  //           it; the one reduction of a single output runs in parallel.
+  //  columns: the innermost output dim is contiguous: tiles of adjacent
+  //           outputs accumulate together, a vectorised sweep across the
+  //           tile per reduced element. A tile is a thread's share of the
+  //           row (64 to kLanes outputs): each thread then walks the rows
+  //           once, where narrow tiles walked them (and their pages) once
+  //           per tile.
+  //  strided: per output element, the reduced elements row by row.
+  std::string cpu_reduction() const;
+
+  // CUDA, mode 0: a block per output element, its threads striding over the
+  // reduced elements, then warp shuffles and a block reduction through
+  // shared memory, whose result every thread reads for the next sweep;
+  // mode 1 (few reduced elements, many outputs): a thread per output
+  // element.
+  std::string cuda_reduction() const;
+
+  static std::string indent(const std::string& s, int n);
+
+  std::string v(int e) const { return fmt::format("v{}", e); }
+
+  // operand i of an op, in the op's compute type
+  std::string arg(const KExpr& e, size_t i) const;
+
+  // The expressions of one phase and sweep (inner) or level (outer), in
+  // dependency order, with its stores when `with_stores`. With `lanes`,
+  // reduced values are read from r<k> (set per lane).
+  std::string statements(bool inner, int stage = 0, bool lanes = false, bool with_stores = true) const;
+  // The stores of one phase: an inner sweep's, or every outer one.
+  std::string stores(bool inner, int stage) const;
+
+  std::string value(const KExpr& e, bool lanes = false) const;
+
+  std::string op(const KExpr& e) const;
+
+ private:
+  const Kernel& k_;
+  Target target_;
+  std::vector<size_t> reduces_;  // the Reduce expressions, accumulator k = a<k>
+};
+
+}  // namespace thn::codegen
