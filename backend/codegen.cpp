@@ -129,17 +129,21 @@ std::string Emitter::render() {
   out += "}\n";
   // The arguments by value, or (over the device's limit for kernel
   // parameters) in device memory. NVRTC before 12.1 refuses parameters
-  // over 4 KiB: the module then has only the second entry.
-  const bool large = has_by_pointer_entry(k_);
-  if (target_ == Target::Cuda)
-    out += fmt::format("{1}extern \"C\" __global__ void {0}(const {0}_args a) {{\n"
-                       "  if (a.wide) {0}_body<int64_t>(a);\n  else {0}_body<int32_t>(a);\n}}\n{2}",
-                       k_.name, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
-                       large ? "#endif\n" : "");
-  if (target_ == Target::Cuda && large)
-    out += fmt::format("extern \"C\" __global__ void {0}_by_pointer(const {0}_args* a) {{\n"
-                       "  if (a->wide) {0}_body<int64_t>(*a);\n  else {0}_body<int32_t>(*a);\n}}\n",
-                       k_.name);
+  // over 4 KiB: the module then has only the second entry. One entry per
+  // index width (NAME: 32-bit, NAME_wide: 64-bit), so the narrow one's
+  // registers are its own; every launch has at most kCudaBlock threads.
+  if (target_ == Target::Cuda) {
+    const bool large = has_by_pointer_entry(k_);
+    for (const char* width : {"", "_wide"}) {
+      const char* idx = *width ? "int64_t" : "int32_t";
+      out += fmt::format("{2}extern \"C\" __global__ void __launch_bounds__({3}) {0}{1}(const {0}_args a) {{ {0}_body<{4}>(a); }}\n{5}",
+                         k_.name, width, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
+                         kCudaBlock, idx, large ? "#endif\n" : "");
+      if (large)
+        out += fmt::format("extern \"C\" __global__ void __launch_bounds__({2}) {0}{1}_by_pointer(const {0}_args* a) {{ {0}_body<{3}>(*a); }}\n",
+                           k_.name, width, kCudaBlock, idx);
+    }
+  }
   return out;
 }
 

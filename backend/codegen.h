@@ -25,7 +25,7 @@ enum class Target : uint8_t { Cpu, Cuda };
 // for outer tensors); flat: every tensor is contiguous (index = i), never
 // set for reductions; wide: 64-bit index arithmetic is needed
 // (needs_wide_index; CUDA kernels index in 32 bits otherwise, host kernels
-// always in 64). On CUDA the arrays live in a by-value struct argument,
+// always in 64; on CUDA the 64-bit body is the entry NAME_wide). On CUDA the arrays live in a by-value struct argument,
 // with `mode` choosing a reduction's strategy (0: a block per output
 // element, 1: a thread per output element), and flat == 2 choosing the
 // vector path (vector_lanes). A kernel whose struct is over 4 KiB (the
@@ -37,6 +37,9 @@ std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bo
 // bfloat16) and the one they store it as (thn::Half, ...).
 std::string kernel_compute_type(DType d);
 std::string kernel_storage_type(DType d);
+
+// The most threads a CUDA kernel is launched with (its __launch_bounds__).
+constexpr int kCudaBlock = 256;
 
 // The size of a CUDA kernel's argument struct (NAME_args), and whether it
 // may be over the device's parameter limit (then NAME_by_pointer exists).

@@ -180,8 +180,14 @@ size_t max_argument_bytes() {
 
 class CudaFusion : public CompiledFusion {
  public:
-  CudaFusion(const BoundSymbol& f, Kernel k, cuda::CUfunction fn, cuda::CUfunction by_pointer)
-      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), fn_(fn), by_pointer_(by_pointer) {}
+  // Per index width (32-bit, 64-bit): the entry taking its arguments by
+  // value (null when the module lacks it) and the one taking them from
+  // device memory (null unless the arguments may be over the limit).
+  struct Entries {
+    cuda::CUfunction by_value = nullptr, by_pointer = nullptr;
+  };
+  CudaFusion(const BoundSymbol& f, Kernel k, Entries narrow, Entries wide)
+      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), narrow_(narrow), wide_(wide) {}
 
  private:
   bool launch(const KernelCall& c) const override {
@@ -189,7 +195,7 @@ class CudaFusion : public CompiledFusion {
     ArgBuffer args(kernel());
     const bool wide = needs_wide_index(c.sizes, c.strides, size_t(kMaxKernelDims));
     const int64_t sms = cuda::device_info().multiprocessors;
-    int64_t block = 256, grid = 0;
+    int64_t block = kCudaBlock, grid = 0;
     int32_t mode = 0;
     if (!kernel().reduction) {
       const int64_t per_thread = c.flat == 2 ? lanes() : 1;  // elements per vector access
@@ -197,8 +203,8 @@ class CudaFusion : public CompiledFusion {
     } else if (c.rn <= 16) {  // a thread per output
       mode = 1;
       grid = std::min((c.n + block - 1) / block, sms * 8);
-    } else {  // a block per output, as many threads as reduced elements (in warps) up to 256
-      block = std::min<int64_t>(256, (c.rn + 31) / 32 * 32);
+    } else {  // a block per output, as many threads as reduced elements (in warps) up to kCudaBlock
+      block = std::min<int64_t>(kCudaBlock, (c.rn + 31) / 32 * 32);
       grid = std::min(c.n, sms * 32);
     }
     args.header(c.n, c.rn, c.nd, c.rnd, c.flat, wide, mode);
@@ -217,10 +223,11 @@ class CudaFusion : public CompiledFusion {
       if (r != 0) cuda::check(r, fmt::format("cuLaunchKernel ({})", kernel().name).c_str());
       return true;
     };
-    if (fn_ && args.bytes() <= max_argument_bytes()) {
+    const Entries& entry = wide ? wide_ : narrow_;
+    if (entry.by_value && args.bytes() <= max_argument_bytes()) {
       void* params[] = {args.data()};
       return launched(
-          cuda::driver().cuLaunchKernel(fn_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
+          cuda::driver().cuLaunchKernel(entry.by_value, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
     }
     // Over the limit (many tensors, an older driver or NVRTC): the struct
     // goes to device memory first, a block back in the cache once launched.
@@ -231,10 +238,10 @@ class CudaFusion : public CompiledFusion {
     cuda::copy_to_device(d, args.data(), args.bytes());
     void* params[] = {&d};
     return launched(
-        cuda::driver().cuLaunchKernel(by_pointer_, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
+        cuda::driver().cuLaunchKernel(entry.by_pointer, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
   }
 
-  cuda::CUfunction fn_, by_pointer_;
+  Entries narrow_, wide_;
 };
 
 }  // namespace
@@ -253,15 +260,19 @@ FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
   size_t k = 0;
   for (const BoundSymbol& b : t.body)
     if (is_fusion(b)) {
-      cuda::CUfunction fn = nullptr, by_pointer = nullptr;
       // A kernel with the by-pointer entry may lack the other (codegen.cpp).
       const bool large = has_by_pointer_entry(ks[k]);
-      const cuda::CUresult found = cuda::driver().cuModuleGetFunction(&fn, m, ks[k].name.c_str());
-      if (!large || found != cuda::kNotFound) cuda::check(found, "cuModuleGetFunction");
-      if (large)
-        cuda::check(cuda::driver().cuModuleGetFunction(&by_pointer, m, (ks[k].name + "_by_pointer").c_str()),
-                    "cuModuleGetFunction");
-      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), fn, by_pointer));
+      auto entries = [&](const std::string& name) {
+        CudaFusion::Entries e;
+        const cuda::CUresult found = cuda::driver().cuModuleGetFunction(&e.by_value, m, name.c_str());
+        if (!large || found != cuda::kNotFound) cuda::check(found, "cuModuleGetFunction");
+        if (large)
+          cuda::check(cuda::driver().cuModuleGetFunction(&e.by_pointer, m, (name + "_by_pointer").c_str()),
+                      "cuModuleGetFunction");
+        return e;
+      };
+      CudaFusion::Entries narrow = entries(ks[k].name), wide = entries(ks[k].name + "_wide");
+      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), narrow, wide));
       ++k;
     }
   return out;

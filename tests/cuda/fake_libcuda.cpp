@@ -194,6 +194,7 @@ const char* const kEmuHeader = R"emu(
 #define __host__
 #define __forceinline__ inline
 #define __shared__ static
+#define __launch_bounds__(...)
 extern "C" {
 float fabsf(float); float expf(float); float exp2f(float); float logf(float); float log2f(float); float log10f(float);
 float log1pf(float); float expm1f(float); float sqrtf(float); float sinf(float); float cosf(float); float tanf(float);
@@ -281,21 +282,26 @@ struct Module {
 };
 
 // The host module emulating `source`'s kernels: each `extern "C" __global__
-// void NAME(const NAME_args a)` gets thn_emu_launch_NAME(void** params),
+// void [__launch_bounds__(N)] NAME(const NAME_args a)` (or NAME_wide, of the
+// same struct) gets thn_emu_launch_NAME(void** params),
 // which calls it with the device addresses in a.p made host ones (a null
 // one stays null).
 void* emulation_module(const std::string& source) {
   std::string text = std::string(kEmuHeader) + source + "\n";
   const std::string mark = "extern \"C\" __global__ void ";
   for (size_t at = source.find(mark); at != std::string::npos; at = source.find(mark, at + 1)) {
-    size_t name_end = source.find('(', at);
-    std::string name = source.substr(at + mark.size(), name_end - at - mark.size());
+    // (past `__launch_bounds__(N) `)
+    size_t name_at = at + mark.size();
+    if (source.compare(name_at, 18, "__launch_bounds__(") == 0) name_at = source.find(") ", name_at) + 2;
+    size_t name_end = source.find('(', name_at);
+    std::string name = source.substr(name_at, name_end - name_at);
     // Device addresses are tagged host addresses (see MemAlloc). NAME_by_pointer
     // takes the struct in device memory: it gets a copy of it.
     const std::string untag = "(unsigned long long)q ^ " + std::to_string(kTag) + "ull";
     const std::string suffix = "_by_pointer";
     bool by_pointer = name.size() > suffix.size() && name.ends_with(suffix);
     std::string base = by_pointer ? name.substr(0, name.size() - suffix.size()) : name;
+    if (base.ends_with("_wide")) base.resize(base.size() - 5);  // the 64-bit entry takes the same struct
     std::string from = by_pointer ? "*(const " + base + "_args*)((unsigned long long)*(void**)params[0] ^ " +
                                         std::to_string(kTag) + "ull)"
                                   : "*(const " + base + "_args*)params[0]";
