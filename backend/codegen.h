@@ -22,15 +22,16 @@ enum class Target : uint8_t { Cpu, Cuda };
 // reduced elements over rnd >= 1 more dims (sizes[nd .. nd + rnd)); at most
 // kMaxKernelDims in all. data: the loads' then the stores' pointers;
 // strides: kMaxKernelDims per tensor, in elements (0 along the reduced dims
-// for outer tensors); flat: every tensor is contiguous (index = i), never
-// set for reductions; wide: 64-bit index arithmetic is needed
+// for outer tensors); flat: every tensor is contiguous (index = i), or for
+// a CUDA reduction along rows, 2 when every inner tensor's rows are
+// aligned to its vector; wide: 64-bit index arithmetic is needed
 // (needs_wide_index; CUDA kernels index in 32 bits otherwise, host kernels
-// always in 64; on CUDA the 64-bit body is the entry NAME_wide). On CUDA the arrays live in a by-value struct argument,
-// with `mode` choosing a reduction's strategy (0: a block per output
-// element, 1: a thread per output element), and flat == 2 choosing the
-// vector path (vector_lanes). A kernel whose struct is over 4 KiB (the
-// parameter limit before CUDA 12.1) also has NAME_by_pointer, taking the
-// struct from device memory.
+// always in 64). On CUDA the arrays live in a by-value struct argument,
+// with `mode` choosing a reduction's strategy (codegen_cuda.cpp), flat ==
+// 2 choosing the vector path (vector_lanes), and the 64-bit body an entry
+// of its own, NAME_wide. A kernel whose struct is over 4 KiB (the
+// parameter limit before CUDA 12.1) also has NAME_by_pointer (and
+// NAME_wide_by_pointer), taking the struct from device memory.
 std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude = true);
 
 // The C type generated kernels compute a dtype in (float for float16 and
@@ -40,6 +41,8 @@ std::string kernel_storage_type(DType d);
 
 // The most threads a CUDA kernel is launched with (its __launch_bounds__).
 constexpr int kCudaBlock = 256;
+// The shared memory a CUDA reduction keeps rows in between its sweeps.
+constexpr int kRowCacheBytes = 32768;
 
 // The size of a CUDA kernel's argument struct (NAME_args), and whether it
 // may be over the device's parameter limit (then NAME_by_pointer exists).

@@ -193,7 +193,13 @@ class CudaFusion : public CompiledFusion {
   bool launch(const KernelCall& c) const override {
     const size_t tensors = c.data.size(), scalars = c.fs.size();
     ArgBuffer args(kernel());
-    const bool wide = needs_wide_index(c.sizes, c.strides, size_t(kMaxKernelDims));
+    // (THN_CUDA_WIDE_INDEX=1: every launch takes the 64-bit entry, which the
+    // tests could not reach otherwise without 2^30 elements.)
+    static const bool force_wide = [] {
+      const char* e = std::getenv("THN_CUDA_WIDE_INDEX");
+      return e && std::string_view(e) == "1";
+    }();
+    const bool wide = force_wide || needs_wide_index(c.sizes, c.strides, size_t(kMaxKernelDims));
     const int64_t sms = cuda::device_info().multiprocessors;
     int64_t block = kCudaBlock, grid = 0;
     int32_t mode = 0;
@@ -203,6 +209,16 @@ class CudaFusion : public CompiledFusion {
     } else if (c.rn <= 16) {  // a thread per output
       mode = 1;
       grid = std::min((c.n + block - 1) / block, sms * 8);
+    } else if (reduces_rows(kernel(), c) && c.rn < 2048) {  // a warp per row
+      mode = 3;
+      grid = std::min((c.n + block / 32 - 1) / (block / 32), sms * 32);
+    } else if (reduces_rows(kernel(), c)) {  // a block per row
+      mode = 2;
+      grid = std::min(c.n, sms * 32);
+    } else if (kernel().stages == 1 && reduces_columns(kernel(), c)) {  // a block per 32 adjacent outputs
+      mode = 4;
+      const int64_t qin = c.sizes[size_t(c.nd) - 1];
+      grid = std::min(c.n / qin * ((qin + 31) / 32), sms * 32);
     } else {  // a block per output, as many threads as reduced elements (in warps) up to kCudaBlock
       block = std::min<int64_t>(kCudaBlock, (c.rn + 31) / 32 * 32);
       grid = std::min(c.n, sms * 32);

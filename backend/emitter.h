@@ -99,12 +99,14 @@ class Emitter {
   //  strided: per output element, the reduced elements row by row.
   std::string cpu_reduction() const;
 
-  // CUDA, mode 0: a block per output element, its threads striding over the
-  // reduced elements, then warp shuffles and a block reduction through
-  // shared memory, whose result every thread reads for the next sweep;
-  // mode 1 (few reduced elements, many outputs): a thread per output
-  // element.
+  // CUDA: the strategies of codegen_cuda.cpp, chosen per call by `mode`.
   std::string cuda_reduction() const;
+  std::vector<size_t> folded(int stage) const;
+  std::string warp_fold(const std::vector<size_t>& ks, bool xor_) const;
+  std::string block_fold(const std::vector<size_t>& ks, bool every) const;
+  std::string row_sweep(int stage, const std::string& first, const std::string& step, int lanes) const;
+  std::vector<size_t> cached_loads() const;
+  std::string row_cache(const std::string& slice, const std::string& slices) const;
 
   static std::string indent(const std::string& s, int n);
 

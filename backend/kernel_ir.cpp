@@ -181,10 +181,11 @@ class Lowering {
 }  // namespace
 
 int vector_lanes(const Kernel& k) {
-  if (k.reduction) return 1;
   int64_t widest = 1;
-  for (const KLoad& l : k.loads) widest = std::max(widest, itemsize(l.dtype));
-  for (const KStore& s : k.stores) widest = std::max(widest, itemsize(s.dtype));
+  for (const KLoad& l : k.loads)
+    if (l.inner || !k.reduction) widest = std::max(widest, itemsize(l.dtype));
+  for (const KStore& s : k.stores)
+    if (s.inner || !k.reduction) widest = std::max(widest, itemsize(s.dtype));
   return int(16 / widest);
 }
 

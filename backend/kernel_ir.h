@@ -74,10 +74,10 @@ struct Kernel {
 // kernel (passes/fusion.h only groups prims that have one).
 Kernel lower_fusion(const BoundSymbol& f, const std::string& name);
 
-// How many elements of every tensor one thread of a pointwise CUDA kernel
-// moves per vector access when every tensor is contiguous and aligned to
-// it (KernelCall::flat == 2): 16 bytes of the widest dtype, so 2 to 16.
-// 1 for reductions, which have no vector path.
+// How many elements of every tensor one thread of a CUDA kernel moves per
+// vector access when every tensor is contiguous and aligned to it
+// (KernelCall::flat == 2): 16 bytes of the widest dtype, so 2 to 16. For a
+// reduction, of the inner tensors, along rows (its modes 2 and 3).
 int vector_lanes(const Kernel& k);
 
 // The most dims a kernel indexes after contiguous dims are merged; a region

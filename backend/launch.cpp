@@ -47,6 +47,27 @@ void* address(const Tensor& t) {
 
 }  // namespace
 
+namespace {
+
+bool is_inner(const Kernel& k, size_t t) {
+  return t < k.loads.size() ? k.loads[t].inner : k.stores[t - k.loads.size()].inner;
+}
+
+// Whether every inner tensor steps by one element along dim d of the call.
+bool unit_inner(const Kernel& k, const KernelCall& c, int32_t d) {
+  for (size_t t = 0; t < c.data.size(); ++t)
+    if (is_inner(k, t) && c.strides[t * kMaxKernelDims + size_t(d)] != 1) return false;
+  return true;
+}
+
+}  // namespace
+
+bool reduces_rows(const Kernel& k, const KernelCall& c) { return k.reduction && c.rnd == 1 && unit_inner(k, c, c.nd); }
+
+bool reduces_columns(const Kernel& k, const KernelCall& c) {
+  return k.reduction && c.nd > 0 && unit_inner(k, c, c.nd - 1);
+}
+
 std::vector<Kernel> lower_fusions(const Trace& t) {
   std::vector<Kernel> ks;
   for (const BoundSymbol& b : t.body)
@@ -179,6 +200,16 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     bytes += touched * itemsize(all[t].dtype());
   }
   if (c.flat && aligned) c.flat = 2;
+  // A reduction's rows: every inner tensor's rows start at a multiple of its vector.
+  if (k_.reduction && lanes_ > 1 && reduces_rows(k_, c)) {
+    bool rows_aligned = true;
+    for (size_t t = 0; t < all.size(); ++t) {
+      if (!is_inner(k_, t)) continue;
+      rows_aligned = rows_aligned && reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
+      for (int32_t d = 0; d < c.nd; ++d) rows_aligned = rows_aligned && c.strides[t * kMaxKernelDims + size_t(d)] % lanes_ == 0;
+    }
+    if (rows_aligned) c.flat = 2;
+  }
   c.fs.assign(k_.scalars.size() + 1, 0);
   c.is.assign(k_.scalars.size() + 1, 0);
   for (size_t s = 0; s < k_.scalars.size(); ++s) {

@@ -19,13 +19,20 @@ std::vector<Kernel> lower_fusions(const Trace& t);
 struct KernelCall {
   int64_t n = 0, rn = 0;  // elements of the index space; reduced elements per output
   int32_t nd = 0, rnd = 0;
-  int32_t flat = 0;  // 1: every tensor contiguous; 2: and aligned to its vector (vector_lanes)
+  int32_t flat = 0;  // 1: every tensor contiguous; 2: and aligned to its vector (vector_lanes; a reduction's rows)
   Dims sizes;                    // nd + rnd dims
   std::vector<int64_t> strides;  // kMaxKernelDims per tensor: the loads', then the stores'
   std::vector<void*> data;       // per tensor: its first element (a device address on CUDA)
   std::vector<double> fs;        // number leaves, by kind (one spare: never empty)
   std::vector<int64_t> is;
 };
+
+// Whether a reduction call's inner tensors are contiguous rows: one
+// reduced dim, each of them stepping by one element along it.
+bool reduces_rows(const Kernel& k, const KernelCall& c);
+// Whether its inner tensors step by one element along the innermost output
+// dim (adjacent outputs read adjacent elements: columns).
+bool reduces_columns(const Kernel& k, const KernelCall& c);
 
 class CompiledFusion : public FusionKernel {
  public:

@@ -18,7 +18,7 @@
 // host C++ (c++, -D__CUDACC_RTC__ and NVRTC's version macros, the CUDA
 // built-ins below), and
 // cuLaunchKernel runs each block with one host thread per CUDA thread:
-// __syncthreads is a barrier, __shfl_down_sync an exchange between the 32
+// __syncthreads is a barrier, __shfl_down_sync and __shfl_xor_sync exchanges between the 32
 // threads of a warp, __shared__ arrays are shared by the block's threads,
 // atomicMin, atomicMax and atomicCAS are the host's atomics.
 // Images the library did not see compiled (a warm kernel cache) cannot
@@ -219,7 +219,7 @@ static inline unsigned __float_as_uint(float f) { return thn_emu_bits<unsigned>(
 static inline double __longlong_as_double(long long i) { return thn_emu_bits<double>(i); }
 struct thn_emu_dim3 { unsigned x, y, z; };
 static thread_local thn_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
-struct thn_emu_ops { void (*sync)(); void (*shfl_down)(void* v, unsigned size, int off); };
+struct thn_emu_ops { void (*sync)(); void (*shfl_down)(void* v, unsigned size, int off); void (*shfl_xor)(void* v, unsigned size, int mask); };
 static thn_emu_ops thn_emu;
 extern "C" void thn_emu_bind(const thn_emu_ops* o) { thn_emu = *o; }
 extern "C" void thn_emu_at(unsigned t, unsigned b, unsigned bd, unsigned gd) {
@@ -227,6 +227,7 @@ extern "C" void thn_emu_at(unsigned t, unsigned b, unsigned bd, unsigned gd) {
 }
 static inline void __syncthreads() { thn_emu.sync(); }
 template <class T> static inline T __shfl_down_sync(unsigned, T v, int off) { thn_emu.shfl_down(&v, sizeof v, off); return v; }
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int mask) { thn_emu.shfl_xor(&v, sizeof v, mask); return v; }
 static inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
   unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
   while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
@@ -260,16 +261,20 @@ thread_local Block* this_block = nullptr;
 thread_local unsigned this_thread = 0;
 
 void emu_sync() { this_block->all.arrive_and_wait(); }
-void emu_shfl_down(void* v, unsigned size, int off) {
+// v from lane `from` of this thread's warp (kept when there is none).
+void emu_exchange(void* v, unsigned size, unsigned from) {
   Block& b = *this_block;
-  const unsigned warp = this_thread / 32, lane = this_thread % 32;
+  const unsigned warp = this_thread / 32;
   std::barrier<>& w = *b.warps[warp];
   std::memcpy(&b.slots[size_t(this_thread) * 16], v, size);
   w.arrive_and_wait();
-  if (off >= 0 && lane + unsigned(off) < 32 && this_thread + unsigned(off) < b.threads)
-    std::memcpy(v, &b.slots[size_t(this_thread + unsigned(off)) * 16], size);
+  if (from < 32 && warp * 32 + from < b.threads) std::memcpy(v, &b.slots[size_t(warp * 32 + from) * 16], size);
   w.arrive_and_wait();
 }
+void emu_shfl_down(void* v, unsigned size, int off) {
+  emu_exchange(v, size, off >= 0 ? this_thread % 32 + unsigned(off) : 32);
+}
+void emu_shfl_xor(void* v, unsigned size, int mask) { emu_exchange(v, size, (this_thread % 32) ^ unsigned(mask)); }
 
 struct Function {
   void (*launch)(void**) = nullptr;
@@ -379,7 +384,8 @@ CUresult ModuleLoadData(void** module, const void* image) {
   static const struct {
     void (*sync)();
     void (*shfl_down)(void*, unsigned, int);
-  } ops = {emu_sync, emu_shfl_down};
+    void (*shfl_xor)(void*, unsigned, int);
+  } ops = {emu_sync, emu_shfl_down, emu_shfl_xor};
   reinterpret_cast<Bind>(dlsym(h, "thn_emu_bind"))(&ops);
   *module = new Module{h, {}};
   return kSuccess;
