@@ -145,7 +145,7 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
   std::shared_ptr<JitRegistry> jits;
   if (!run.interpret) jits = install_jit(opts, run.jit);
   Interpreter interp(opts);  // outlives the error: locations point into its sources
-  if (!run.interpret) install_jit_builtins(interp);
+  install_jit_builtins(interp, run.interpret);
   struct Stats {  // --stats: reported however the script ends
     const std::shared_ptr<JitRegistry>& jits;
     ~Stats() {

@@ -278,8 +278,31 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
   return registry;
 }
 
-void install_jit_builtins(Interpreter& in) {
+void install_jit_builtins(Interpreter& in, bool interpreted) {
   auto& b = in.builtins();
+  if (interpreted) {
+    auto function_arg = [](const char* fn, CallArgs& a) {
+      if (a.args.size() != 1 || !a.kwargs.empty())
+        fail(ErrorKind::TypeError, "{}() takes exactly one argument (a jit function)", fn);
+      if (!a.args[0].is(Type::Function) && !a.args[0].is(Type::Builtin))
+        fail(ErrorKind::TypeError, "{}() expects a function made by jit(), not '{}'", fn, type_name(a.args[0]));
+    };
+    for (const char* name : {"cache_hits", "cache_misses"})
+      b[name] = make_builtin(name, [name, function_arg](Interpreter&, CallArgs& a) {
+        function_arg(name, a);
+        return Value(int64_t(0));
+      });
+    b["last_traces"] = make_builtin("last_traces", [function_arg](Interpreter&, CallArgs& a) {
+      function_arg("last_traces", a);
+      return Value::list({});
+    });
+    for (const char* name : {"last_prologue", "last_execution_trace"})
+      b[name] = make_builtin(name, [name, function_arg](Interpreter&, CallArgs& a) {
+        function_arg(name, a);
+        return Value::str("");
+      });
+    return;
+  }
   b["cache_hits"] = make_builtin("cache_hits", [](Interpreter&, CallArgs& a) { return Value(jit_arg("cache_hits", a).hits); });
   b["cache_misses"] = make_builtin("cache_misses", [](Interpreter&, CallArgs& a) {
     return Value(jit_arg("cache_misses", a).misses);

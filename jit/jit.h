@@ -32,7 +32,11 @@ struct JitRegistry;
 // Makes `jit` trace and compile (InterpOptions::make_jit), and eager ops on
 // CUDA tensors run as one-op fusions (jit/eager_cuda.h).
 std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit);
-void install_jit_builtins(Interpreter& in);
+// The introspection builtins (cache_hits, cache_misses, last_traces,
+// last_prologue, last_execution_trace). `interpreted` (--interpret, where
+// jit(f) is f): they take any function and report an interpreted call's
+// values: no hits, no misses, no traces, empty text.
+void install_jit_builtins(Interpreter& in, bool interpreted = false);
 // Per jit function: calls, traces, cache hits; of the last call, the
 // write-back copies and temporaries of its buffer plan and the buffers it
 // allocated (counted at run time, library ops' internal copies included).
