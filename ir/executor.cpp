@@ -1,5 +1,8 @@
 #include "ir/executor.h"
 
+#include <algorithm>
+#include <unordered_set>
+
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/error.h"
@@ -40,14 +43,21 @@ ExecCounters& exec_counters() {
 }
 
 namespace {
-int64_t tensor_bytes(const Value& v) {
-  if (v.is(Type::Tensor)) return v.as_tensor().numel() * itemsize(v.as_tensor().dtype());
+}  // namespace
+
+int64_t distinct_bytes(const Value& v) {
+  if (v.is(Type::Tensor)) {
+    const Tensor& t = v.as_tensor();
+    int64_t n = 1;
+    for (size_t d = 0; d < t.sizes().size(); ++d)
+      if (t.strides()[d] != 0 || t.sizes()[d] == 0) n *= t.sizes()[d];
+    return n * itemsize(t.dtype());
+  }
   int64_t n = 0;
   if (v.is_sequence())
-    for (const Value& x : v.items()) n += tensor_bytes(x);
+    for (const Value& x : v.items()) n += distinct_bytes(x);
   return n;
 }
-}  // namespace
 
 std::shared_ptr<const FusionKernel> eager_fusion(const BoundSymbol& fusion) {
   return std::make_shared<EagerFusion>(fusion);
@@ -57,6 +67,15 @@ TraceExecutor::TraceExecutor(const Trace& t, FusionKernels kernels) : kernels_(s
   size_t fusions = 0;
   for (const Value& in : t.inputs) inputs_.push_back(ref(in).slot);
   for (const auto& [proxy, tensor] : t.captured) captured_.emplace_back(ref(proxy).slot, tensor);
+  // The input whose memory a value is (alias analysis: itself or a view of it).
+  std::unordered_map<const Symbolic*, int> input_index;
+  for (size_t i = 0; i < t.inputs.size(); ++i)
+    if (t.inputs[i].is_proxy()) input_index.emplace(&t.inputs[i].symbolic(), int(i));
+  auto memory_of = [&](const Value& v) {
+    if (!is_tensor_proxy(v)) return -1;
+    auto it = input_index.find(memory_owner(t, v));
+    return it == input_index.end() ? -1 : it->second;
+  };
   for (const BoundSymbol& b : t.body) {
     Step s;
     s.sym = b.sym;
@@ -65,6 +84,28 @@ TraceExecutor::TraceExecutor(const Trace& t, FusionKernels kernels) : kernels_(s
     if (!b.into.is_none()) {
       s.mode = b.sym.writes_into_any() ? Mode::Out : Mode::InPlace;
       s.into = ref(b.into);
+      if (b.into.is_sequence())
+        for (const Value& x : b.into.items()) s.into_memory.push_back(memory_of(x));
+      else
+        s.into_memory.push_back(memory_of(b.into));
+    }
+    // What it reads: a fusion, the operands its prims take whole (the rest
+    // only through views inside its kernel); a write-back, its source.
+    std::unordered_set<const Symbolic*> whole;
+    for (const BoundSymbol& m : b.subsymbols)
+      if (!m.sym.is_view())
+        for_each_proxy(m.args, [&](const Value& p) { whole.insert(&p.symbolic()); });
+    for (size_t k = 0; k < b.args.size(); ++k) {
+      Use use = Use::Read;
+      const bool target = k == (b.sym.op ? 0 : 1);
+      if (is_write_back(b) && target) use = Use::Write;
+      else if (!b.sym.op && b.sym.prim == PrimId::setitem_ && k == 0) use = Use::Write;
+      else if (b.sym.mutates() && k == 0) use = Use::ReadWrite;
+      else if (s.mode == Mode::InPlace && k == 0) use = Use::Write;  // updated where it is: only part of it written
+      else if (is_fusion(b) && b.args[k].is_proxy() && !whole.count(&b.args[k].symbolic())) use = Use::ViewedOnly;
+      else if (b.sym.is_view() || (!b.sym.op && b.sym.prim == PrimId::shape)) use = Use::ViewedOnly;  // (metadata)
+      s.uses.push_back(use);
+      s.memory.push_back(memory_of(b.args[k]));
     }
     for (const Value& f : b.frees) s.frees.push_back(ref(f).slot);
     s.loc = b.loc;
@@ -252,7 +293,16 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
   throw std::logic_error("executor: unknown prim " + s.sym.name());
 }
 
-Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
+Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTraffic* traffic) const {
+  if (traffic) {
+    traffic->read.assign(inputs.size(), 0);
+    traffic->written.assign(inputs.size(), 0);
+  }
+  auto note = [&](bool read, int i, int64_t bytes) {
+    if (!traffic || i < 0) return;
+    int64_t& most = (read ? traffic->read : traffic->written)[size_t(i)];
+    most = std::max(most, bytes);
+  };
   std::vector<Value> slots(static_cast<size_t>(slots_));
   for (size_t i = 0; i < inputs_.size(); ++i) slots[size_t(inputs_[i])] = inputs[i];
   for (const auto& [slot, tensor] : captured_) slots[size_t(slot)] = tensor;
@@ -261,13 +311,30 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs) const {
     args.clear();
     for (const Ref& a : s.args) args.push_back(resolve(a, slots));
     try {
-      Value r = run_step(in, s, args, s.mode == Mode::Fresh ? Value() : resolve(s.into, slots));
-      // A library op: one kernel reading its operands and writing its result.
-      if (is_library(s.sym) && r.is(Type::Tensor)) {
-        exec_counters().kernels++;
-        int64_t bytes = tensor_bytes(r);
-        for (const Value& a : args) bytes += tensor_bytes(a);
-        exec_counters().bytes += bytes;
+      const Value into = s.mode == Mode::Fresh ? Value() : resolve(s.into, slots);
+      Value r = run_step(in, s, args, into);
+      // A library op or copy: one kernel reading its operands and writing
+      // its result (or the operand it updates).
+      // (An operand 0 updated in place is written where the other operands
+      // say, at most all of the largest of them: no lower bound is noted.)
+      int64_t bytes = 0, largest = 0;
+      for (size_t k = 0; k < args.size(); ++k) {
+        const int64_t b = s.uses[k] == Use::ViewedOnly ? 0 : distinct_bytes(args[k]);
+        if (k > 0) largest = std::max(largest, b);
+        if (s.uses[k] == Use::Read || s.uses[k] == Use::ReadWrite) note(true, s.memory[k], b);
+        if (s.uses[k] == Use::Write && s.mode != Mode::InPlace) note(false, s.memory[k], b);
+        if (s.uses[k] == Use::ReadWrite) note(false, s.memory[k], b);
+        if (s.uses[k] != Use::Write || s.mode != Mode::InPlace) bytes += s.uses[k] == Use::ReadWrite ? 2 * b : b;
+      }
+      if (s.mode == Mode::Out) {
+        const std::vector<Value> targets = into.is_sequence() ? into.items() : std::vector<Value>{into};
+        for (size_t k = 0; k < targets.size() && k < s.into_memory.size(); ++k)
+          if (targets[k].is(Type::Tensor)) note(false, s.into_memory[k], distinct_bytes(targets[k]));
+      }
+      if (is_library(s.sym)) {
+        const int64_t result = s.mode == Mode::InPlace ? largest : distinct_bytes(r);
+        if (result > 0 || s.sym.mutates()) exec_counters().kernels++;
+        exec_counters().bytes += bytes + result;
       }
       assign(s.out, r, slots);
     } catch (const Error& e) {

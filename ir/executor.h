@@ -22,7 +22,8 @@ using FusionKernels = std::vector<std::shared_ptr<const FusionKernel>>;
 
 // What executors ran on this thread: kernels launched (fusions and library
 // ops) and the bytes their tensors read and wrote (from the kernels' loads
-// and stores; a library op counts its operands and result once).
+// and stores; a library op or copy counts what it reads and what it writes,
+// each tensor's distinct elements once).
 struct ExecCounters {
   int64_t kernels = 0, bytes = 0;
 };
@@ -31,12 +32,24 @@ ExecCounters& exec_counters();
 // Runs a fusion's prims one by one on the runtime (no compiler).
 std::shared_ptr<const FusionKernel> eager_fusion(const BoundSymbol& fusion);
 
+// What one run needed of each input (for min_bytes, a lower bound on what
+// any plan moves): the most distinct bytes one step read of it whole or
+// through a view (a fusion's views are inside its kernel: there only what
+// its prims read whole counts), and the most one step wrote into it.
+struct InputTraffic {
+  std::vector<int64_t> read, written;  // per input of the trace
+};
+
+// The distinct elements' bytes of a tensor (broadcast dims counted once),
+// of each tensor in a list or tuple; 0 for anything else.
+int64_t distinct_bytes(const Value& v);
+
 class TraceExecutor {
  public:
   // `kernels`: one per prims.fusion of t, in order; empty: every fusion runs eagerly.
   explicit TraceExecutor(const Trace& t, FusionKernels kernels = {});
   // `inputs` in the order of the trace's inputs (proxies bound to them).
-  Value run(Interpreter& in, std::span<const Value> inputs) const;
+  Value run(Interpreter& in, std::span<const Value> inputs, InputTraffic* traffic = nullptr) const;
 
  private:
   // A value to rebuild at run time: a slot, a constant, or a list/tuple/slice of refs.
@@ -50,9 +63,15 @@ class TraceExecutor {
   // Where a step's result goes (the buffer plan's `into`): a new tensor, the
   // `into` tensor as the kernel's output, or operand 0 updated in place.
   enum class Mode : uint8_t { Fresh, Out, InPlace };
+  // How a step uses an operand: reads it, only writes it (a write-back's
+  // destination, setitem_'s tensor), or both (an in-place library op's).
+  enum class Use : uint8_t { Read, Write, ReadWrite, ViewedOnly };
   struct Step {
     Symbol sym;
     std::vector<Ref> args;
+    std::vector<Use> uses;    // per arg
+    std::vector<int> memory;  // per arg: the input whose memory it is or views, or -1
+    std::vector<int> into_memory;  // per entry of `into` (a fusion's tuple): the same
     Ref out;
     Mode mode = Mode::Fresh;
     Ref into;

@@ -16,10 +16,6 @@ namespace thn {
 
 namespace {
 
-int64_t nbytes(const Value& v) {
-  return v.is(Type::Tensor) ? v.as_tensor().numel() * itemsize(v.as_tensor().dtype()) : 0;
-}
-
 // The jit callable: a builtin whose object also holds the cache.
 struct JitObj : BuiltinObj {
   Value function;  // the thn function it traces
@@ -139,22 +135,22 @@ struct JitObj : BuiltinObj {
   Value execute(Interpreter& in, const std::vector<Value>& inputs) {
     int64_t before = Storage::allocations(), bytes = Storage::allocated_bytes();
     ExecCounters counters = exec_counters();
-    Value r = last->executor.run(in, inputs);
+    InputTraffic traffic;
+    Value r = last->executor.run(in, inputs, &traffic);
     last_allocations = Storage::allocations() - before;
     last_bytes = Storage::allocated_bytes() - bytes;
     last_run = {exec_counters().kernels - counters.kernels, exec_counters().bytes - counters.bytes};
-    // Every tensor input read once; every mutated input and every returned
+    // A lower bound on what any plan moves: of each input, what one step
+    // needed to read of it and what one step wrote into it; every returned
     // tensor that is not an input's memory written once.
     last_min_bytes = 0;
-    for (const Value& v : inputs) last_min_bytes += nbytes(v);
-    for (size_t i : last->mutated)
-      if (i < inputs.size()) last_min_bytes += nbytes(inputs[i]);
+    for (size_t i = 0; i < inputs.size(); ++i) last_min_bytes += traffic.read[i] + traffic.written[i];
     std::vector<Value> outs;
     collect_tensors(r, outs);
     for (const Value& o : outs) {
       bool input = false;
       for (const Value& v : inputs) input |= v.is(Type::Tensor) && v.as_tensor().storage() == o.as_tensor().storage();
-      if (!input) last_min_bytes += nbytes(o);
+      if (!input) last_min_bytes += distinct_bytes(o);
     }
     return r;
   }
