@@ -106,6 +106,11 @@ class Lowering {
       return add(std::move(e), inner, stage);
     }
     if (!b.sym.op) throw std::logic_error("kernel IR: no kernel for " + b.sym.name());
+    if (b.sym.op->id == OpId::full) {  // its constant fill value (args[1]) everywhere, converted as eager's fill converts it
+      e.kind = KExpr::Kind::Cast;
+      e.operands.push_back(constant(b.args[1], inner, stage));
+      return add(std::move(e), inner, stage);
+    }
     e.prim = b;
     e.compute = prim_compute_dtype(b);
     if (is_fusible_reduction(b)) {

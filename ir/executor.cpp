@@ -97,11 +97,11 @@ TraceExecutor::TraceExecutor(const Trace& t, FusionKernels kernels) : kernels_(s
         for_each_proxy(m.args, [&](const Value& p) { whole.insert(&p.symbolic()); });
     for (size_t k = 0; k < b.args.size(); ++k) {
       Use use = Use::Read;
-      const bool target = k == (b.sym.op ? 0 : 1);
-      if (is_write_back(b) && target) use = Use::Write;
-      else if (!b.sym.op && b.sym.prim == PrimId::setitem_ && k == 0) use = Use::Write;
-      else if (b.sym.mutates() && k == 0) use = Use::ReadWrite;
-      else if (s.mode == Mode::InPlace && k == 0) use = Use::Write;  // updated where it is: only part of it written
+      const bool elementwise = b.sym.op && (b.sym.op->family == OpFamily::Unary || b.sym.op->family == OpFamily::Binary ||
+                                            b.sym.op->family == OpFamily::Pointwise);
+      if (is_write_back(b)) use = k == (b.sym.op ? 0 : 1) ? Use::Write : Use::Read;
+      else if (k == 0 && b.sym.mutates()) use = elementwise ? Use::ReadWrite : Use::Update;
+      else if (k == 0 && s.mode == Mode::InPlace) use = Use::Update;
       else if (is_fusion(b) && b.args[k].is_proxy() && !whole.count(&b.args[k].symbolic())) use = Use::ViewedOnly;
       else if (b.sym.is_view() || (!b.sym.op && b.sym.prim == PrimId::shape)) use = Use::ViewedOnly;  // (metadata)
       s.uses.push_back(use);
@@ -315,16 +315,22 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTr
       Value r = run_step(in, s, args, into);
       // A library op or copy: one kernel reading its operands and writing
       // its result (or the operand it updates).
-      // (An operand 0 updated in place is written where the other operands
-      // say, at most all of the largest of them: no lower bound is noted.)
+      // (An operand updated in part is written where the other operands say,
+      // at most all of the largest of them: counted so, with no bound noted.)
       int64_t bytes = 0, largest = 0;
+      bool updates = false;
       for (size_t k = 0; k < args.size(); ++k) {
-        const int64_t b = s.uses[k] == Use::ViewedOnly ? 0 : distinct_bytes(args[k]);
-        if (k > 0) largest = std::max(largest, b);
-        if (s.uses[k] == Use::Read || s.uses[k] == Use::ReadWrite) note(true, s.memory[k], b);
-        if (s.uses[k] == Use::Write && s.mode != Mode::InPlace) note(false, s.memory[k], b);
-        if (s.uses[k] == Use::ReadWrite) note(false, s.memory[k], b);
-        if (s.uses[k] != Use::Write || s.mode != Mode::InPlace) bytes += s.uses[k] == Use::ReadWrite ? 2 * b : b;
+        const Use use = s.uses[k];
+        if (use == Use::ViewedOnly) continue;
+        if (use == Use::Update) {
+          updates = true;
+          continue;
+        }
+        const int64_t b = distinct_bytes(args[k]);
+        largest = std::max(largest, b);
+        if (use != Use::Write) note(true, s.memory[k], b);
+        if (use != Use::Read) note(false, s.memory[k], b);
+        bytes += use == Use::ReadWrite ? 2 * b : b;
       }
       if (s.mode == Mode::Out) {
         const std::vector<Value> targets = into.is_sequence() ? into.items() : std::vector<Value>{into};
@@ -332,7 +338,7 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTr
           if (targets[k].is(Type::Tensor)) note(false, s.into_memory[k], distinct_bytes(targets[k]));
       }
       if (is_library(s.sym)) {
-        const int64_t result = s.mode == Mode::InPlace ? largest : distinct_bytes(r);
+        const int64_t result = updates ? largest : s.sym.mutates() ? 0 : distinct_bytes(r);
         if (result > 0 || s.sym.mutates()) exec_counters().kernels++;
         exec_counters().bytes += bytes + result;
       }

@@ -63,9 +63,11 @@ class TraceExecutor {
   // Where a step's result goes (the buffer plan's `into`): a new tensor, the
   // `into` tensor as the kernel's output, or operand 0 updated in place.
   enum class Mode : uint8_t { Fresh, Out, InPlace };
-  // How a step uses an operand: reads it, only writes it (a write-back's
-  // destination, setitem_'s tensor), or both (an in-place library op's).
-  enum class Use : uint8_t { Read, Write, ReadWrite, ViewedOnly };
+  // How a step uses an operand: reads it, writes all of it (a write-back's
+  // destination), both (an elementwise in-place op's), updates part of it
+  // in place (setitem_, index_copy_ into its operand: how much, only the
+  // values say), or only takes views of it (inside a fusion) or its sizes.
+  enum class Use : uint8_t { Read, Write, ReadWrite, Update, ViewedOnly };
   struct Step {
     Symbol sym;
     std::vector<Ref> args;

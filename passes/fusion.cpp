@@ -38,6 +38,11 @@ bool fusible_compute(const Trace& t, const BoundSymbol& b) {
     if (is_tensor_proxy(a) && !same_device(t, a, b.out)) return false;
   if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type;
   if (!b.sym.is_prim) return false;
+  // A constant tensor (zero_, fill_, zeros in a trace): a kernel's store,
+  // when its shape is static (a kernel with nothing to load takes its index
+  // space from its output's sizes as traced) and its value a constant (a
+  // symbolic one is checked to fit the dtype by the runtime's full).
+  if (b.sym.op->id == OpId::full) return static_sizes(b.out).has_value() && !b.args[1].is_proxy();
   bool integral = is_integral(prim_compute_dtype(b), true);
   switch (b.sym.op->family) {
     case OpFamily::Unary:
