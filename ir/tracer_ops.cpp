@@ -342,7 +342,18 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
                                   : traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(on_meta(v));
+  // A value in t's memory runs the op whole (eager's loop order; and
+  // `x[0] = x[1]` is then one copy of a row), unless it is the very view
+  // the basic indices select: `x[:, 1:] *= 2` stores the view's own new
+  // value, which functionalization follows.
   bool ordered = loop_order_write(tensor_proxy(t).meta, std::span<const Value>(&val, 1));
+  const bool basic = std::none_of(idx.begin(), idx.end(), [](const Value& v) { return v.is(Type::Tensor) || v.is(Type::List); });
+  if (ordered && basic && is_tensor_proxy(val)) {
+    MetaScope meta;
+    const Tensor written = eager_.getitem(on_meta(t), sidx).as_tensor(), &v = tensor_proxy(val).meta;
+    ordered = !(written.storage() == v.storage() && written.offset() == v.offset() && written.sizes() == v.sizes() &&
+                written.strides() == v.strides());
+  }
   {
     MetaScope meta;
     eager_.setitem(on_meta(t), sidx, on_meta(val));
