@@ -880,7 +880,9 @@ class Generator {
       if (s) operand_of(*t, *s, true);
       int d = dim(*t) % 2;
       std::string value = s ? s->name : t->dt == DT::Bool ? "True" : number(is_float(t->dt)).first;
-      return fmt::format("{} = {}", subscript(*t, d, index_along(*t, d, false, true)), value);
+      // (augmented: x[idx] += v reads x[idx], then stores, the last duplicate winning)
+      const char* op = numeric && r_.chance(0.3) ? r_.pick(std::vector<const char*>{"+", "-", "*"}) : "";
+      return fmt::format("{} {}= {}", subscript(*t, d, index_along(*t, d, false, true)), op, value);
     }
     if (k == 9 && numeric && !t->shape.empty()) {
       // index_add_ / index_copy_ / scatter_add_ / scatter_ from a tensor of
@@ -921,7 +923,9 @@ class Generator {
       if (t->shape.size() >= 1 && r_.chance(0.2)) {
         stmt = fmt::format("{}.reshape(-1)[-1] = {}", t->name, t->dt == DT::Bool ? "False" : "0");
       } else {
-        stmt = fmt::format("{}[{}] = {}", t->name, index, *source(view));
+        // (augmented through the view: x[1:] *= y)
+        const char* op = numeric && r_.chance(0.35) ? r_.pick(std::vector<const char*>{"+", "-", "*"}) : "";
+        stmt = fmt::format("{}[{}] {}= {}", t->name, index, op, *source(view));
       }
     } else if (k == 5) {
       stmt = r_.chance(0.5) ? fmt::format("{}.zero_()", t->name)
