@@ -939,7 +939,10 @@ class Generator {
       const Var* c = pick([&](const Var& c) { return c.dt == DT::Bool && fits(c.shape, t->shape); });
       if (c) operand_of(*t, *c);
       std::string cond = c ? c->name : fmt::format("{} > 0", t->name);
-      stmt = fmt::format("{}.masked_fill_({}, {})", t->name, cond, is_float(t->dt) ? "-0.5" : "3");
+      std::string value = is_float(t->dt) ? "-0.5" : "3";
+      // x[mask] = v: a mask of x's own shape, a number (what masked_fill_ does)
+      if ((!c || c->shape == t->shape) && r_.chance(0.4)) stmt = fmt::format("{}[{}] = {}", t->name, cond, value);
+      else stmt = fmt::format("{}.masked_fill_({}, {})", t->name, cond, value);
     } else if (k == 8 && is_float(t->dt)) {
       const Var* a = pick([&](const Var& v) { return fits(v.shape, t->shape) && can_cast(v.dt, t->dt) && v.root != t->root; });
       if (!a) return std::nullopt;

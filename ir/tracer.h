@@ -149,6 +149,7 @@ class Tracer : public OpDispatch {
   Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
              bool inplace) override;
   Value getitem(const Value& tensor, std::span<const Value> index) override;
+  bool mask_assign(const Value& tensor, const Value& mask, const Value& value);
   void setitem(const Value& tensor, std::span<const Value> index, const Value& value) override;
   bool truth(const Value& v) override;
   bool tracing() const override { return true; }

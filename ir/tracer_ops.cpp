@@ -334,7 +334,40 @@ Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   return out;
 }
 
+// x[mask] = v with a mask over x's leading dims and a value for one selected
+// element (a number, or a tensor that broadcasts to x's other dims): no
+// shape depends on the data. It is x.copy_(where(mask, v, x)), the mask
+// viewed with a size-1 dim per other dim; false for any other mask index.
+bool Tracer::mask_assign(const Value& tensor, const Value& mask, const Value& value) {
+  if (!tensor.is(Type::Tensor) || !(value.is_number() || value.is(Type::Tensor))) return false;
+  const Tensor &x = tensor_proxy(traced(tensor)).meta, &m = tensor_proxy(traced(mask)).meta;
+  const size_t k = size_t(m.dim());
+  if (k > size_t(x.dim()) || !std::equal(m.sizes().begin(), m.sizes().end(), x.sizes().begin())) return false;
+  const Dims rest(x.sizes().begin() + long(k), x.sizes().end());
+  if (value.is(Type::Tensor)) {  // (a leading size 1 broadcasts over the selected elements)
+    const Tensor& v = tensor_proxy(traced(value)).meta;
+    if (size_t(v.dim()) > rest.size() + 1 || (size_t(v.dim()) == rest.size() + 1 && v.sizes()[0] != 1)) return false;
+    for (size_t d = 0; d < size_t(v.dim()) && d < rest.size(); ++d) {
+      const int64_t s = v.sizes()[size_t(v.dim()) - 1 - d], r = rest[rest.size() - 1 - d];
+      if (s != 1 && s != r) return false;
+    }
+  }
+  Value where_mask = mask;
+  if (k < size_t(x.dim())) {
+    std::vector<Value> shape;
+    for (int64_t s : m.sizes()) shape.push_back(Value(s));
+    shape.resize(size_t(x.dim()), Value(int64_t(1)));
+    const Value sizes = Value::tuple(std::move(shape));
+    where_mask = call(op_def(OpId::reshape), &mask, std::span<const Value>(&sizes, 1), CallArgs{}, false);
+  }
+  const Value operands[] = {where_mask, value, tensor};
+  const Value w = call(op_def(OpId::where), nullptr, operands, CallArgs{}, false);
+  call(op_def(OpId::copy_), &tensor, std::span<const Value>(&w, 1), CallArgs{}, false);
+  return true;
+}
+
 void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
+  if (index.size() == 1 && is_mask(index[0]) && mask_assign(tensor, index[0], value)) return;
   std::vector<Value> idx = traced_index(index, "assigning through a boolean mask depends on tensor data");
   // A list or tuple value is the tensor eager makes of it (`x[0:2] = [1, 2]`).
   Value t = traced(tensor),
