@@ -201,6 +201,17 @@ class Functionalizer {
                        &src.base.symbolic() == &b.args[1].symbolic() && !is_input(src.base);
       if (temporary) borrowed_.erase(&base.symbolic());
       else borrowed_.insert(&base.symbolic());
+    } else if (reshapes_only(dst.chain) && same_sizes(tensor_proxy(b.args[1]), tensor_proxy(b.args[0])) &&
+               tensor_proxy(b.args[1]).dtype() == tensor_proxy(base).dtype()) {
+      // A view of all of the base in its element order (`v = q.view(-1);
+      // v.add_(1)`): the base's new value is the value written, reshaped back.
+      const Alias& src = alias_.at(&b.args[1].symbolic());
+      cur = emit(Symbol::prim_op(op_def(OpId::reshape)), {read(b.args[1]), Value::tuple(tensor_proxy(base).sizes)},
+                 fresh_like(base), b.loc);
+      bool temporary = uses_[&b.args[1].symbolic()] == 1 && src.chain.empty() &&
+                       &src.base.symbolic() == &b.args[1].symbolic() && !is_input(src.base);
+      if (temporary) borrowed_.erase(&base.symbolic());
+      else borrowed_.insert(&base.symbolic());
     } else {
       Value src = read(b.args[1]);
       std::vector<Value> steps;
@@ -213,6 +224,13 @@ class Functionalizer {
       borrowed_.erase(&base.symbolic());
     }
     if (b.out.is_proxy()) alias_[&b.out.symbolic()] = Alias{base, dst.chain, nullptr, Value()};
+  }
+
+  // Views that keep every element of what they view, in its order.
+  static bool reshapes_only(const std::vector<Step>& chain) {
+    return std::all_of(chain.begin(), chain.end(), [](const Step& s) {
+      return s.sym.op && (s.sym.op->id == OpId::reshape || s.sym.op->id == OpId::squeeze || s.sym.op->id == OpId::unsqueeze);
+    });
   }
 
   bool is_shared_memory(const Value& base) const { return shared_bases_.count(&base.symbolic()) > 0; }
