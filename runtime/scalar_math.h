@@ -129,9 +129,16 @@ template <class T> THN_HD T thn_mul(T a, T b) {
   else if constexpr (thn_is_float<T>) return a * b;
   else return thn_wrapping(a, b, '*');
 }
-template <class T> THN_HD T thn_div(T a, T b) { return a / b; }
+// An integer quotient or remainder by -1 is computed apart: the lowest
+// value's quotient wraps (to itself, as PyTorch's result), where the
+// processor's division traps.
+template <class T> THN_HD T thn_div(T a, T b) {
+  if constexpr (!thn_is_float<T> && !std::is_same_v<T, bool>)
+    if (b == T(-1)) return thn_sub(T(0), a);
+  return a / b;
+}
 template <class T> THN_HD T thn_div_trunc(T a, T b) {
-  if constexpr (thn_is_float<T>) return std::trunc(a / b); else return a / b;
+  if constexpr (thn_is_float<T>) return std::trunc(a / b); else return thn_div(a, b);
 }
 // Python's floor division, as PyTorch computes it for floats.
 template <class T> THN_HD T thn_floor_divide(T a, T b) {
@@ -145,6 +152,7 @@ template <class T> THN_HD T thn_floor_divide(T a, T b) {
     if (div - fl > T(0.5)) fl += T(1);
     return fl;
   } else {
+    if (b == T(-1)) return thn_sub(T(0), a);
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1;
     return q;
@@ -153,7 +161,7 @@ template <class T> THN_HD T thn_floor_divide(T a, T b) {
 // fmod: the remainder of truncated division (the sign of a), C's fmod and %.
 template <class T> THN_HD T thn_fmod(T a, T b) {
   if constexpr (thn_is_float<T>) return std::fmod(a, b);
-  else return a % b;
+  else return b == T(-1) ? T(0) : a % b;
 }
 template <class T> THN_HD T thn_remainder(T a, T b) {
   if constexpr (thn_is_float<T>) {
@@ -161,6 +169,7 @@ template <class T> THN_HD T thn_remainder(T a, T b) {
     if (m != 0 && ((b < 0) != (m < 0))) m += b;
     return m;
   } else {
+    if (b == T(-1)) return T(0);
     T m = a % b;
     if (m != 0 && ((m < 0) != (b < 0))) m += b;
     return m;
