@@ -350,6 +350,25 @@ bool Interpreter::same_object(const Value& a, const Value& b) {
   return a.object() == b.object();
 }
 
+namespace {
+
+// One more level of comparing sequences, counted with the calls in progress.
+class Deeper {
+ public:
+  explicit Deeper(int& depth, int limit) : depth_(depth) {
+    if (depth_ >= limit) fail(ErrorKind::RecursionError, "maximum recursion depth exceeded in comparison");
+    ++depth_;
+  }
+  ~Deeper() { --depth_; }
+  Deeper(const Deeper&) = delete;
+  Deeper& operator=(const Deeper&) = delete;
+
+ private:
+  int& depth_;
+};
+
+}  // namespace
+
 bool Interpreter::equals(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
     if (has_proxy(a, b)) return truth(dispatch_->number_op(*this, NumberOp::eq, std::vector<Value>{a, b}));
@@ -364,6 +383,7 @@ bool Interpreter::equals(const Value& a, const Value& b) {
     case Type::List: case Type::Tuple: {
       auto &x = a.items(), &y = b.items();
       if (x.size() != y.size()) return false;
+      Deeper deeper(depth_, kMaxDepth);
       for (size_t i = 0; i < x.size(); ++i)
         if (!equals(x[i], y[i])) return false;
       return true;
@@ -388,6 +408,7 @@ bool Interpreter::less(const Value& a, const Value& b) {
   if (a.is(Type::Str) && b.is(Type::Str)) return a.as_str() < b.as_str();
   if (a.is_sequence() && b.is(a.type())) {
     auto &x = a.items(), &y = b.items();
+    Deeper deeper(depth_, kMaxDepth);
     for (size_t i = 0; i < x.size() && i < y.size(); ++i)
       if (!equals(x[i], y[i])) return less(x[i], y[i]);
     return x.size() < y.size();

@@ -12,7 +12,6 @@ using namespace ast;
 
 namespace {
 
-constexpr int kMaxDepth = 1000;  // Python's default recursion limit
 
 // Re-raises the error in flight with this frame added to its traceback.
 [[noreturn]] void rethrow_with_frame(const Frame& f) {

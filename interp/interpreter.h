@@ -132,6 +132,9 @@ class Interpreter {
   std::unordered_map<std::string, Value> modules_;  // by name
   std::vector<std::shared_ptr<const Source>> sources_;  // kept alive for locations
   std::vector<std::unique_ptr<ast::Module>> interactive_;  // the REPL's inputs (functions point into them)
+  // Calls in progress and sequences being compared (`l == m` of lists that
+  // hold themselves recurses until it is a RecursionError, as in Python).
+  static constexpr int kMaxDepth = 1000;  // Python's default recursion limit
   int depth_ = 0;
   Frame* current_ = nullptr;
 };
