@@ -59,9 +59,12 @@ std::string hash_hex(std::string_view s) {
 
 std::string kernel_cache_dir() {
   static const std::string dir = [] {
+    // Only absolute paths count (the XDG rule; a relative one is ignored), so
+    // no path from the environment can reach a command line as an option.
+    auto absolute = [](const char* v) { return v && v[0] == '/'; };
     fs::path p;
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) p = fs::path(x) / "thn" / "kernels";
-    else if (const char* h = std::getenv("HOME"); h && *h) p = fs::path(h) / ".cache" / "thn" / "kernels";
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); absolute(x)) p = fs::path(x) / "thn" / "kernels";
+    else if (const char* h = std::getenv("HOME"); absolute(h)) p = fs::path(h) / ".cache" / "thn" / "kernels";
     else p = fs::temp_directory_path() / ("thn-kernels-" + std::to_string(getuid()));
     std::error_code ec;
     fs::create_directories(p, ec);

@@ -334,8 +334,25 @@ def check_traceback(thn):
     return problems
 
 
+def check_cache_dir(thn):
+    """The kernel cache follows XDG: a relative XDG_CACHE_HOME is ignored
+    (HOME's .cache then), so no relative path from the environment is used."""
+    problems = []
+    with tempfile.TemporaryDirectory() as home, tempfile.TemporaryDirectory() as cwd:
+        code = "def f(x):\n    return x * 2 + 1\nprint(jit(f)(ones(2)))\n"
+        r = run(thn, ["run", "FILE"], code, env={"XDG_CACHE_HOME": "relative-cache", "HOME": home}, cwd=cwd)
+        kernels = os.path.join(home, ".cache", "thn", "kernels")
+        if r.returncode != 0 or r.stdout != "tensor([3., 3.])\n":
+            problems.append(f"exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
+        if os.path.exists(os.path.join(cwd, "relative-cache")):
+            problems.append("a relative XDG_CACHE_HOME was used")
+        if not os.path.isdir(kernels) or not os.listdir(kernels):
+            problems.append(f"no kernels in {kernels}")
+    return problems
+
+
 if __name__ == "__main__":
-    run_checks("cli", [("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
+    run_checks("cli", [("cache directory", check_cache_dir), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
                 ("traceback", check_traceback)])
