@@ -76,11 +76,28 @@ std::string kernel_cache_dir() {
 
 namespace {
 
+// A cache file's bytes; empty for one that is not a regular file of at
+// most kMaxCacheFile bytes (a symlink, a FIFO, a device, a directory: a
+// miss, which the rebuild replaces), so no planted entry can hang thn or
+// make it read without end.
+constexpr off_t kMaxCacheFile = off_t(1) << 30;
 std::string read_file(const fs::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out;
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxCacheFile) {
+    out.resize(size_t(st.st_size));
+    size_t got = 0;
+    while (got < out.size()) {
+      const ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n <= 0) break;
+      got += size_t(n);
+    }
+    out.resize(got);
+  }
+  ::close(fd);
+  return out;
 }
 
 void write_file(const fs::path& p, std::string_view data) {

@@ -351,8 +351,39 @@ def check_cache_dir(thn):
     return problems
 
 
+def check_hostile_cache(thn):
+    """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
+    (.sum) are misses that the rebuild replaces: no hang, no endless read."""
+    problems = []
+    code = "def f(x):\n    return x * 3 - 1\nprint(jit(f)(ones(2)))\n"
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"XDG_CACHE_HOME": cache}
+        first = run(thn, ["run", "FILE"], code, env=env)
+        kernels = os.path.join(cache, "thn", "kernels")
+        planted = 0
+        for name in os.listdir(kernels):
+            path = os.path.join(kernels, name)
+            if name.endswith(".so"):
+                os.unlink(path)
+                os.mkfifo(path)
+                planted += 1
+            elif name.endswith(".sum"):
+                os.unlink(path)
+                os.symlink("/dev/zero", path)
+        try:
+            again = run(thn, ["run", "FILE"], code, env=env)
+        except subprocess.TimeoutExpired:
+            return ["thn hung on a FIFO or /dev/zero in the kernel cache"]
+        for r in (first, again):
+            if r.returncode != 0 or r.stdout != "tensor([2., 2.])\n":
+                problems.append(f"exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
+        if not planted:
+            problems.append("no kernel entry to replace")
+    return problems
+
+
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
+    run_checks("cli", [("cache directory", check_cache_dir), ("hostile cache entries", check_hostile_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
                 ("traceback", check_traceback)])
