@@ -201,18 +201,27 @@ int spawn(const std::vector<std::string>& argv, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+namespace {
+
+// An entry's checksum covers its name (the key, which hashes the source and
+// so the kernels' names and signatures) and its bytes: another key's entry
+// copied over this one fails it and is rebuilt.
+std::string entry_sum(const std::string& name, const std::string& bytes) { return hash_hex(name + "\n" + bytes); }
+
+}  // namespace
+
 std::string cache_load(const std::string& name) {
   fs::path dir = kernel_cache_dir();
   fs::path data = dir / name, sum = dir / (name + ".sum");
   if (!fs::exists(data) || !fs::exists(sum)) return "";
   std::string bytes = read_file(data);
-  return read_file(sum) == hash_hex(bytes) ? bytes : "";
+  return read_file(sum) == entry_sum(name, bytes) ? bytes : "";
 }
 
 void cache_store(const std::string& name, const std::string& bytes) {
   fs::path dir = kernel_cache_dir();
   Lock lock(dir / (name + ".lock"));
-  write_file(dir / (name + ".sum"), hash_hex(bytes));
+  write_file(dir / (name + ".sum"), entry_sum(name, bytes));
   write_file(dir / name, bytes);
 }
 
@@ -247,7 +256,7 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
 
   Lock lock(dir / (key + ".lock"));
   // A cached entry is loaded only when its checksum holds.
-  if (fs::exists(so) && fs::exists(sum) && read_file(sum) == hash_hex(read_file(so))) {
+  if (fs::exists(so) && fs::exists(sum) && read_file(sum) == entry_sum(key + ".so", read_file(so))) {
     auto m = open_module(so);
     loaded[key] = m;
     return done(m, true, false);
@@ -266,7 +275,7 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
   }
   fs::remove(log);
   fs::remove(src);
-  write_file(sum, hash_hex(read_file(out)));
+  write_file(sum, entry_sum(key + ".so", read_file(out)));
   fs::rename(out, so);
   auto m = open_module(so);
   loaded[key] = m;

@@ -27,6 +27,7 @@ Runs with a plain python3: no dependencies.
 """
 import os
 import pty
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -382,8 +383,33 @@ def check_hostile_cache(thn):
     return problems
 
 
+def check_swapped_cache(thn):
+    """An entry copied over another key's (.so and .sum) is not loaded for
+    that key: its checksum covers the key, so the kernel is rebuilt."""
+    problems = []
+    double = "def f(x):\n    return x * 2\nprint(jit(f)(ones(2)))\n"
+    negate = "def f(x):\n    return -x\nprint(jit(f)(ones(2)))\n"
+    with tempfile.TemporaryDirectory() as cache:
+        kernels = os.path.join(cache, "thn", "kernels")
+        env = {"XDG_CACHE_HOME": cache}
+        run(thn, ["run", "FILE"], double, env=env)
+        first = {n for n in os.listdir(kernels) if n.endswith(".so")}
+        run(thn, ["run", "FILE"], negate, env=env)
+        second = {n for n in os.listdir(kernels) if n.endswith(".so")} - first
+        if len(first) != 1 or len(second) != 1:
+            return [f"expected one kernel entry per program: {first} {second}"]
+        a, b = first.pop()[:-3], second.pop()[:-3]
+        for ext in (".so", ".sum"):
+            shutil.copyfile(os.path.join(kernels, a + ext), os.path.join(kernels, b + ext))
+        r = run(thn, ["run", "FILE"], negate, env=env)
+        if r.returncode != 0 or r.stdout != "tensor([-1., -1.])\n":
+            problems.append(f"the swapped entry was used: exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
+    return problems
+
+
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("hostile cache entries", check_hostile_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
+    run_checks("cli", [("cache directory", check_cache_dir), ("hostile cache entries", check_hostile_cache),
+                       ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
                 ("traceback", check_traceback)])
