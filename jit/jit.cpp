@@ -192,12 +192,20 @@ struct JitObj : BuiltinObj {
   }
 };
 
-JitObj& jit_arg(const char* fn, CallArgs& a) {
+// The one argument of an introspection builtin; `is_function`: whether it
+// is what the builtin takes.
+const Value& introspected(const char* fn, CallArgs& a, bool (*is_function)(const Value&)) {
   if (a.args.size() != 1 || !a.kwargs.empty())
     fail(ErrorKind::TypeError, "{}() takes exactly one argument (a jit function)", fn);
-  auto* j = a.args[0].is(Type::Builtin) ? dynamic_cast<JitObj*>(a.args[0].object().get()) : nullptr;
-  if (!j) fail(ErrorKind::TypeError, "{}() expects a function made by jit(), not '{}'", fn, type_name(a.args[0]));
-  return *j;
+  if (!is_function(a.args[0]))
+    fail(ErrorKind::TypeError, "{}() expects a function made by jit(), not '{}'", fn, type_name(a.args[0]));
+  return a.args[0];
+}
+
+JitObj* as_jit(const Value& v) { return v.is(Type::Builtin) ? dynamic_cast<JitObj*>(v.object().get()) : nullptr; }
+
+JitObj& jit_arg(const char* fn, CallArgs& a) {
+  return *as_jit(introspected(fn, a, [](const Value& v) { return as_jit(v) != nullptr; }));
 }
 
 const CacheEntry& last_entry(const char* fn, JitObj& j) {
@@ -278,10 +286,7 @@ void install_jit_builtins(Interpreter& in, bool interpreted) {
   auto& b = in.builtins();
   if (interpreted) {
     auto function_arg = [](const char* fn, CallArgs& a) {
-      if (a.args.size() != 1 || !a.kwargs.empty())
-        fail(ErrorKind::TypeError, "{}() takes exactly one argument (a jit function)", fn);
-      if (!a.args[0].is(Type::Function) && !a.args[0].is(Type::Builtin))
-        fail(ErrorKind::TypeError, "{}() expects a function made by jit(), not '{}'", fn, type_name(a.args[0]));
+      introspected(fn, a, [](const Value& v) { return v.is(Type::Function) || v.is(Type::Builtin); });
     };
     for (const char* name : {"cache_hits", "cache_misses"})
       b[name] = make_builtin(name, [name, function_arg](Interpreter&, CallArgs& a) {

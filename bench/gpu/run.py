@@ -188,15 +188,6 @@ report("sum_rows", sum_rows, x)
 report("amax_cols", amax_cols, x)
 """
 
-# (bytes every call must move, at scale 1)
-MIN_BYTES = {
-    "adam": 7 * 10 * (16 << 20) * 4,
-    "chain": 4 * (64 << 20) * 4,
-    "softmax": 2 * 16384 * 8192 * 4,
-    "layer_norm": 2 * 16384 * 8192 * 4,
-    "sum_rows": 16384 * 16384 * 4,
-    "amax_cols": 16384 * 16384 * 4,
-}
 TITLES = {
     "adam": "Adam step, 10 x 16M",
     "chain": "elementwise chain, 3 x 64M",
@@ -213,14 +204,11 @@ def sizes(quick):
     return dict(copy=1 << 28, adam=16 << 20, chain=64 << 20, rows=16384, cols=8192, square=16384)
 
 
-def scaled(name, quick):
-    """min_bytes of a workload at this run's sizes."""
-    if not quick:
-        return MIN_BYTES[name]
-    s = sizes(True)
+def min_bytes(s):
+    """The bytes each workload must move at the sizes `s` (read and written once)."""
     return {"adam": 7 * 10 * s["adam"] * 4, "chain": 4 * s["chain"] * 4, "softmax": 2 * s["rows"] * s["cols"] * 4,
             "layer_norm": 2 * s["rows"] * s["cols"] * 4, "sum_rows": s["square"] ** 2 * 4,
-            "amax_cols": s["square"] ** 2 * 4}[name]
+            "amax_cols": s["square"] ** 2 * 4}
 
 
 def run_thn(thn, quick, tmp):
@@ -278,10 +266,9 @@ def main():
     print("| workload | thn jit (ms) | kernels | bytes / min_bytes | PyTorch eager (ms) | torch.compile (ms) "
           "| thn GB/s | % of copy |")
     print("|---|---|---|---|---|---|---|---|")
-    for name in MIN_BYTES:
+    for name, need in min_bytes(sizes(a.quick)).items():
         ms = times[name]
         kernels, moved, least = stats.get(name, (float("nan"),) * 3)
-        need = scaled(name, a.quick)
         gbs = need / (ms / 1e3) / 1e9
         eager, compiled = (torch.get(name, []) + [float("nan"), float("nan")])[:2]
         print(f"| {TITLES[name]}{' (quick)' if a.quick else ''} | {ms:.3f} | {kernels:g} | {moved / least:.2f} "
