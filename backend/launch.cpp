@@ -96,7 +96,36 @@ CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
     extremes_ |= e.kind == KExpr::Kind::Reduce && (e.prim.sym.op->id == OpId::amax || e.prim.sym.op->id == OpId::amin);
 }
 
-std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const {
+// Per leaf, the bytes its loads read: their sum where they lie apart in
+// memory (x[:n] and x[n:]), else the largest (a lower bound).
+void CompiledFusion::note_loaded(const std::vector<Tensor>& loads, std::span<int64_t> loaded) const {
+  struct Span {
+    int64_t first, end, bytes;
+  };
+  std::vector<std::vector<Span>> spans(loaded.size());
+  for (size_t i = 0; i < loads.size(); ++i) {
+    const Tensor& t = loads[i];
+    if (k_.loads[i].leaf >= loaded.size() || t.numel() == 0) continue;
+    int64_t extent = 1;
+    for (size_t d = 0; d < t.sizes().size(); ++d) extent += (t.sizes()[d] - 1) * std::abs(t.strides()[d]);
+    spans[k_.loads[i].leaf].push_back({t.offset(), t.offset() + extent, distinct_bytes(Value::tensor(t))});
+  }
+  for (size_t l = 0; l < spans.size(); ++l) {
+    std::vector<Span>& s = spans[l];
+    std::sort(s.begin(), s.end(), [](const Span& a, const Span& b) { return a.first < b.first; });
+    int64_t sum = 0, most = 0;
+    bool apart = true;
+    for (size_t k = 0; k < s.size(); ++k) {
+      apart = apart && (k == 0 || s[k - 1].end <= s[k].first);
+      sum += s[k].bytes;
+      most = std::max(most, s[k].bytes);
+    }
+    loaded[l] = apart ? sum : most;
+  }
+}
+
+std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                                       std::span<int64_t> loaded) const {
   std::vector<Tensor> loads;
   for (size_t i = 0; i < k_.loads.size(); ++i) {
     const Value& leaf = leaves[k_.loads[i].leaf];
@@ -110,7 +139,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   for (size_t i = 0; i < loads.size(); ++i)
     if (k_.loads[i].inner == k_.reduction) shape = broadcast_shapes(shape, loads[i].sizes());
   if (k_.reduction && std::none_of(k_.loads.begin(), k_.loads.end(), [](const KLoad& l) { return l.inner; }))
-    return fallback_->run(in, leaves, into);
+    return fallback_->run(in, leaves, into, loaded);
   if (!k_.reduction && loads.empty())
     for (const Value& s : out_sizes_[0]) shape.push_back(s.raw_int());
   reduced.assign(shape.size(), 0);
@@ -140,10 +169,10 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     // region eagerly (PyTorch's error, where it has one).
     if (t.device() != device_ && t.device().type == DeviceType::CPU && is_one_value(t))
       t = t.numel() ? cuda::to_device(one_value(t), device_) : empty(t.sizes(), t.dtype(), device_);
-    if (t.device() != device_) return fallback_->run(in, leaves, into);
+    if (t.device() != device_) return fallback_->run(in, leaves, into, loaded);
   }
   for (size_t s = 0; s < into.size(); ++s)
-    if (!into[s].is_none() && into[s].as_tensor().device() != device_) return fallback_->run(in, leaves, into);
+    if (!into[s].is_none() && into[s].as_tensor().device() != device_) return fallback_->run(in, leaves, into, loaded);
   std::vector<Tensor> all;
   std::vector<Dims> strides;
   for (size_t i = 0; i < loads.size(); ++i) {
@@ -171,12 +200,12 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   for (size_t d = 0; d < shape.size(); ++d) (reduced[d] ? gone : kept).push_back(d);
   Merged o(shape, strides, kept), r(shape, strides, gone);
   if (numel_of(o.sizes) == 0) return outs;
-  if (k_.reduction && numel_of(r.sizes) == 0 && extremes_) return fallback_->run(in, leaves, into);  // PyTorch's error
+  if (k_.reduction && numel_of(r.sizes) == 0 && extremes_) return fallback_->run(in, leaves, into, loaded);  // PyTorch's error
   if (k_.reduction && r.sizes.empty()) {
     r.sizes.push_back(1);
     for (Dims& st : r.strides) st.push_back(0);
   }
-  if (o.sizes.size() + r.sizes.size() > size_t(kMaxKernelDims)) return fallback_->run(in, leaves, into);
+  if (o.sizes.size() + r.sizes.size() > size_t(kMaxKernelDims)) return fallback_->run(in, leaves, into, loaded);
   KernelCall c;
   c.n = numel_of(o.sizes);
   c.rn = numel_of(r.sizes);
@@ -199,6 +228,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     }
     bytes += touched * itemsize(all[t].dtype());
   }
+  if (!loaded.empty()) note_loaded(loads, loaded);
   if (c.flat && aligned) c.flat = 2;
   // A reduction's rows: every inner tensor's rows start at a multiple of its vector.
   if (k_.reduction && lanes_ > 1 && reduces_rows(k_, c)) {
@@ -217,7 +247,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     if (v.is(Type::Float)) c.fs[s] = v.raw_float();
     else c.is[s] = v.raw_int();
   }
-  if (!launch(c)) return fallback_->run(in, leaves, into);
+  if (!launch(c)) return fallback_->run(in, leaves, into, loaded);
   exec_counters().kernels++;
   exec_counters().bytes += bytes;
   return outs;

@@ -40,7 +40,11 @@ class CompiledFusion : public FusionKernel {
   // dims than kMaxKernelDims, an operand on another device, an empty
   // amax/amin) runs the region's prims one by one instead.
   CompiledFusion(const BoundSymbol& f, Kernel k, Device device);
-  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const final;
+  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                         std::span<int64_t> loaded) const final;
+
+ private:
+  void note_loaded(const std::vector<Tensor>& loads, std::span<int64_t> loaded) const;
 
  protected:
   const Kernel& kernel() const { return k_; }

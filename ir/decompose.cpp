@@ -830,7 +830,12 @@ class Decomposer {
     const Value& x = b_.args[0];
     std::span<const Value> index(b_.args.data() + 1, b_.args.size() - 2);
     std::optional<Value> view = basic_index(x, index);
-    if (!view) return std::nullopt;
+    if (!view) {
+      // Tensor indices: eager's scatter into a copy of x, then x's new value.
+      std::vector<Value> args(b_.args.begin(), b_.args.end());
+      write(x, emit(Symbol::of(PrimId::index_put), std::move(args), fresh(meta(x))));
+      return Value();
+    }
     Meta m = meta(*view);
     DType dt = tensor_proxy(x).dtype();
     Value v = b_.args.back();

@@ -14,7 +14,8 @@ namespace {
 class EagerFusion : public FusionKernel {
  public:
   explicit EagerFusion(const BoundSymbol& f) : exec_(region(f)) {}
-  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const override {
+  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                         std::span<int64_t>) const override {
     std::vector<Value> outs = exec_.run(in, leaves).items();
     for (size_t k = 0; k < outs.size(); ++k)
       if (k < into.size() && !into[k].is_none()) {
@@ -168,10 +169,24 @@ void TraceExecutor::assign(const Ref& r, const Value& v, std::vector<Value>& slo
   for (size_t i = 0; i < r.items.size(); ++i) assign(r.items[i], v.items()[i], slots);
 }
 
-Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into) const {
+Tensor TraceExecutor::select_view(Interpreter& in, const Tensor& t, const Value& steps) const {
+  Value view = Value::tensor(t);
+  for (const Value& step : steps.items()) {
+    const std::vector<Value>& items = step.items();
+    Step v;
+    v.sym = symbol_named(items[0].as_str());
+    std::vector<Value> a{view};
+    a.insert(a.end(), items.begin() + 1, items.end());
+    view = run_step(in, v, a, Value());
+  }
+  return view.as_tensor();
+}
+
+Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into,
+                             std::span<int64_t> loaded) const {
   if (s.fusion >= 0) {
     std::vector<Value> targets = into.is_none() ? std::vector<Value>() : into.items();
-    return Value::tuple(kernels_[size_t(s.fusion)]->run(in, args, targets));
+    return Value::tuple(kernels_[size_t(s.fusion)]->run(in, args, targets, loaded));
   }
   if (s.sym.is_prim && s.sym.op && s.sym.op->id == OpId::copy_ && s.mode == Mode::Fresh &&
       has_internal_overlap(args[0].as_tensor())) {
@@ -220,18 +235,7 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
         out = empty_like(base);
         copy_into(out, base);
       }
-      auto select = [&](const Tensor& t) {
-        Value view = Value::tensor(t);
-        for (const Value& step : args[2].items()) {
-          const std::vector<Value>& items = step.items();
-          Step v;
-          v.sym = symbol_named(items[0].as_str());
-          std::vector<Value> a{view};
-          a.insert(a.end(), items.begin() + 1, items.end());
-          view = run_step(in, v, a, Value());
-        }
-        return view.as_tensor();
-      };
+      auto select = [&](const Tensor& t) { return select_view(in, t, args[2]); };
       // Views of views share the base's storage; a step that copied does not.
       Tensor view = select(out);
       if (view.storage() == out.storage()) {
@@ -258,6 +262,15 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       call_method(flat(dense), "index_copy_", {IValue(int64_t(0)), IValue(sel), IValue(value)});
       if (dense.storage() != out.storage()) copy_into(out, dense);
       return Value::tensor(out);
+    }
+    case PrimId::index_put: {  // in place (the plan's `into` is t) or into a copy of t
+      Value out = args[0];
+      if (s.mode == Mode::Fresh) {
+        out = Value::tensor(empty_like(args[0].as_tensor()));
+        copy_into(out.as_tensor(), args[0].as_tensor());
+      }
+      eager_.setitem(out, std::span<const Value>(args).subspan(1, args.size() - 2), args.back());
+      return out;
     }
     case PrimId::copy_to_out_: copy_into(args[1].as_tensor(), args[0].as_tensor()); return Value();
     case PrimId::slice: {
@@ -307,12 +320,15 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTr
   for (size_t i = 0; i < inputs_.size(); ++i) slots[size_t(inputs_[i])] = inputs[i];
   for (const auto& [slot, tensor] : captured_) slots[size_t(slot)] = tensor;
   std::vector<Value> args;
+  std::vector<int64_t> loaded;
   for (const Step& s : steps_) {
     args.clear();
+    loaded.clear();
     for (const Ref& a : s.args) args.push_back(resolve(a, slots));
     try {
       const Value into = s.mode == Mode::Fresh ? Value() : resolve(s.into, slots);
-      Value r = run_step(in, s, args, into);
+      if (traffic && s.fusion >= 0) loaded.assign(args.size(), 0);
+      Value r = run_step(in, s, args, into, loaded);
       // A library op or copy: one kernel reading its operands and writing
       // its result (or the operand it updates).
       // (An operand updated in part is written where the other operands say,
@@ -321,7 +337,10 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTr
       bool updates = false;
       for (size_t k = 0; k < args.size(); ++k) {
         const Use use = s.uses[k];
-        if (use == Use::ViewedOnly) continue;
+        if (use == Use::ViewedOnly) {  // (a fusion's loads through views)
+          if (traffic && s.fusion >= 0) note(true, s.memory[k], loaded[k]);
+          continue;
+        }
         if (use == Use::Update) {
           updates = true;
           continue;
@@ -332,6 +351,9 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTr
         if (use != Use::Read) note(false, s.memory[k], b);
         bytes += use == Use::ReadWrite ? 2 * b : b;
       }
+      // copy_into_view in place writes all of its view.
+      if (updates && traffic && !s.sym.op && s.sym.prim == PrimId::copy_into_view)
+        note(false, s.memory[0], distinct_bytes(Value::tensor(select_view(in, args[0].as_tensor(), args[2]))));
       if (s.mode == Mode::Out) {
         const std::vector<Value> targets = into.is_sequence() ? into.items() : std::vector<Value>{into};
         for (size_t k = 0; k < targets.size() && k < s.into_memory.size(); ++k)

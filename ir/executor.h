@@ -16,7 +16,11 @@ namespace thn {
 class FusionKernel {
  public:
   virtual ~FusionKernel() = default;
-  virtual std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into) const = 0;
+  // Runs the region on its leaves, writing outputs into `into` where given;
+  // `loaded` (empty, or one per leaf) gets, per leaf, the most bytes one of
+  // the kernel's loads read of it (no entry: not known).
+  virtual std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                                 std::span<int64_t> loaded) const = 0;
 };
 using FusionKernels = std::vector<std::shared_ptr<const FusionKernel>>;
 
@@ -85,7 +89,10 @@ class TraceExecutor {
   Ref ref(const Value& v);
   Value resolve(const Ref& r, std::vector<Value>& slots) const;
   void assign(const Ref& r, const Value& v, std::vector<Value>& slots) const;
-  Value run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into) const;
+  Value run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into,
+                 std::span<int64_t> loaded = {}) const;
+  // The view copy_into_view's steps select of t.
+  Tensor select_view(Interpreter& in, const Tensor& t, const Value& steps) const;
 
   std::unordered_map<const Symbolic*, int> slot_of_;
   int slots_ = 0;

@@ -44,7 +44,7 @@ bool Symbol::writes_into_any() const {
 }
 
 bool Symbol::updates_operand0() const {
-  if (!op) return prim == PrimId::copy_into_view;
+  if (!op) return prim == PrimId::copy_into_view || prim == PrimId::index_put;
   return is_prim && op->has('I');
 }
 

@@ -4,6 +4,7 @@
 // `ltorch.NAME_`) or a prim (printed `prims.NAME`): Python's number
 // operations (THN_NUMBER_OPS) and the few tensor prims below.
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -26,6 +27,9 @@ namespace thn {
 //                start (inputs that share memory are views of one range)
 //   copy_into_view(base, src, steps): a copy of base with src written into
 //                the view that `steps` (view prims, replayed) select
+//   index_put    index_put(t, index..., v): a copy of t with t[index...] = v
+//                for an index with tensors (advanced indexing, eager's
+//                scatter); in place when the buffer plan lets it update t
 //   copy_to_out_ copy_to_out_(computed, out): the write-back of a mutated
 //                input; the buffer plan may let computed's producer write
 //                into out directly
@@ -37,7 +41,7 @@ namespace thn {
 //                into one kernel
 #define THN_TENSOR_PRIMS(X)                                                                      \
   X(shape, prims) X(item, prims) X(wrap_number, prims) X(convert_element_type, prims) X(slice, prims) \
-  X(as_strided, prims) X(copy_into_view, prims) X(copy_to_out_, prims)                                               \
+  X(as_strided, prims) X(copy_into_view, prims) X(index_put, prims) X(copy_to_out_, prims)                                             \
   X(getitem, ltorch) X(setitem_, ltorch) X(print, ltorch) X(fusion, prims)
 
 // Rows of the op table that are also prims: their eager kernel is the prim's
@@ -115,6 +119,7 @@ struct Layout {
   Value base;                    // the value owning the memory: an input, a computed tensor, or itself
   std::vector<int64_t> strides;  // exact strides when known (static sizes, known input layout); else empty
   bool may_copy = false;         // an alias of base, or a copy of it (contiguous, to: decided at run time)
+  std::optional<int64_t> offset;  // with strides: where its first element is in base's memory, in elements
 };
 
 // Tensor inputs that share one range of memory: `members` (input or

@@ -375,17 +375,17 @@ void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Va
                                   : traced(value);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(on_meta(v));
-  // A value in t's memory runs the op whole (eager's loop order; and
-  // `x[0] = x[1]` is then one copy of a row), unless it is the very view
-  // the basic indices select: `x[:, 1:] *= 2` stores the view's own new
-  // value, which functionalization follows.
-  bool ordered = loop_order_write(tensor_proxy(t).meta, std::span<const Value>(&val, 1));
+  // A value that shares memory with the elements written, but not element
+  // for element, runs the op whole (eager's loop order); basic indices
+  // write a view (`x[0] = x[1]` reads other elements, `x[:, 1:] *= 2` the
+  // view's own), which functionalization follows; others may write anywhere.
   const bool basic = std::none_of(idx.begin(), idx.end(), [](const Value& v) { return v.is(Type::Tensor) || v.is(Type::List); });
-  if (ordered && basic && is_tensor_proxy(val)) {
+  bool ordered;
+  if (basic) {
     MetaScope meta;
-    const Tensor written = eager_.getitem(on_meta(t), sidx).as_tensor(), &v = tensor_proxy(val).meta;
-    ordered = !(written.storage() == v.storage() && written.offset() == v.offset() && written.sizes() == v.sizes() &&
-                written.strides() == v.strides());
+    ordered = loop_order_write(eager_.getitem(on_meta(t), sidx).as_tensor(), std::span<const Value>(&val, 1));
+  } else {
+    ordered = loop_order_write(tensor_proxy(t).meta, std::span<const Value>(&val, 1));
   }
   {
     MetaScope meta;

@@ -1,7 +1,9 @@
 #include "passes/buffer_plan.h"
 
+#include "passes/alias_analysis.h"
 #include "passes/fusion.h"
 
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -27,7 +29,10 @@ class Planner {
   explicit Planner(Trace t) : t_(std::move(t)) {}
 
   Trace run() {
-    if (plannable()) place_all();
+    if (plannable()) {
+      place_all();
+      store_through_views();
+    }
     add_frees();
     return std::move(t_);
   }
@@ -161,7 +166,10 @@ class Planner {
       int count = 0;
       for (const Value& p : reads) {
         if (owner(p) != memory) continue;
-        if (&p.symbolic() != &occ.symbolic()) return Value();  // a view of it: other elements
+        if (&p.symbolic() != &occ.symbolic()) {  // a view of it: other elements
+          if (writes_apart(t_, b, p)) continue;
+          return Value();
+        }
         if (is_fusion(b) && !fusion_reads_elementwise(b, p)) return Value();  // viewed inside the fusion
         if (is_fusion(b) && !fusion_stores_after_reads(b, r, p)) return Value();  // a later sweep reads it
         ++count;
@@ -177,6 +185,150 @@ class Planner {
     }
     // A new buffer's tensor is reachable through its value read here only.
     return live;
+  }
+
+  // The memory a value is in: its buffer's (named by the buffer's first
+  // value), or its owner's.
+  const Symbolic* memory(const Value& v) const {
+    const Symbolic* o = owner(v);
+    auto it = buffer_of_.find(o);
+    return it == buffer_of_.end() ? o : &buffers_[size_t(it->second)].occupants.front().symbolic();
+  }
+
+  // Whether a region has elements at one place (an expanded view: its
+  // writes are fill_'s, which the copy makes).
+  static bool overlaps_itself(const Region& r) {
+    std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of the dims of size > 1
+    for (size_t d = 0; d < r.sizes.size(); ++d)
+      if (r.sizes[d] > 1) dims.emplace_back(r.strides[d], r.sizes[d]);
+    std::sort(dims.begin(), dims.end());
+    int64_t span = 0;  // of the dims inside: the last element's distance from the first
+    for (auto [stride, size] : dims) {
+      if (stride <= span) return true;
+      span += (size - 1) * stride;
+    }
+    return false;
+  }
+
+  // A fusion result whose one use puts it into a view of other memory is
+  // stored there by the fusion: the kernel writes `x[:, 1:] *= 2` into x.
+  //  - t = copy_into_view(x, r, steps), planned in place: r goes into
+  //    steps(x), the copy goes and t's uses read x;
+  //  - copy_to_out_(w, x) with w a reshape of r and x contiguous: r goes into
+  //    x viewed in r's shape, the write-back goes.
+  // Nothing may read that memory between the fusion and the copy, and the
+  // fusion reads each element of it it stores at the same index, or none.
+  void store_through_views() {
+    std::vector<BoundSymbol>& body = t_.body;
+    std::unordered_map<const Symbolic*, std::vector<size_t>> readers;  // memory -> the ops reading it
+    std::unordered_map<const Symbolic*, size_t> def;
+    for (size_t i = 0; i < body.size(); ++i) {
+      const BoundSymbol& b = body[i];
+      for_each_proxy(b.out, [&](const Value& o) { def[&o.symbolic()] = i; });
+      if (b.sym.is_view()) continue;
+      for (const Value& p : is_write_back(b) ? tensors_in({write_back_source(b)}) : tensors_in(b.args)) {
+        std::vector<size_t>& r = readers[memory(p)];
+        if (r.empty() || r.back() != i) r.push_back(i);
+      }
+    }
+    std::vector<std::vector<BoundSymbol>> before(body.size());
+    std::vector<char> drop(body.size(), 0);
+    for (size_t j = 0; j < body.size(); ++j) {
+      const BoundSymbol& c = body[j];
+      Value dst, r;
+      std::vector<std::pair<Symbol, std::vector<Value>>> steps;
+      if (!c.sym.op && c.sym.prim == PrimId::copy_into_view && !c.into.is_none()) {
+        dst = c.args[0], r = c.args[1];
+        for (const Value& step : c.args[2].items())
+          steps.emplace_back(symbol_named(step.items()[0].as_str()), std::vector<Value>(step.items().begin() + 1, step.items().end()));
+      } else if (!c.sym.op && c.sym.prim == PrimId::copy_to_out_) {
+        dst = c.args[1], r = c.args[0];
+        while (def.count(&r.symbolic()) && body[def.at(&r.symbolic())].sym.is_view()) {
+          const BoundSymbol& v = body[def.at(&r.symbolic())];
+          const OpId id = v.sym.op ? v.sym.op->id : OpId::clone;
+          if (id != OpId::reshape && id != OpId::squeeze && id != OpId::unsqueeze) break;
+          r = v.args[0];
+        }
+        auto sizes = static_sizes(r), dst_sizes = static_sizes(dst);
+        if (&r.symbolic() == &c.args[0].symbolic() || !sizes || !dst_sizes) continue;
+        std::optional<Region> whole = region_of(t_, dst);
+        if (!whole || whole->offset != 0 || whole->strides != contiguous_strides(*dst_sizes)) continue;
+        std::vector<Value> shape;
+        for (int64_t d : *sizes) shape.push_back(Value(d));
+        steps.emplace_back(Symbol::prim_op(op_def(OpId::reshape)), std::vector<Value>{Value::tuple(std::move(shape))});
+      } else {
+        continue;
+      }
+      // r: a fresh output of a fusion, used by this op alone.
+      auto d = def.find(&r.symbolic());
+      if (d == def.end() || !is_fusion(body[d->second]) || owner(r) != &r.symbolic() || returned_.count(&r.symbolic())) continue;
+      const size_t i = d->second;
+      BoundSymbol& f = body[i];
+      const std::vector<Value>& outs = f.out.items();
+      const size_t k = size_t(std::find_if(outs.begin(), outs.end(), [&](const Value& o) { return &o.symbolic() == &r.symbolic(); }) - outs.begin());
+      if (f.into.is_sequence() && !f.into.items()[k].is_none()) continue;
+      if (readers[memory(r)] != std::vector<size_t>{j}) continue;
+      // dst's memory (dst, or a range of shared memory), from before the
+      // fusion, unread until j.
+      const Symbolic* m = memory(dst);
+      if (def.count(&dst.symbolic()) && def.at(&dst.symbolic()) >= i) continue;
+      const std::vector<size_t>& rd = readers[m];
+      if (std::any_of(rd.begin(), rd.end(), [&](size_t x) { return x > i && x < j; })) continue;
+      // The view: dst's region through the steps, of r's sizes.
+      std::optional<Region> at = region_of(t_, dst);
+      if (!at || !at->offset) continue;
+      std::vector<BoundSymbol> views;
+      std::vector<Region> regions;
+      Value v = dst;
+      for (auto& [sym, rest] : steps) {
+        ViewResult n = view_region(sym, rest, *at, nullptr);
+        if (!n.known) break;
+        at = n.region;
+        regions.push_back(n.region);
+        BoundSymbol b;
+        b.sym = sym;
+        b.args = {v};
+        b.args.insert(b.args.end(), rest.begin(), rest.end());
+        std::vector<Value> sizes;
+        for (int64_t x : at->sizes) sizes.push_back(Value(x));
+        b.out = metadata_tensor(tensor_proxy(dst).dtype(), tensor_proxy(dst).device(), std::move(sizes));
+        b.loc = c.loc;
+        v = b.out;
+        views.push_back(std::move(b));
+      }
+      if (views.size() != steps.size() || static_sizes(r) != at->sizes || overlaps_itself(*at)) continue;
+      bool apart = true;
+      for (const Value& a : f.args) {
+        if (!is_tensor_proxy(a) || memory(a) != m) continue;
+        std::optional<Region> ra = region_of(t_, a);
+        apart = apart && ra && fusion_reads_at_store(f, a, *ra, *at);
+      }
+      if (!apart) continue;
+      for (size_t q = 0; q < views.size(); ++q)
+        t_.layouts[&views[q].out.symbolic()] = Layout{t_.layouts.at(&dst.symbolic()).base, regions[q].strides, false, regions[q].offset};
+      std::vector<Value> into = f.into.is_sequence() ? f.into.items() : std::vector<Value>(outs.size());
+      into[k] = v;
+      f.into = Value::tuple(std::move(into));
+      for (BoundSymbol& b : views) before[i].push_back(std::move(b));
+      drop[j] = 1;
+      // t's uses read dst, which now holds t.
+      if (c.out.is_proxy()) {
+        std::unordered_map<const Symbolic*, Value> rename{{&c.out.symbolic(), dst}};
+        for (size_t q = j + 1; q < body.size(); ++q) {
+          for (Value& a : body[q].args) a = substitute(a, rename);
+          for (BoundSymbol& m : body[q].subsymbols)  // (a fusion's prims read its leaves)
+            for (Value& a : m.args) a = substitute(a, rename);
+          body[q].into = substitute(body[q].into, rename);
+        }
+        t_.output = substitute(t_.output, rename);
+      }
+    }
+    std::vector<BoundSymbol> out;
+    for (size_t i = 0; i < body.size(); ++i) {
+      for (BoundSymbol& b : before[i]) out.push_back(std::move(b));
+      if (!drop[i]) out.push_back(std::move(body[i]));
+    }
+    body = std::move(out);
   }
 
   // Drops every computed value after its last appearance (returned values

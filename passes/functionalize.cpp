@@ -139,12 +139,19 @@ class Functionalizer {
     return nullptr;
   }
 
-  // The value an original tensor value has now.
-  Value read(const Value& v) {
+  // The value an original tensor value has now. A view the base's last
+  // write wrote whole is that write's value (`x[0].mul_(b).add_(c)` reads
+  // the product), for the ops of the body (returned views stay views).
+  Value read(const Value& v, bool forward = false) {
     auto it = alias_.find(&v.symbolic());
     if (it == alias_.end()) return v;
     Alias& a = it->second;
     const Value& cur = current_.at(&a.base.symbolic());
+    auto w = last_write_.find(&a.base.symbolic());
+    if (w != last_write_.end() && w->second.result == &cur.symbolic()) {
+      if (forward && !a.chain.empty() && same_chain(w->second.chain, a.chain)) return w->second.src;
+      w->second.read = true;
+    }
     if (a.chain.empty()) return cur;
     if (a.derived_from != &cur.symbolic()) {  // the base was written since: re-derive
       a.value = replay(cur, a.chain);
@@ -154,7 +161,7 @@ class Functionalizer {
   }
 
   Value rewrite(const Value& v) {
-    if (is_tensor_proxy(v)) return read(v);
+    if (is_tensor_proxy(v)) return read(v, true);
     return map_items(v, [this](const Value& x) { return rewrite(x); });
   }
 
@@ -220,8 +227,20 @@ class Functionalizer {
         step.insert(step.end(), s.rest.begin(), s.rest.end());
         steps.push_back(Value::tuple(std::move(step)));
       }
-      cur = emit(Symbol::of(PrimId::copy_into_view), {cur, src, Value::list(std::move(steps))}, fresh_like(base), b.loc);
+      // A write over the last one, whose value nothing read, writes into
+      // the value before it (the last one is then dead).
+      Value before = cur;
+      auto w = last_write_.find(&base.symbolic());
+      if (w != last_write_.end() && w->second.result == &cur.symbolic() && !w->second.read &&
+          same_chain(w->second.chain, dst.chain))
+        before = w->second.before;
+      cur = emit(Symbol::of(PrimId::copy_into_view), {before, src, Value::list(std::move(steps))}, fresh_like(base), b.loc);
       borrowed_.erase(&base.symbolic());
+      const TensorProxy &sp = tensor_proxy(src), &vp = tensor_proxy(dst.chain.back().out);
+      if (sp.dtype() == vp.dtype() && same_sizes(sp, vp))
+        last_write_[&base.symbolic()] = {dst.chain, src, before, &cur.symbolic(), false};
+      else
+        last_write_.erase(&base.symbolic());
     }
     if (b.out.is_proxy()) alias_[&b.out.symbolic()] = Alias{base, dst.chain, nullptr, Value()};
   }
@@ -359,6 +378,14 @@ class Functionalizer {
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
   std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views
   std::unordered_set<const Symbolic*> shared_bases_;     // the bases of inputs that share memory
+  struct LastWrite {
+    std::vector<Step> chain;  // the view written
+    Value src;                // the value written, of the view's sizes and dtype
+    Value before;             // the base's value it wrote into
+    const Symbolic* result;   // the base's value it made
+    bool read;                // whether anything read that value but through the view
+  };
+  std::unordered_map<const Symbolic*, LastWrite> last_write_;  // per base
   Place loc_;
 };
 

@@ -1,5 +1,7 @@
 #include "passes/fusion.h"
 
+#include "passes/alias_analysis.h"
+
 #include <algorithm>
 #include <queue>
 #include <limits>
@@ -593,6 +595,50 @@ bool fusion_stores_after_reads(const BoundSymbol& f, const Value& out, const Val
   }
   auto it = need.find(&leaf.symbolic());
   return it == need.end() || stored_at(out) >= it->second;
+}
+
+bool fusion_reads_at_store(const BoundSymbol& f, const Value& leaf, const Region& leaf_region, const Region& store) {
+  // Each value computed from the leaf: the regions of the leaf's memory its
+  // element at index i reads (a view maps them as it maps indices; a
+  // pointwise prim's operands are of its shape, by the prim contract; a
+  // reduction of them reads other elements: refused, unless it reduces
+  // size-1 dims only).
+  std::unordered_map<const Symbolic*, std::vector<Region>> reads{{&leaf.symbolic(), {leaf_region}}};
+  for (const BoundSymbol& m : f.subsymbols) {
+    std::vector<Region> rs;
+    bool from_leaf = false, ok = true;
+    for_each_proxy(m.args, [&](const Value& a) {
+      auto it = reads.find(&a.symbolic());
+      if (it == reads.end()) return;
+      from_leaf = true;
+      if (m.sym.is_view()) {
+        auto out = static_sizes(m.out);
+        for (const Region& r : it->second) {
+          ViewResult v = view_region(m.sym, std::span<const Value>(m.args).subspan(1), r, out ? &*out : nullptr);
+          ok = ok && v.known;
+          rs.push_back(std::move(v.region));
+        }
+      } else {
+        ok = ok && m.out.is(Type::Tensor) && same_sizes(tensor_proxy(a), tensor_proxy(m.out));
+        rs.insert(rs.end(), it->second.begin(), it->second.end());
+      }
+    });
+    if (!from_leaf) continue;
+    if (!ok) return false;
+    reads[&m.out.symbolic()] = std::move(rs);
+  }
+  // Read where it is stored, at the same index, or apart from the store.
+  auto same_elements = [](const Region& a, const Region& b) {
+    if (a.sizes != b.sizes || !a.offset || a.offset != b.offset) return false;
+    for (size_t d = 0; d < a.sizes.size(); ++d)
+      if (a.sizes[d] > 1 && a.strides[d] != b.strides[d]) return false;
+    return true;
+  };
+  for (const Value& o : f.out.items())
+    if (auto it = reads.find(&o.symbolic()); it != reads.end())
+      for (const Region& r : it->second)
+        if (!same_elements(r, store) && !disjoint(r, store)) return false;
+  return true;
 }
 
 }  // namespace thn

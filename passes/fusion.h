@@ -1,5 +1,6 @@
 #pragma once
 #include "ir/trace.h"
+#include "passes/alias_analysis.h"
 
 namespace thn {
 
@@ -51,5 +52,13 @@ bool fusion_reads_elementwise(const BoundSymbol& f, const Value& leaf);
 // reading a leaf in each sweep whose values use it. An output stored in an
 // earlier sweep than a read of the leaf may not take the leaf's memory.
 bool fusion_stores_after_reads(const BoundSymbol& f, const Value& out, const Value& leaf);
+
+// Whether fusion f, storing one of its outputs at `store` (a region of the
+// memory that `leaf`, one of its args, is `leaf_region` of), reads no element
+// of that memory before the kernel stores it: every element of the leaf it
+// reads is where the output is stored at the same index, or outside the
+// store. (With reductions: a value stored at index i after the sweeps
+// reads it there; the sweeps may read only elements outside the store.)
+bool fusion_reads_at_store(const BoundSymbol& f, const Value& leaf, const Region& leaf_region, const Region& store);
 
 }  // namespace thn

@@ -84,7 +84,7 @@ class Verifier {
   void replay_buffers() {
     // buffer: owner value -> the buffer (named by its first owner);
     // holds: buffer -> the owner value it holds now.
-    std::unordered_map<const Symbolic*, const Symbolic*> buffer, holds;
+    std::unordered_map<const Symbolic*, const Symbolic*> buffer, holds, also_holds;
     auto buffer_of = [&](const Symbolic* o) {
       auto it = buffer.find(o);
       return it == buffer.end() ? o : it->second;
@@ -101,7 +101,8 @@ class Verifier {
       if (at_end && inputs.count(o)) return;
       const Symbolic* b = buffer_of(o);
       auto h = holds.find(b);
-      if (h != holds.end() && h->second != o)
+      auto a = also_holds.find(b);
+      if (h != holds.end() && h->second != o && (a == also_holds.end() || a->second != o))
         fail(fmt::format("{} reads a value whose memory was overwritten by a later value", who));
     };
     for (const BoundSymbol& b : t_.body) {
@@ -114,6 +115,7 @@ class Verifier {
       for (const Value& p : reads) check_read(p, who);
       if (writeback) {
         holds[buffer_of(owner(write_back_target(b)))] = &write_back_source(b).symbolic();
+        also_holds.erase(buffer_of(owner(write_back_target(b))));
         continue;
       }
       if (b.into.is_none()) continue;
@@ -125,16 +127,25 @@ class Verifier {
       for (size_t k = 0; k < rs.size(); ++k) {
         if (into[k].is_none()) continue;
         const Symbolic* target = buffer_of(owner(into[k]));
+        const bool through_view = is_fusion(b) && owner(into[k]) != &into[k].symbolic();
         int in_target = 0;
+        bool elementwise = true;
         for (const Value& p : reads) {
           if (!p.is(Type::Tensor) || buffer_of(owner(p)) != target) continue;
           // The target itself (a range of shared memory updated in place),
           // or what owns its memory, read element for element.
           bool whole = owner(p) == &p.symbolic() || &p.symbolic() == &into[k].symbolic();
-          if (!whole || (is_fusion(b) && !fusion_reads_elementwise(b, p)))
-            fail(fmt::format("{} writes into memory it reads through a view", who));
+          if (!whole && writes_apart(t_, b, p)) continue;
+          elementwise = elementwise && whole && !(is_fusion(b) && !fusion_reads_elementwise(b, p));
           ++in_target;
         }
+        // A fusion output stored through a view of a buffer (the plan's
+        // store_through_views) updates the value the buffer holds, which
+        // later ops read (or the output, where the view is a range of shared
+        // memory, named by it).
+        if (through_view && !elementwise) view_store(b, into[k], reads, target, holds, also_holds);
+        else if (!elementwise) fail(fmt::format("{} writes into memory it reads through a view", who));
+        if (through_view) also_holds[target] = owner(into[k]);
         if (!b.sym.writes_into_any()) {
           if (!b.sym.updates_operand0() || b.args.empty() || !b.args[0].is_proxy() ||
               &b.args[0].symbolic() != &into[k].symbolic() || in_target != 1)
@@ -142,12 +153,35 @@ class Verifier {
         }
         buffer[&rs[k].symbolic()] = target;
         holds[target] = &rs[k].symbolic();
+        if (!through_view) also_holds.erase(target);
       }
     }
     at_end = true;
     std::vector<Value> outs;
     collect_proxies(t_.output, outs);
     for (const Value& o : outs) check_read(o, "the output");
+  }
+
+  // A fusion output stored through a view of a buffer (buffer_plan's
+  // store_through_views) updates part of the value the buffer holds; the
+  // fusion reads each element of that buffer it stores at the same index,
+  // or none.
+  void view_store(const BoundSymbol& b, const Value& view, const std::vector<Value>& reads, const Symbolic* target,
+                  const std::unordered_map<const Symbolic*, const Symbolic*>& holds,
+                  const std::unordered_map<const Symbolic*, const Symbolic*>& also_holds) const {
+    const std::string who = b.sym.name();
+    auto h = holds.find(target);
+    auto a = also_holds.find(target);
+    if (h != holds.end() && h->second != owner(view) && (a == also_holds.end() || a->second != owner(view)))
+      fail(fmt::format("{} writes through a view of a value its memory no longer holds", who));
+    std::optional<Region> store = region_of(t_, view);
+    if (!store) fail(fmt::format("{} writes through a view whose layout is not known", who));
+    for (const Value& p : reads) {
+      if (!p.is(Type::Tensor) || owner(p) != owner(view)) continue;
+      std::optional<Region> at = region_of(t_, p);
+      if (!at || !fusion_reads_at_store(b, p, *at, *store))
+        fail(fmt::format("{} writes through a view into memory it reads elsewhere", who));
+    }
   }
 
   const Trace& t_;
