@@ -63,7 +63,10 @@ class Functionalizer {
         for (Value& a : c.args) a = rewrite(a);
         out_.body.push_back(std::move(c));
         for_each_proxy(b.out, [&](const Value& o) {
-          if (o.is(Type::Tensor)) add_base(o);
+          if (o.is(Type::Tensor)) {
+            add_base(o);
+            computed_.insert(&o.symbolic());
+          }
         });
       }
     }
@@ -213,8 +216,10 @@ class Functionalizer {
       // A view of all of the base in its element order (`v = q.view(-1);
       // v.add_(1)`): the base's new value is the value written, reshaped back.
       const Alias& src = alias_.at(&b.args[1].symbolic());
-      cur = emit(Symbol::prim_op(op_def(OpId::reshape)), {read(b.args[1]), Value::tuple(tensor_proxy(base).sizes)},
+      const Value value = read(b.args[1]);
+      cur = emit(Symbol::prim_op(op_def(OpId::reshape)), {value, Value::tuple(tensor_proxy(base).sizes)},
                  fresh_like(base), b.loc);
+      if (computed_.count(&value.symbolic())) computed_.insert(&cur.symbolic());
       bool temporary = uses_[&b.args[1].symbolic()] == 1 && src.chain.empty() &&
                        &src.base.symbolic() == &b.args[1].symbolic() && !is_input(src.base);
       if (temporary) borrowed_.erase(&base.symbolic());
@@ -235,6 +240,7 @@ class Functionalizer {
           same_chain(w->second.chain, dst.chain))
         before = w->second.before;
       cur = emit(Symbol::of(PrimId::copy_into_view), {before, src, Value::list(std::move(steps))}, fresh_like(base), b.loc);
+      computed_.insert(&cur.symbolic());
       borrowed_.erase(&base.symbolic());
       const TensorProxy &sp = tensor_proxy(src), &vp = tensor_proxy(dst.chain.back().out);
       if (sp.dtype() == vp.dtype() && same_sizes(sp, vp))
@@ -286,6 +292,7 @@ class Functionalizer {
         size_t k = *left.begin();  // a cycle: copy one value out of the way
         Value& c = current_.at(&mutated[k].symbolic());
         c = emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_);
+        computed_.insert(&c.symbolic());
         if (reads[k] != kNone && --readers[reads[k]] == 0) ready.insert(reads[k]);
         reads[k] = kNone;
         continue;
@@ -352,8 +359,19 @@ class Functionalizer {
       }
     for (const Value& x : ordered_write_backs(mutated)) {
       const Value& c = current_.at(&x.symbolic());
-      if (uses[&c.symbolic()] == 1) emit(Symbol::of(PrimId::copy_to_out_), {c, x}, Value(), loc_);
-      else emit(Symbol::prim_op(op_def(OpId::copy_)), {x, c}, Value(), loc_);
+      // A value used elsewhere too, or not computed here (an input, a view),
+      // is cloned for x: the clone, a kernel store, fuses with what reads
+      // the value. (A value on another device goes over as it is, by copy_
+      // where it has other uses.)
+      const bool other_device = tensor_proxy(c).device() != tensor_proxy(x).device();
+      Value v = c;
+      if (other_device && uses[&c.symbolic()] != 1) {
+        emit(Symbol::prim_op(op_def(OpId::copy_)), {x, c}, Value(), loc_);
+        continue;
+      }
+      if (!other_device && (uses[&c.symbolic()] != 1 || !computed_.count(&c.symbolic())))
+        v = emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_);
+      emit(Symbol::of(PrimId::copy_to_out_), {v, x}, Value(), loc_);
     }
     std::unordered_map<const Symbolic*, Value> views;
     for (const Value& v : deferred) {
@@ -376,6 +394,7 @@ class Functionalizer {
   std::unordered_set<const Symbolic*> input_set_;       // inputs_, to look up
   std::unordered_map<const Symbolic*, int> uses_;       // of each original value, the output included
   std::unordered_set<const Symbolic*> borrowed_;        // bases whose value came whole from another tensor
+  std::unordered_set<const Symbolic*> computed_;        // values an op of the body computes
   std::unordered_map<const Symbolic*, const Symbolic*> replayed_from_;  // re-derived view -> the value it views
   std::unordered_set<const Symbolic*> shared_bases_;     // the bases of inputs that share memory
   struct LastWrite {
