@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cerrno>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +22,8 @@
 #ifdef __GLIBC__
 #include <gnu/libc-version.h>
 #endif
+
+#include <fmt/format.h>
 
 #include "runtime/error.h"
 
@@ -57,6 +61,38 @@ std::string hash_hex(std::string_view s) {
   return out;
 }
 
+namespace {
+
+// Why a cache directory may hold another user's files ("" when it may not):
+// it is not a directory owned by this user, or others may write into it.
+// (THN_TEST_CACHE_FOREIGN=1 makes it foreign, for the tests: one cannot
+// make a directory another user owns.)
+std::string foreign_directory(const fs::path& p) {
+  struct stat st {};
+  if (::stat(p.c_str(), &st) != 0) return "cannot stat it";
+  if (!S_ISDIR(st.st_mode)) return "not a directory";
+  const char* test = std::getenv("THN_TEST_CACHE_FOREIGN");
+  const bool fake = test && std::string_view(test) == "1";
+  if (fake) return "THN_TEST_CACHE_FOREIGN=1 takes it for another user's";
+  if (st.st_uid != ::geteuid()) return fmt::format("it is owned by uid {}, not by this user (uid {})", st.st_uid, ::geteuid());
+  if (st.st_mode & (S_IWGRP | S_IWOTH)) return fmt::format("others may write into it (mode {:o})", st.st_mode & 07777);
+  return "";
+}
+
+// A directory of this process's own, removed at exit.
+std::string private_directory() {
+  std::string t = (fs::temp_directory_path() / "thn-kernels-XXXXXX").string();
+  if (!::mkdtemp(t.data())) fail(ErrorKind::RuntimeError, "cannot create a private kernel directory {}: {}", t, std::strerror(errno));
+  static std::string made = t;
+  std::atexit([] {
+    std::error_code ec;
+    fs::remove_all(made, ec);
+  });
+  return t;
+}
+
+}  // namespace
+
 std::string kernel_cache_dir() {
   static const std::string dir = [] {
     // Only absolute paths count (the XDG rule; a relative one is ignored), so
@@ -69,6 +105,15 @@ std::string kernel_cache_dir() {
     std::error_code ec;
     fs::create_directories(p, ec);
     if (ec) fail(ErrorKind::RuntimeError, "cannot create the kernel cache directory {}: {}", p.string(), ec.message());
+    // Kernels are loaded and run from here: a directory another user owns
+    // or may write into (one made first in /tmp, say) could hold planted
+    // ones. It is not used then (as OpenSSH and Python's bytecode cache
+    // refuse such paths); kernels compile into a private temporary one.
+    if (std::string why = foreign_directory(p); !why.empty()) {
+      std::fprintf(stderr, "thn: not using the kernel cache directory %s: %s; compiling into a private temporary "
+                   "directory\n", p.c_str(), why.c_str());
+      return private_directory();
+    }
     return p.string();
   }();
   return dir;

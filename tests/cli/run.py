@@ -352,6 +352,33 @@ def check_cache_dir(thn):
     return problems
 
 
+def check_cache_owner(thn):
+    """A cache directory others may write into, or another user's (faked by
+    THN_TEST_CACHE_FOREIGN=1: a test cannot make one), is not used: thn says
+    so, compiles into a private temporary directory, removed at exit, and
+    loads nothing from the refused one."""
+    problems = []
+    code = "def f(x):\n    return x * 5 - 1\nprint(jit(f)(ones(2)))\n"
+    for mode, extra, why in [(0o777, {}, "others may write into it"),
+                             (0o700, {"THN_TEST_CACHE_FOREIGN": "1"}, "another user's")]:
+        with tempfile.TemporaryDirectory() as cache:
+            kernels = os.path.join(cache, "thn", "kernels")
+            os.makedirs(kernels)
+            os.chmod(kernels, mode)
+            before = set(os.listdir(tempfile.gettempdir()))
+            r = run(thn, ["run", "FILE"], code, env={"XDG_CACHE_HOME": cache, **extra})
+            left = {n for n in set(os.listdir(tempfile.gettempdir())) - before if n.startswith("thn-kernels-")}
+            if r.returncode != 0 or r.stdout != "tensor([4., 4.])\n":
+                problems.append(f"mode {mode:o}: exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
+            if f"not using the kernel cache directory {kernels}" not in r.stderr or why not in r.stderr:
+                problems.append(f"mode {mode:o}: no message saying why the cache is not used:\n{r.stderr}")
+            if os.listdir(kernels):
+                problems.append(f"mode {mode:o}: files written into the refused cache: {os.listdir(kernels)}")
+            if left:
+                problems.append(f"mode {mode:o}: private directories left behind: {left}")
+    return problems
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -408,7 +435,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
