@@ -357,21 +357,26 @@ class Functionalizer {
         mutated.push_back(x);
         uses[&current_.at(&x.symbolic()).symbolic()]++;
       }
+    // A value used elsewhere too, or not computed here (an input, a view),
+    // is cloned for x, before every write-back (it is the value before
+    // them): the clone, a kernel store, fuses with what reads the value. (A
+    // value on another device goes over as it is, by copy_ where it has
+    // other uses.)
+    std::vector<std::pair<Value, Value>> write_backs;  // (value, input)
     for (const Value& x : ordered_write_backs(mutated)) {
       const Value& c = current_.at(&x.symbolic());
-      // A value used elsewhere too, or not computed here (an input, a view),
-      // is cloned for x: the clone, a kernel store, fuses with what reads
-      // the value. (A value on another device goes over as it is, by copy_
-      // where it has other uses.)
       const bool other_device = tensor_proxy(c).device() != tensor_proxy(x).device();
-      Value v = c;
-      if (other_device && uses[&c.symbolic()] != 1) {
-        emit(Symbol::prim_op(op_def(OpId::copy_)), {x, c}, Value(), loc_);
-        continue;
-      }
-      if (!other_device && (uses[&c.symbolic()] != 1 || !computed_.count(&c.symbolic())))
-        v = emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_);
-      emit(Symbol::of(PrimId::copy_to_out_), {v, x}, Value(), loc_);
+      auto u = uses.find(&c.symbolic());  // (none: the clone that broke a cycle)
+      const bool shared = u != uses.end() && u->second != 1;
+      if (other_device && shared) write_backs.emplace_back(Value(), x);
+      else if (!other_device && (shared || !computed_.count(&c.symbolic())))
+        write_backs.emplace_back(emit(Symbol::prim_op(op_def(OpId::clone)), {c}, fresh_like(c), loc_), x);
+      else
+        write_backs.emplace_back(c, x);
+    }
+    for (const auto& [v, x] : write_backs) {
+      if (v.is_none()) emit(Symbol::prim_op(op_def(OpId::copy_)), {x, current_.at(&x.symbolic())}, Value(), loc_);
+      else emit(Symbol::of(PrimId::copy_to_out_), {v, x}, Value(), loc_);
     }
     std::unordered_map<const Symbolic*, Value> views;
     for (const Value& v : deferred) {
