@@ -2,6 +2,8 @@
 // thn values. Numbers follow CPython exactly (floor division and modulo,
 // float repr), except that ints are 64-bit and overflow is an error. Any
 // tensor operand hands the operator to the op table (PyTorch semantics).
+#include <unistd.h>
+
 #include <cmath>
 #include <cstring>
 
@@ -152,8 +154,26 @@ Value float_binary(BinOp op, const Value& a, const Value& b) {
        type_name(b));
 }
 
+// A repetition's length (seq * n), checked first, as CPython does: a length
+// past an index is an OverflowError for a str ("repeated string is too
+// long") and a MemoryError for a list or tuple; so is one whose bytes exceed
+// the machine's memory. No absurd request grows memory until allocation fails.
+int64_t repeat_length(int64_t len, int64_t n, size_t item_bytes) {
+  if (len == 0 || n <= 0) return 0;
+  int64_t total = 0, bytes = 0;
+  if (__builtin_mul_overflow(len, n, &total)) {
+    if (item_bytes == 1) fail(ErrorKind::OverflowError, "repeated string is too long");
+    fail(ErrorKind::MemoryError, "a repetition of {} * {} items does not fit in memory", len, n);
+  }
+  static const int64_t memory = int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE));
+  if (__builtin_mul_overflow(total, int64_t(item_bytes), &bytes) || (memory > 0 && bytes > memory))
+    fail(ErrorKind::MemoryError, "a repetition of {} items does not fit in memory", total);
+  return total;
+}
+
 Value repeat(const std::vector<Value>& items, int64_t n, bool tuple) {
   std::vector<Value> out;
+  out.reserve(size_t(repeat_length(int64_t(items.size()), n, sizeof(Value))));
   for (int64_t i = 0; i < n; ++i) out.insert(out.end(), items.begin(), items.end());
   return tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
 }
@@ -297,6 +317,7 @@ Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
     if (n->is_int_like()) {
       if (seq->is(Type::Str)) {
         std::string out;
+        out.reserve(size_t(repeat_length(int64_t(seq->as_str().size()), n->as_int(), 1)));
         for (int64_t i = 0; i < n->as_int(); ++i) out += seq->as_str();
         return Value::str(std::move(out));
       }
