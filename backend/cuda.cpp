@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -42,18 +43,39 @@ std::vector<int> supported_archs() {
 
 }  // namespace
 
+namespace {
+
+// NN of `sm_NN` (two or three digits), or nullopt.
+std::optional<int> arch_number(const std::string& s) {
+  if (!s.starts_with("sm_") || s.size() < 5 || s.size() > 6) return std::nullopt;
+  for (size_t i = 3; i < s.size(); ++i)
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+  return std::stoi(s.substr(3));
+}
+
+}  // namespace
+
+std::string arch_problem(const std::string& requested) {
+  std::optional<int> arch = arch_number(requested);
+  if (!arch) return fmt::format("--arch expects sm_NN (sm_80, sm_90, ...), not '{}'", requested);
+  std::vector<int> archs = supported_archs();
+  if (archs.empty()) return "NVRTC supports no GPU architecture";
+  if (*arch < archs.front()) {
+    int major = 0, minor = 0;
+    check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    return fmt::format("NVRTC {}.{} cannot compile for sm_{}: it supports sm_{} to sm_{} (and newer archs as PTX)",
+                       major, minor, *arch, archs.front(), archs.back());
+  }
+  return "";
+}
+
 CudaImage nvrtc_compile(const std::string& source, const std::string& requested) {
   std::vector<int> archs = supported_archs();
   if (archs.empty()) fail(ErrorKind::RuntimeError, "NVRTC supports no GPU architecture");
   int arch = archs.back();
   if (!requested.empty()) {
-    if (!requested.starts_with("sm_") || requested.size() < 5)
-      fail(ErrorKind::ValueError, "--arch expects sm_NN (sm_80, sm_90, ...), not '{}'", requested);
-    try {
-      arch = std::stoi(requested.substr(3));
-    } catch (const std::exception&) {
-      fail(ErrorKind::ValueError, "--arch expects sm_NN (sm_80, sm_90, ...), not '{}'", requested);
-    }
+    if (std::string problem = arch_problem(requested); !problem.empty()) fail(ErrorKind::ValueError, "{}", problem);
+    arch = *arch_number(requested);
   }
   // A cubin for an arch NVRTC knows; else PTX for the newest virtual arch
   // below it, which the driver compiles for the device when it loads it.
@@ -61,7 +83,7 @@ CudaImage nvrtc_compile(const std::string& source, const std::string& requested)
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   bool cubin = std::find(archs.begin(), archs.end(), arch) != archs.end();
   int virtual_arch = arch;
-  if (!cubin) {
+  if (!cubin) {  // (a device's own arch is not checked above)
     auto below = std::find_if(archs.rbegin(), archs.rend(), [&](int a) { return a <= arch; });
     if (below == archs.rend())
       fail(ErrorKind::RuntimeError, "NVRTC {}.{} cannot compile for sm_{}: it supports sm_{} to sm_{}", major, minor,
@@ -116,6 +138,8 @@ bool have_nvrtc() { return false; }
 CudaImage nvrtc_compile(const std::string&, const std::string&) {
   fail(ErrorKind::RuntimeError, "this build of thn has no CUDA backend (no CUDA toolkit at build time)");
 }
+
+std::string arch_problem(const std::string&) { return "this build of thn has no CUDA backend"; }
 
 #endif
 

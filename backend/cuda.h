@@ -23,6 +23,9 @@ struct CudaImage {
 // Compiles `source` for `arch` ("sm_90"; empty: the newest NVRTC supports);
 // an Error with NVRTC's log and the path of the source when it fails.
 CudaImage nvrtc_compile(const std::string& source, const std::string& arch);
+// Why NVRTC cannot compile for `arch` (sm_NN), or "" when it can (an arch
+// newer than it knows gets PTX).
+std::string arch_problem(const std::string& arch);
 
 // The module of an image, loaded once per process and kept (kernels of
 // cache entries may run until exit).

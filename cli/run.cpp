@@ -132,7 +132,11 @@ void report_error() {
 bool script_exists(const std::string& file) {
   std::error_code ec;
   if (std::filesystem::is_regular_file(file, ec)) return true;
-  std::fprintf(stderr, "thn: can't open file '%s': No such file or directory\n", file.c_str());
+  const bool exists = std::filesystem::exists(file, ec);
+  const char* why = !exists ? "No such file or directory"
+                    : std::filesystem::is_directory(file, ec) ? "Is a directory"
+                                                               : "not a regular file";
+  std::fprintf(stderr, "thn: can't open file '%s': %s\n", file.c_str(), why);
   return false;
 }
 
@@ -189,8 +193,14 @@ int run_command(int argc, char** argv) {
       run.jit.time_passes = true;
     } else if (arg == "--stats") {
       run.jit.stats = true;
-    } else if (arg == "--device" && i + 1 < argc && (argv[i + 1] == std::string("cpu") || argv[i + 1] == std::string("cuda"))) {
-      if (argv[++i] == std::string("cuda")) {
+    } else if (arg == "--device") {
+      const std::string device = i + 1 < argc ? argv[++i] : "";
+      if (device != "cpu" && device != "cuda") {
+        std::fprintf(stderr, "thn run: --device takes cpu or cuda%s\n%s",
+                     device.empty() ? "" : fmt::format(", not '{}'", device).c_str(), kRunUsage);
+        return 2;
+      }
+      if (device == "cuda") {
         if (std::string why; !cuda::available(&why)) {
           std::fprintf(stderr, "thn run: --device cuda: CUDA is not available: %s\n", why.c_str());
           return 2;
@@ -256,6 +266,12 @@ int kernels_command(int argc, char** argv) {
   if (target == "cuda" && !have_nvrtc()) {
     std::fprintf(stderr, "thn kernels: this build has no CUDA backend (no CUDA toolkit at build time)\n");
     return 1;
+  }
+  if (target == "cuda" && !arch.empty()) {
+    if (std::string problem = arch_problem(arch); !problem.empty()) {
+      std::fprintf(stderr, "thn kernels: %s\n", problem.c_str());
+      return 2;
+    }
   }
   int traces = 0, kernels = 0;
   std::string compiled_for = target == "cpu" ? "the host" : "";

@@ -238,9 +238,20 @@ void not_implemented(std::string_view cpu_kernel, DType dtype, Device device, st
 }
 
 Device parse_device(const std::string& s) {
-  if (s == "cpu") return kCPU;
-  if (s == "cuda" || s == "cuda:0") return Device{DeviceType::CUDA};
-  fail("Expected one of cpu, cuda device type at start of device string: {}", s);
+  // type[:index], as PyTorch parses it; thn has the CPU and one GPU, cuda:0.
+  const size_t colon = s.find(':');
+  const std::string type = s.substr(0, colon), index = colon == std::string::npos ? "" : s.substr(colon + 1);
+  if (type != "cpu" && type != "cuda") fail("Expected one of cpu, cuda device type at start of device string: {}", s);
+  if (colon != std::string::npos &&
+      (index.empty() || index.size() > 9 || !std::all_of(index.begin(), index.end(), [](char c) { return c >= '0' && c <= '9'; })))
+    fail("Invalid device string: '{}'", s);
+  if (type == "cpu") {
+    if (!index.empty() && index != "0") fail("CPU device index must be -1 or zero, got {}", index);
+    return kCPU;
+  }
+  if (!index.empty() && index != "0")
+    fail("CUDA error: invalid device ordinal (device '{}': thn uses one GPU, cuda:0)", s);
+  return Device{DeviceType::CUDA};
 }
 
 }  // namespace thn

@@ -233,7 +233,7 @@ def check_device(thn):
             errors.append(f"thn run {' '.join(args)}: exit {r.returncode}, stdout {r.stdout!r}, want {want!r}; {r.stderr}")
     for args, env, text in [(["--device", "cuda"], NO_DRIVER,
                              "thn run: --device cuda: CUDA is not available: no NVIDIA driver"),
-                            (["--device", "tpu"], {}, "unknown option or extra argument: --device")]:
+                            (["--device", "tpu"], {}, "--device takes cpu or cuda, not 'tpu'")]:
         r = run(thn, ["run", "FILE"] + args, code="print(1)\n", env=env)
         if r.returncode != 2 or text not in r.stderr or r.stdout:
             errors.append(f"thn run {' '.join(args)}: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
@@ -295,8 +295,8 @@ def check_arch(thn):
     r = run(thn, ["kernels", quickstart, "--target", "cuda", "--arch", "sm_999"])
     if r.returncode != 0 or "compiled for compute_" not in r.stdout + r.stderr:
         errors.append(f"--arch sm_999: exit {r.returncode}, want PTX for an older arch: {r.stdout[-300:]} {r.stderr[-300:]}")
-    r = run(thn, ["kernels", quickstart, "--target", "cuda", "--arch", "sm_10"])
-    if r.returncode != 1 or "cannot compile for sm_10: it supports sm_" not in r.stderr:
+    r = run(thn, ["kernels", quickstart, "--target", "cuda", "--arch", "sm_10"])  # (a usage error, before the script runs)
+    if r.returncode != 2 or "cannot compile for sm_10: it supports sm_" not in r.stderr or r.stdout:
         errors.append(f"--arch sm_10: exit {r.returncode}, stderr {r.stderr[-300:]}")
     with tempfile.TemporaryDirectory() as cache:
         env = {"THN_LIBCUDA": FAKE_CUDA, "LD_PRELOAD": FAKE_CUDA, "XDG_CACHE_HOME": cache,
@@ -379,6 +379,26 @@ def check_cache_owner(thn):
     return problems
 
 
+def check_usage_errors(thn):
+    """A directory as the script, a device thn does not have and a malformed
+    --arch are usage errors (exit 2) that say what is wrong."""
+    problems = []
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "p.thn")
+        with open(script, "w") as f:
+            f.write("print(1)\n")
+        cases = [(["run", d], "Is a directory"), (["run", script, "--device", "tpu"], "--device takes cpu or cuda, not 'tpu'"),
+                 (["run", script, "--device"], "--device takes cpu or cuda")]
+        if FAKE_CUDA:
+            cases.append((["kernels", script, "--target", "cuda", "--arch", "sm_80x"],
+                          "--arch expects sm_NN (sm_80, sm_90, ...), not 'sm_80x'"))
+        for args, want in cases:
+            r = subprocess.run([thn] + args, capture_output=True, text=True, timeout=60)
+            if r.returncode != 2 or want not in r.stderr:
+                problems.append(f"thn {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r} (want exit 2 and {want!r})")
+    return problems
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -435,7 +455,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
