@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <malloc.h>
 
+#include <cerrno>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -55,12 +56,9 @@ int version() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  // Tracing and the passes make and drop many small objects: a heap that
-  // grows in large steps and is not trimmed after every burst of frees
-  // spends a tenth less time in the kernel's page faults (bench/jit).
-  mallopt(M_TOP_PAD, 64 << 20);
-  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+namespace {
+
+int command(int argc, char** argv) {
   if (argc == 1) return thn::repl_command(argc, argv);
   std::string cmd = argv[1];
   if (cmd == "--version") return version();
@@ -80,4 +78,24 @@ int main(int argc, char** argv) {
   }
   std::cerr << "thn: unknown command or arguments: " << cmd << "\n" << kUsage;
   return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Tracing and the passes make and drop many small objects: a heap that
+  // grows in large steps and is not trimmed after every burst of frees
+  // spends a tenth less time in the kernel's page faults (bench/jit).
+  mallopt(M_TOP_PAD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  int rc = command(argc, argv);
+  // Output that could not be written (a full disk, a closed pipe) fails
+  // the run, as Python's does, instead of passing for success.
+  std::cout.flush();
+  errno = 0;
+  if (std::fflush(stdout) != 0 || std::ferror(stdout) || !std::cout) {
+    std::fprintf(stderr, "thn: cannot write the output: %s\n", errno ? std::strerror(errno) : "write error");
+    if (rc == 0) rc = 1;
+  }
+  return rc;
 }

@@ -399,6 +399,23 @@ def check_usage_errors(thn):
     return problems
 
 
+def check_output_errors(thn):
+    """Output that cannot be written (stdout on /dev/full) fails the run with
+    a message, as Python's does."""
+    if not os.path.exists("/dev/full"):
+        print("cli output errors: skipped (no /dev/full)")
+        return []
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "p.thn")
+        with open(script, "w") as f:
+            f.write("for i in range(3):\n    print(i)\n")
+        with open("/dev/full", "w") as full:
+            r = subprocess.run([thn, "run", script], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    if r.returncode != 1 or "thn: cannot write the output" not in r.stderr:
+        return [f"stdout on /dev/full: exit {r.returncode}, stderr {r.stderr!r}"]
+    return []
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -455,7 +472,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
