@@ -68,7 +68,7 @@ void print_traceback(const TracedError& e) {
     if (l.source) {
       std::string_view text = l.source->line(l.line);
       size_t start = text.find_first_not_of(" \t");
-      if (start != std::string_view::npos) entry += fmt::format("    {}\n", text.substr(start));
+      if (start != std::string_view::npos) entry += fmt::format("    {}\n", printable(text.substr(start)));
     }
     if (entry == prev) {
       if (++same <= 3) out += entry;

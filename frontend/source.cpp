@@ -30,20 +30,41 @@ std::string_view Source::line(int n) const {
   return lines[size_t(n) - 1];
 }
 
+namespace {
+
+bool is_control(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (unsigned char c : text) {
+    if (is_control(c)) out += fmt::format("\\x{:02x}", c);
+    else out += char(c);
+  }
+  return out;
+}
+
 std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message, bool colour) {
   // clang's palette: the location bold, the error bold red, the caret bold green.
   auto paint = [colour](const char* sgr, const std::string& s) {
     return colour ? fmt::format("\x1b[{}m{}\x1b[0m", sgr, s) : s;
   };
-  std::string what = paint("1;31", message.empty() ? error_kind_name(kind) : fmt::format("{}: {}", error_kind_name(kind), message));
+  std::string what =
+      paint("1;31", message.empty() ? error_kind_name(kind) : fmt::format("{}: {}", error_kind_name(kind), printable(message)));
   if (!loc.source) return what;
   std::string out = paint("1", fmt::format("{}:{}:{}:", loc.source->path, loc.line, loc.col + 1)) + " " + what;
   std::string_view text = loc.source->line(loc.line);
   if (!text.empty()) {
-    // Keep the caret under the column: tabs stay tabs, everything else a space.
+    // Keep the caret under the column: tabs stay tabs, an escaped character
+    // is four columns, everything else one.
     std::string pad;
-    for (int i = 0; i < loc.col && size_t(i) < text.size(); ++i) pad += text[size_t(i)] == '\t' ? '\t' : ' ';
-    out += fmt::format("\n    {}\n    {}{}", text, pad, paint("1;32", "^"));
+    for (int i = 0; i < loc.col && size_t(i) < text.size(); ++i) {
+      const unsigned char c = static_cast<unsigned char>(text[size_t(i)]);
+      pad += c == '\t' ? "\t" : is_control(c) ? "    " : " ";
+    }
+    out += fmt::format("\n    {}\n    {}{}", printable(text), pad, paint("1;32", "^"));
   }
   return out;
 }

@@ -38,8 +38,14 @@ struct Place : Loc {
   std::shared_ptr<const std::vector<TraceEntry>> calls;
 };
 
+// Text from a source file or a value, as a terminal may show it: control
+// characters (a NUL, an escape sequence's ESC) written as Python writes
+// them in a repr, \x00 and \x1b; tabs stay.
+std::string printable(std::string_view text);
+
 // "file:line:col: Kind: message", the source line and a caret under col;
-// with colour, ANSI escapes for a terminal.
+// with colour, ANSI escapes for a terminal. The line and the message are
+// printable().
 std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message, bool colour = false);
 
 // An error with a location: syntax errors, and runtime errors once the

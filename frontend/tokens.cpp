@@ -142,6 +142,7 @@ std::vector<std::unique_ptr<antlr4::Token>> tokenize(const Source& src) {
     if (type == ThnLexer::ERROR_CHAR) {
       std::string text = t.getText();
       unsigned char c = text.empty() ? 0 : static_cast<unsigned char>(text[0]);
+      if (c == 0) fail_at(loc, ErrorKind::SyntaxError, "source code cannot contain null bytes");
       if (c == '\\') fail_at(loc, ErrorKind::SyntaxError, "unexpected character after line continuation character");
       if (c == '$' || c == '?' || c == '`' || c == '!')
         fail_at(loc, ErrorKind::SyntaxError, "invalid syntax");

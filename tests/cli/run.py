@@ -416,6 +416,17 @@ def check_output_errors(thn):
     return []
 
 
+def check_escaped_source(thn):
+    """Control characters in source (a terminal escape sequence, a NUL) are
+    echoed escaped in errors, never raw to the terminal."""
+    problems = []
+    for code, want in [('x = "\x1b[31mred" + 1\n', 'x = "\\x1b[31mred" + 1'), ("y = 1 +\x00 2\n", "y = 1 +\\x00 2")]:
+        r = run(thn, ["run", "FILE"], code)
+        if r.returncode != 1 or want not in r.stderr or "\x1b" in r.stderr or "\x00" in r.stderr:
+            problems.append(f"{code!r}: exit {r.returncode}, stderr {r.stderr!r}")
+    return problems
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -472,7 +483,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
