@@ -67,7 +67,7 @@ class Builder {
   void stmt(P::StmtContext* c, Body& out) {
     if (auto* s = c->simple_stmts()) return simple_stmts(s, out);
     auto* cs = c->compound_stmt();
-    if (auto* x = cs->if_stmt()) return out.push_back(if_stmt(x, 0));
+    if (auto* x = cs->if_stmt()) return out.push_back(if_stmt(x));
     if (auto* x = cs->while_stmt()) {
       auto w = std::make_unique<While>(loc(x));
       w->test = expr(x->expr());
@@ -88,13 +88,22 @@ class Builder {
     out.push_back(funcdef(d->funcdef(), std::move(decorators)));
   }
 
-  StmtPtr if_stmt(P::If_stmtContext* c, size_t k) {
-    auto node = std::make_unique<If>(loc(k == 0 ? c->getStart() : c->expr(k)->getStart()));
-    node->test = expr(c->expr(k));
-    node->body = block(c->block(k));
-    if (k + 1 < c->expr().size()) node->orelse.push_back(if_stmt(c, k + 1));
-    else if (c->else_block) node->orelse = block(c->else_block);
-    return node;
+  // if/elif/else as nested Ifs, each elif the orelse of the one before.
+  // (The context's children are fetched once: ANTLR finds the k-th by a
+  // walk over them, which per branch made a long elif chain quadratic.)
+  StmtPtr if_stmt(P::If_stmtContext* c) {
+    const std::vector<P::ExprContext*> tests = c->expr();
+    const std::vector<P::BlockContext*> blocks = c->block();
+    std::vector<std::unique_ptr<If>> branches;
+    for (size_t k = 0; k < tests.size(); ++k) {  // (in source order: errors come in it)
+      auto node = std::make_unique<If>(loc(k == 0 ? c->getStart() : tests[k]->getStart()));
+      node->test = expr(tests[k]);
+      node->body = block(blocks[k]);
+      branches.push_back(std::move(node));
+    }
+    if (c->else_block) branches.back()->orelse = block(c->else_block);
+    for (size_t k = branches.size() - 1; k > 0; --k) branches[k - 1]->orelse.push_back(std::move(branches[k]));
+    return std::move(branches.front());
   }
 
   Body block(P::BlockContext* c) {

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace thn {
 
@@ -224,17 +225,57 @@ std::string repr_string(const std::string& s) {
   return out + quote;
 }
 
-// A list that contains itself prints as [...], as in Python.
-static std::vector<const Object*> repr_in_progress;
+// A list or tuple's repr is written into one string as the walk goes (a
+// nested list's text is not copied once per level), with the sequences in
+// progress in a set: a list that contains itself prints as [...], as in
+// Python, and nesting past Python's recursion limit is its RecursionError.
+namespace {
 
-static std::string join_repr(const std::vector<Value>& items) {
-  std::string out;
+struct ReprWalk {
+  std::unordered_set<const Object*> in_progress;
+  int depth = 0;
+};
+thread_local ReprWalk repr_walk;
+
+void sequence_repr(std::string& out, const Value& v) {
+  const Object* self = v.object().get();
+  const bool list = v.is(Type::List);
+  if (repr_walk.in_progress.count(self)) {
+    out += list ? "[...]" : "(...)";
+    return;
+  }
+  if (repr_walk.depth >= 1000)
+    fail(ErrorKind::RecursionError, "maximum recursion depth exceeded while getting the repr of an object");
+  struct Enter {
+    const Object* self;
+    Enter(const Object* s) : self(s) {
+      repr_walk.in_progress.insert(s);
+      ++repr_walk.depth;
+    }
+    ~Enter() {
+      repr_walk.in_progress.erase(self);
+      --repr_walk.depth;
+    }
+  } enter(self);
+  if (!list && !v.is_size()) {
+    if (auto& rt = v.obj<ListObj>().return_type; !rt.empty()) {
+      const auto f = return_fields(rt);
+      out += fmt::format("torch.return_types.{}(\n{}={},\n{}={})", rt, f[0], to_repr(v.items()[0]), f[1],
+                         to_repr(v.items()[1]));
+      return;
+    }
+  }
+  out += list ? "[" : v.is_size() ? "torch.Size([" : "(";
+  const std::vector<Value>& items = v.items();
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
-    out += to_repr(items[i]);
+    if (items[i].is(Type::List) || items[i].is(Type::Tuple)) sequence_repr(out, items[i]);
+    else out += to_repr(items[i]);
   }
-  return out;
+  out += list ? "]" : v.is_size() ? "])" : items.size() == 1 ? ",)" : ")";
 }
+
+}  // namespace
 
 std::string to_repr(const Value& v) {
   switch (v.type()) {
@@ -244,21 +285,9 @@ std::string to_repr(const Value& v) {
     case Type::Float: return repr_float(v.as_float());
     case Type::Str: return repr_string(v.as_str());
     case Type::List: case Type::Tuple: {
-      const Object* self = v.object().get();
-      bool list = v.is(Type::List);
-      if (std::find(repr_in_progress.begin(), repr_in_progress.end(), self) != repr_in_progress.end())
-        return list ? "[...]" : "(...)";
-      repr_in_progress.push_back(self);
-      std::string inner = join_repr(v.items());
-      repr_in_progress.pop_back();
-      if (list) return "[" + inner + "]";
-      if (v.is_size()) return "torch.Size([" + inner + "])";
-      if (auto& rt = v.obj<ListObj>().return_type; !rt.empty()) {
-        const auto f = return_fields(rt);
-        return fmt::format("torch.return_types.{}(\n{}={},\n{}={})", rt, f[0], to_repr(v.items()[0]), f[1],
-                           to_repr(v.items()[1]));
-      }
-      return "(" + inner + (v.items().size() == 1 ? ",)" : ")");
+      std::string out;
+      sequence_repr(out, v);
+      return out;
     }
     case Type::Tensor: return tensor_repr(v.as_tensor());
     case Type::DType: return "torch." + std::string(dtype_name(v.as_dtype()));

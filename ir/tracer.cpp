@@ -45,7 +45,8 @@ bool same_item(const Value& a, const Value& b) {
 
 struct Tracer::Links {
   std::vector<TraceResult::OutputLink>& out;
-  std::unordered_map<const Object*, std::vector<int>> arguments;  // the traced argument lists' paths
+  std::unordered_map<const Object*, int> arguments;  // the traced argument lists' leaves
+  std::function<std::vector<int>(int)> path_of;      // a leaf's path in the arguments
   std::unordered_map<const Object*, std::vector<int>> seen;       // lists output so far, at their paths
 };
 
@@ -175,8 +176,13 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     leaf.kind = InputLeaf::Sequence;
     leaves.push_back(leaf);
     std::vector<Value> items;
-    for (size_t i = 0; i < arg.items().size(); ++i)
-      items.push_back(flatten(arg.items()[i], self, int(i), fmt::format("{}_{}", name, i), leaves));
+    // An item's name extends its list's (p_0_1); deep in nested lists, where
+    // those names would grow with the depth (and every pass over the leaves
+    // with their square), it is the parameter's and the leaf's number.
+    for (size_t i = 0; i < arg.items().size(); ++i) {
+      std::string item = name.size() < 64 ? fmt::format("{}_{}", name, i) : fmt::format("{}_leaf{}", root_name_, leaves.size());
+      items.push_back(flatten(arg.items()[i], self, int(i), item, leaves));
+    }
     if (!arg.is(Type::List)) return arg.like(std::move(items));
     ListArgument& l = lists_[list_index_.at(arg.object().get())];
     l.list.items() = items;
@@ -196,6 +202,7 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   // takes every parameter positionally.
   const auto* f = fn.is(Type::Function) ? &fn.obj<FunctionObj>() : nullptr;
   for (size_t i = 0; i < params.size(); ++i) {
+    root_name_ = names[i];
     Value v = flatten(params[i], -1, int(i), names[i], r.leaves);
     if (f && f->def->params[i].kwonly) args.kwargs.emplace_back(names[i], std::move(v));
     else args.args.push_back(std::move(v));
@@ -233,7 +240,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   // A list argument the code changed: its new items become outputs.
   auto argument_path = [&r](int leaf) {
     std::vector<int> path;
-    for (int k = leaf; k >= 0; k = r.leaves[size_t(k)].parent) path.insert(path.begin(), r.leaves[size_t(k)].index);
+    for (int k = leaf; k >= 0; k = r.leaves[size_t(k)].parent) path.push_back(r.leaves[size_t(k)].index);
+    std::reverse(path.begin(), path.end());
     return path;
   };
   std::vector<const ListArgument*> changed;
@@ -245,8 +253,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     r.list_updates.push_back(argument_path(l.leaf));
     changed.push_back(&l);
   }
-  Links links{r.output_links, {}, {}};
-  for (const ListArgument& l : lists_) links.arguments.emplace(l.list.object().get(), argument_path(l.leaf));
+  Links links{r.output_links, {}, argument_path, {}};
+  for (const ListArgument& l : lists_) links.arguments.emplace(l.list.object().get(), l.leaf);
   std::vector<int> path;
   if (changed.empty()) {
     trace_.output = link_output(out, path, false, links);
@@ -345,7 +353,7 @@ Value Tracer::link_output(const Value& v, std::vector<int>& path, bool update_ro
   if (!v.is_sequence()) return traced(v);
   if (v.is(Type::List) && !update_root) {
     if (auto a = links.arguments.find(v.object().get()); a != links.arguments.end()) {
-      links.out.push_back({path, a->second, true});
+      links.out.push_back({path, links.path_of(a->second), true});
       return Value();
     }
     auto [it, fresh] = links.seen.try_emplace(v.object().get(), path);

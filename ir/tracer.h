@@ -172,6 +172,7 @@ class Tracer : public OpDispatch {
 
  private:
   Value flatten(const Value& arg, int parent, int index, const std::string& name, std::vector<InputLeaf>& leaves);
+  std::string root_name_;  // the parameter flatten is in
   // The trace's output for `v` at `path`: proxies, with None where an
   // OutputLink puts a list (an update root is not linked itself).
   struct Links;
