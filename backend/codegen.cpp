@@ -310,6 +310,8 @@ std::string Emitter::op(const KExpr& e) const {
       bool one = a.kind == KExpr::Kind::Const &&
                  (a.constant.is(Type::Float) ? a.constant.raw_float() : double(a.constant.raw_int())) ==
                      (def.id == OpId::sub ? -1.0 : 1.0);
+      if (one && is_integral(e.compute, false))
+        return fmt::format("thn::thn_wrapping<{0}>({1}, {2}, '+')", c, arg(e, 0), arg(e, 1));
       if (one) return fmt::format("{0}({1} + {2})", c, arg(e, 0), arg(e, 1));
       return fmt::format("thn::thn_muladd<{0}>({2}, {3}, {1})", c, arg(e, 0), alpha, arg(e, 1));
     }

@@ -163,7 +163,7 @@ std::string compiler() {
 
 const std::vector<std::string>& compile_flags() {
   static const std::vector<std::string> flags{"-O3", "-march=native", "-fopenmp", "-shared", "-fPIC",
-                                              "-std=c++17", "-ffp-contract=off", "-fno-math-errno", "-w"};
+                                              "-std=c++17", "-ffp-contract=off", "-fno-math-errno", "-fwrapv", "-w"};
   return flags;
 }
 

@@ -32,7 +32,8 @@ std::string_view Source::line(int n) const {
 
 namespace {
 
-bool is_control(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }
+// (Tabs and line breaks stay: a message may have several lines.)
+bool is_control(unsigned char c) { return (c < 0x20 && c != '\t' && c != '\n') || c == 0x7f; }
 
 }  // namespace
 

@@ -40,7 +40,7 @@ struct Place : Loc {
 
 // Text from a source file or a value, as a terminal may show it: control
 // characters (a NUL, an escape sequence's ESC) written as Python writes
-// them in a repr, \x00 and \x1b; tabs stay.
+// them in a repr, \x00 and \x1b; tabs and line breaks stay.
 std::string printable(std::string_view text);
 
 // "file:line:col: Kind: message", the source line and a caret under col;

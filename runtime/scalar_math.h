@@ -44,9 +44,16 @@ template <class T> THN_HD T thn_muladd(T a, T b, T c) {
 }
 
 // One input
-template <class T> THN_HD T thn_neg(T a) { return -a; }
+template <class T> inline constexpr bool thn_is_wrapping_int = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T> THN_HD T thn_neg(T a) {
+  if constexpr (thn_is_wrapping_int<T>) return thn_wrapping(T(0), a, '-'); else return -a;
+}
+// (abs of the most negative int is itself, as PyTorch's: in the unsigned
+// type, so that no compiler may assume abs(x) >= 0.)
 template <class T> THN_HD T thn_abs(T a) {
-  if constexpr (thn_is_float<T>) return std::fabs(a); else return a < 0 ? -a : a;
+  if constexpr (thn_is_float<T>) return std::fabs(a);
+  else if constexpr (thn_is_wrapping_int<T>) return a < 0 ? thn_wrapping(T(0), a, '-') : a;
+  else return a;
 }
 template <class T> THN_HD T thn_exp(T a) { return std::exp(a); }
 template <class T> THN_HD T thn_exp2(T a) { return std::exp2(a); }
@@ -57,7 +64,9 @@ template <class T> THN_HD T thn_log1p(T a) { return std::log1p(a); }
 template <class T> THN_HD T thn_expm1(T a) { return std::expm1(a); }
 template <class T> THN_HD T thn_sqrt(T a) { return std::sqrt(a); }
 template <class T> THN_HD T thn_rsqrt(T a) { return T(1) / std::sqrt(a); }
-template <class T> THN_HD T thn_square(T a) { return a * a; }
+template <class T> THN_HD T thn_square(T a) {
+  if constexpr (thn_is_wrapping_int<T>) return thn_wrapping(a, a, '*'); else return a * a;
+}
 template <class T> THN_HD T thn_sin(T a) { return std::sin(a); }
 template <class T> THN_HD T thn_cos(T a) {
 #ifdef THN_VECTOR_COS  // host kernels: see backend/prelude.cpp.in
