@@ -130,8 +130,10 @@ class Verifier {
         const bool through_view = is_fusion(b) && owner(into[k]) != &into[k].symbolic();
         int in_target = 0;
         bool elementwise = true;
+        std::vector<Value> target_reads;
         for (const Value& p : reads) {
           if (!p.is(Type::Tensor) || buffer_of(owner(p)) != target) continue;
+          target_reads.push_back(p);
           // The target itself (a range of shared memory updated in place),
           // or what owns its memory, read element for element.
           bool whole = owner(p) == &p.symbolic() || &p.symbolic() == &into[k].symbolic();
@@ -143,7 +145,7 @@ class Verifier {
         // store_through_views) updates the value the buffer holds, which
         // later ops read (or the output, where the view is a range of shared
         // memory, named by it).
-        if (through_view && !elementwise) view_store(b, into[k], reads, target, holds, also_holds);
+        if (through_view && !elementwise) view_store(b, into[k], target_reads);
         else if (!elementwise) fail(fmt::format("{} writes into memory it reads through a view", who));
         if (through_view) also_holds[target] = owner(into[k]);
         if (!b.sym.writes_into_any()) {
@@ -163,21 +165,15 @@ class Verifier {
   }
 
   // A fusion output stored through a view of a buffer (buffer_plan's
-  // store_through_views) updates part of the value the buffer holds; the
-  // fusion reads each element of that buffer it stores at the same index,
-  // or none.
-  void view_store(const BoundSymbol& b, const Value& view, const std::vector<Value>& reads, const Symbolic* target,
-                  const std::unordered_map<const Symbolic*, const Symbolic*>& holds,
-                  const std::unordered_map<const Symbolic*, const Symbolic*>& also_holds) const {
+  // store_through_views) updates part of the value the buffer holds (its
+  // owner's or, for a write-back, an earlier value in the input's memory,
+  // laid out as the input); the fusion reads each element of that buffer it
+  // stores at the same index, or none.
+  void view_store(const BoundSymbol& b, const Value& view, const std::vector<Value>& in_target) const {
     const std::string who = b.sym.name();
-    auto h = holds.find(target);
-    auto a = also_holds.find(target);
-    if (h != holds.end() && h->second != owner(view) && (a == also_holds.end() || a->second != owner(view)))
-      fail(fmt::format("{} writes through a view of a value its memory no longer holds", who));
     std::optional<Region> store = region_of(t_, view);
     if (!store) fail(fmt::format("{} writes through a view whose layout is not known", who));
-    for (const Value& p : reads) {
-      if (!p.is(Type::Tensor) || owner(p) != owner(view)) continue;
+    for (const Value& p : in_target) {
       std::optional<Region> at = region_of(t_, p);
       if (!at || !fusion_reads_at_store(b, p, *at, *store))
         fail(fmt::format("{} writes through a view into memory it reads elsewhere", who));
