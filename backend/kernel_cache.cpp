@@ -8,14 +8,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cerrno>
-#include <cstring>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
@@ -192,7 +194,7 @@ std::string host_identity() {
 const std::string& compiler_identity() {
   static const std::string id = [] {
     fs::path log = fs::path(kernel_cache_dir()) / ("version." + std::to_string(getpid()) + ".log");
-    int rc = spawn({compiler(), "--version"}, log);
+    int rc = spawn({compiler(), "--version"}, log, compile_timeout_s());
     std::string text = read_file(log);
     fs::remove(log);
     if (rc != 0)
@@ -228,7 +230,9 @@ std::shared_ptr<HostModule> open_module(const fs::path& so) {
 }  // namespace
 
 // Runs argv (no shell) with stdout and stderr into `log`; its exit status.
-int spawn(const std::vector<std::string>& argv, const fs::path& log) {
+// It runs in a process group of its own: past `timeout_s` (0: none) the
+// group (the compiler and what it started) is killed.
+int spawn(const std::vector<std::string>& argv, const fs::path& log, double timeout_s) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -236,14 +240,40 @@ int spawn(const std::vector<std::string>& argv, const fs::path& log) {
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attr, 0);
   pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (rc != 0) return -1;
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
+  const auto start = std::chrono::steady_clock::now();
+  auto nap = std::chrono::microseconds(500);  // (short first: most runs end quickly)
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return -1;
+    if (r == 0) {
+      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
+        ::kill(-pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+        return kSpawnTimedOut;
+      }
+      std::this_thread::sleep_for(nap);
+      nap = std::min(nap * 2, std::chrono::microseconds(50000));
+    }
+  }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+double compile_timeout_s() {
+  const char* e = std::getenv("THN_COMPILE_TIMEOUT");
+  char* end = nullptr;
+  const double t = e && *e ? std::strtod(e, &end) : 0;
+  return e && *e && end && *end == '\0' && t > 0 ? t : 600;
 }
 
 namespace {
@@ -312,11 +342,17 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
   std::vector<std::string> argv{compiler()};
   for (const std::string& f : compile_flags()) argv.push_back(f);
   argv.insert(argv.end(), {"-o", out.string(), src.string()});
-  int rc = spawn(argv, log);
-  if (rc != 0) {
+  const double timeout = compile_timeout_s();
+  int rc = spawn(argv, log, timeout);
+  if (rc != 0) {  // (nothing of a failed compile stays behind)
     std::string text = read_file(log);
-    fail(ErrorKind::RuntimeError, "compiling kernels failed ({} exited with {}):\n{}generated source: {}", compiler(), rc,
-         text, src.string());
+    std::error_code ec;
+    for (const fs::path& p : {src, log, out}) fs::remove(p, ec);
+    if (rc == kSpawnTimedOut)
+      fail(ErrorKind::RuntimeError, "compiling kernels took more than {} s: {} was stopped (THN_COMPILE_TIMEOUT sets "
+           "the limit, in seconds)", timeout, compiler());
+    fail(ErrorKind::RuntimeError, "compiling kernels failed ({} {}):\n{}", compiler(),
+         rc < 0 ? "could not be run or was killed" : fmt::format("exited with {}", rc), text);
   }
   fs::remove(log);
   fs::remove(src);

@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from checks import run_checks  # noqa: E402
@@ -427,6 +428,29 @@ def check_escaped_source(thn):
     return problems
 
 
+def check_compile_timeout(thn):
+    """A kernel compiler that never returns is stopped after
+    THN_COMPILE_TIMEOUT seconds with a clear error, and leaves no files."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"XDG_CACHE_HOME": cache, "THN_CXX": os.path.join(HERE, "hanging_cxx"), "THN_COMPILE_TIMEOUT": "1"}
+        start = time.monotonic()
+        try:
+            r = run(thn, ["run", "FILE"], "def f(x):\n    return x * 7\nprint(jit(f)(ones(2)))\n", env=env)
+        except subprocess.TimeoutExpired:
+            return ["thn hung on a compiler that never returns"]
+        took = time.monotonic() - start
+        kernels = os.path.join(cache, "thn", "kernels")
+        left = [n for n in os.listdir(kernels) if n.endswith((".cpp", ".log", ".so"))]
+    problems = []
+    if r.returncode != 1 or "compiling kernels took more than 1 s" not in r.stderr or "THN_COMPILE_TIMEOUT" not in r.stderr:
+        problems.append(f"exit {r.returncode}, stderr {r.stderr!r}")
+    if took > 30:
+        problems.append(f"the timeout of 1 s took {took:.0f} s")
+    if left:
+        problems.append(f"files left behind: {left}")
+    return problems
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -483,7 +507,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
