@@ -5,6 +5,7 @@
 #include <spawn.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,7 +40,8 @@ HostModule::~HostModule() { dlclose(handle_); }
 
 void* HostModule::symbol(const std::string& name) const {
   void* s = dlsym(handle_, name.c_str());
-  if (!s) throw std::logic_error("kernel module has no symbol " + name);
+  if (!s) fail(ErrorKind::RuntimeError, "the compiled kernels lack the function {} (the kernel compiler built another "
+               "program?)", name);
   return s;
 }
 
@@ -110,8 +112,12 @@ std::string kernel_cache_dir() {
     // Kernels are loaded and run from here: a directory another user owns
     // or may write into (one made first in /tmp, say) could hold planted
     // ones. It is not used then (as OpenSSH and Python's bytecode cache
-    // refuse such paths); kernels compile into a private temporary one.
-    if (std::string why = foreign_directory(p); !why.empty()) {
+    // refuse such paths), nor is one this user cannot write into; kernels
+    // compile into a private temporary one.
+    std::string why = foreign_directory(p);
+    if (why.empty() && ::access(p.c_str(), R_OK | W_OK | X_OK) != 0)
+      why = fmt::format("this user cannot write into it ({})", std::strerror(errno));
+    if (!why.empty()) {
       std::fprintf(stderr, "thn: not using the kernel cache directory %s: %s; compiling into a private temporary "
                    "directory\n", p.c_str(), why.c_str());
       return private_directory();
@@ -122,6 +128,14 @@ std::string kernel_cache_dir() {
 }
 
 namespace {
+
+// "; the file system of DIR is full" when it is (a failed write's likely
+// cause), else "".
+std::string disk_full(const fs::path& dir) {
+  struct statvfs st {};
+  if (::statvfs(dir.c_str(), &st) == 0 && st.f_bavail == 0) return fmt::format("; the file system of {} is full", dir.string());
+  return "";
+}
 
 // A cache file's bytes; empty for one that is not a regular file of at
 // most kMaxCacheFile bytes (a symlink, a FIFO, a device, a directory: a
@@ -147,15 +161,41 @@ std::string read_file(const fs::path& p) {
   return out;
 }
 
+// Whether p is a regular file (not following a symlink; never throws: a
+// symlink loop or a directory where an entry should be is not one).
+bool is_entry(const fs::path& p) {
+  struct stat st {};
+  return ::lstat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Puts `from` at `to`, replacing what is there: an entry, or whatever took
+// its name (a directory, a symlink), which the cache owns.
+void install(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  if (!is_entry(to) && fs::symlink_status(to, ec).type() != fs::file_type::not_found) fs::remove_all(to, ec);
+  fs::rename(from, to, ec);
+  if (ec) {
+    fs::remove(from, ec);
+    fail(ErrorKind::RuntimeError, "cannot write the kernel cache file {}: {}", to.string(), ec.message());
+  }
+}
+
 void write_file(const fs::path& p, std::string_view data) {
   fs::path tmp = p;
   tmp += ".tmp" + std::to_string(getpid());
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     f.write(data.data(), std::streamsize(data.size()));
-    if (!f) fail(ErrorKind::RuntimeError, "cannot write {}", tmp.string());
+    f.flush();
+    if (!f) {
+      const int err = errno;
+      std::error_code ec;
+      fs::remove(tmp, ec);
+      fail(ErrorKind::RuntimeError, "cannot write the kernel cache file {}: {}{}", tmp.string(),
+           err ? std::strerror(err) : "write error", disk_full(p.parent_path()));
+    }
   }
-  fs::rename(tmp, p);
+  install(tmp, p);
 }
 
 std::string compiler() {
@@ -288,7 +328,7 @@ std::string entry_sum(const std::string& name, const std::string& bytes) { retur
 std::string cache_load(const std::string& name) {
   fs::path dir = kernel_cache_dir();
   fs::path data = dir / name, sum = dir / (name + ".sum");
-  if (!fs::exists(data) || !fs::exists(sum)) return "";
+  if (!is_entry(data) || !is_entry(sum)) return "";
   std::string bytes = read_file(data);
   return read_file(sum) == entry_sum(name, bytes) ? bytes : "";
 }
@@ -331,7 +371,7 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
 
   Lock lock(dir / (key + ".lock"));
   // A cached entry is loaded only when its checksum holds.
-  if (fs::exists(so) && fs::exists(sum) && read_file(sum) == entry_sum(key + ".so", read_file(so))) {
+  if (is_entry(so) && is_entry(sum) && read_file(sum) == entry_sum(key + ".so", read_file(so))) {
     auto m = open_module(so);
     loaded[key] = m;
     return done(m, true, false);
@@ -351,13 +391,16 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
     if (rc == kSpawnTimedOut)
       fail(ErrorKind::RuntimeError, "compiling kernels took more than {} s: {} was stopped (THN_COMPILE_TIMEOUT sets "
            "the limit, in seconds)", timeout, compiler());
-    fail(ErrorKind::RuntimeError, "compiling kernels failed ({} {}):\n{}", compiler(),
-         rc < 0 ? "could not be run or was killed" : fmt::format("exited with {}", rc), text);
+    fail(ErrorKind::RuntimeError, "compiling kernels failed ({} {}){}:\n{}", compiler(),
+         rc < 0 ? "could not be run or was killed" : fmt::format("exited with {}", rc), disk_full(dir), text);
   }
-  fs::remove(log);
-  fs::remove(src);
+  std::error_code ec;
+  fs::remove(log, ec);
+  fs::remove(src, ec);
+  if (!is_entry(out))
+    fail(ErrorKind::RuntimeError, "the kernel compiler {} exited with 0 but wrote no {}", compiler(), out.string());
   write_file(sum, entry_sum(key + ".so", read_file(out)));
-  fs::rename(out, so);
+  install(out, so);
   auto m = open_module(so);
   loaded[key] = m;
   return done(m, false, false);

@@ -451,6 +451,44 @@ def check_compile_timeout(thn):
     return problems
 
 
+def check_cache_damage(thn):
+    """No damage to the cache or its compiler is an internal error: a
+    directory and a symlink loop where entries should be are rebuilt over,
+    an unreadable cache directory is not used, a compiler that writes no
+    output or a module without the kernels' functions is a clear error."""
+    problems = []
+    code = "def f(x):\n    return x * 9 - 2\nprint(jit(f)(ones(2)))\n"
+    good = "tensor([7., 7.])\n"
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"XDG_CACHE_HOME": cache}
+        run(thn, ["run", "FILE"], code, env=env)
+        kernels = os.path.join(cache, "thn", "kernels")
+        for name in os.listdir(kernels):
+            path = os.path.join(kernels, name)
+            if name.endswith(".so"):
+                os.unlink(path)
+                os.mkdir(path)
+            elif name.endswith(".sum"):
+                os.unlink(path)
+                os.symlink(path, path)  # a loop
+        r = run(thn, ["run", "FILE"], code, env=env)
+        if r.returncode != 0 or r.stdout != good:
+            problems.append(f"a directory and a symlink loop as entries: exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
+        os.chmod(kernels, 0)
+        try:
+            r = run(thn, ["run", "FILE"], code, env=env)
+        finally:
+            os.chmod(kernels, 0o700)
+        if r.returncode != 0 or r.stdout != good:  # (as root the directory is still usable)
+            problems.append(f"a cache directory of mode 000: exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
+    for cxx, want in [("silent_cxx", "exited with 0 but wrote no"), ("empty_module_cxx", "lack the function")]:
+        with tempfile.TemporaryDirectory() as cache:
+            r = run(thn, ["run", "FILE"], code, env={"XDG_CACHE_HOME": cache, "THN_CXX": os.path.join(HERE, cxx)})
+            if r.returncode != 1 or want not in r.stderr or "internal error" in r.stderr:
+                problems.append(f"THN_CXX={cxx}: exit {r.returncode}, stderr {r.stderr!r} (want {want!r})")
+    return problems
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -507,7 +545,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("cache damage", check_cache_damage), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
