@@ -297,10 +297,11 @@ int spawn(const std::vector<std::string>& argv, const fs::path& log, double time
     if (r == pid) break;
     if (r < 0 && errno != EINTR) return -1;
     if (r == 0) {
-      if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s) {
+      const bool late = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s;
+      if (late || interrupt_requested()) {  // (Ctrl-C reaches the terminal's group, not the compiler's)
         ::kill(-pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
-        return kSpawnTimedOut;
+        return late ? kSpawnTimedOut : kSpawnInterrupted;
       }
       std::this_thread::sleep_for(nap);
       nap = std::min(nap * 2, std::chrono::microseconds(50000));
@@ -388,6 +389,7 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
     std::string text = read_file(log);
     std::error_code ec;
     for (const fs::path& p : {src, log, out}) fs::remove(p, ec);
+    if (rc == kSpawnInterrupted && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
     if (rc == kSpawnTimedOut)
       fail(ErrorKind::RuntimeError, "compiling kernels took more than {} s: {} was stopped (THN_COMPILE_TIMEOUT sets "
            "the limit, in seconds)", timeout, compiler());

@@ -36,8 +36,10 @@ struct CompileInfo {
 
 // Runs argv (no shell; argv[0] found on PATH) with stdout and stderr into
 // `log`; its exit status, -1 when it could not be started or was killed,
-// kSpawnTimedOut when it ran past `timeout_s` (0: no limit) and was killed.
-constexpr int kSpawnTimedOut = -2;
+// kSpawnTimedOut when it ran past `timeout_s` (0: no limit) and was killed,
+// kSpawnInterrupted when an interrupt was requested while it ran (waits
+// with a limit poll for one).
+constexpr int kSpawnTimedOut = -2, kSpawnInterrupted = -3;  // (a Ctrl-C, request_interrupt)
 int spawn(const std::vector<std::string>& argv, const std::filesystem::path& log, double timeout_s = 0);
 // THN_COMPILE_TIMEOUT (seconds), else 600: how long a kernel compile may run.
 double compile_timeout_s();

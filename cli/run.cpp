@@ -1,8 +1,10 @@
 #include "cli/run.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +26,29 @@ namespace thn {
 // The evaluator recurses on the C++ stack; give it room for Python's
 // recursion limit (1000 thn frames) and deeply nested expressions.
 constexpr size_t kStackBytes = size_t(1) << 30;
+
+namespace {
+
+// Ctrl-C while a script runs: KeyboardInterrupt at the next statement (or
+// in a wait on a kernel compiler); a second one, before that, kills.
+void on_sigint(int) {
+  if (interrupt_requested()) {
+    std::signal(SIGINT, SIG_DFL);
+    std::raise(SIGINT);
+    return;
+  }
+  request_interrupt();
+}
+
+}  // namespace
+
+void catch_interrupts() {
+  struct sigaction sa {};
+  sa.sa_handler = on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &sa, nullptr);
+}
 
 int on_big_stack(std::function<int()> body) {
   pthread_attr_t attr;
@@ -102,7 +127,7 @@ std::string error_hint(ErrorKind kind, std::string_view message) {
   return "";
 }
 
-void report_error() {
+ErrorKind report_error() {
   std::fflush(stdout);
   const bool colour = stderr_colour();
   auto located = [&](const LocatedError& e) {
@@ -127,6 +152,7 @@ void report_error() {
   }
   std::string hint = error_hint(kind, message);
   if (!hint.empty()) std::fprintf(stderr, "%s %s\n", colour ? "\x1b[1;36mhint:\x1b[0m" : "hint:", hint.c_str());
+  return kind;
 }
 
 bool script_exists(const std::string& file) {
@@ -166,8 +192,8 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
     interp.run_file(path);
     std::fflush(run.out);
   } catch (...) {
-    report_error();
-    return 1;
+    // (Stopped by Ctrl-C: the shell's 128 + SIGINT, as Python's.)
+    return report_error() == ErrorKind::KeyboardInterrupt ? 130 : 1;
   }
   return after && jits ? after(*jits) : 0;
 }
@@ -236,6 +262,7 @@ int run_command(int argc, char** argv) {
     return 2;
   }
   if (!script_exists(file)) return 2;
+  catch_interrupts();
   return on_big_stack([&] { return run_script(run); });
 }
 

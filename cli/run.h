@@ -17,8 +17,11 @@ int on_big_stack(std::function<int()> body);
 std::string stdlib_dir();
 // Prints the exception in flight (inside a catch) as `thn run` does: a
 // traceback, the located message and, for the commonest mistakes, a
-// one-line hint, on stderr (in colour when stderr_colour()).
-void report_error();
+// one-line hint, on stderr (in colour when stderr_colour()). Its kind.
+ErrorKind report_error();
+// Ctrl-C from here on raises KeyboardInterrupt in the program (a second
+// one before it is seen kills the process).
+void catch_interrupts();
 // Whether stderr gets ANSI colour: a terminal, NO_COLOR unset or empty and
 // TERM not "dumb".
 bool stderr_colour();

@@ -211,12 +211,13 @@ Value round_builtin(Interpreter& in, CallArgs& a) {
 
 Value print_builtin(Interpreter& in, CallArgs& a) {
   Value sep = take_kwarg(a, "sep", Value()), end = take_kwarg(a, "end", Value());
-  take_kwarg(a, "flush", Value());
+  Value flush = take_kwarg(a, "flush", Value(false));
   no_more_kwargs("print", a);
   for (const Value* v : {&sep, &end})
     if (!v->is_none() && !v->is(Type::Str))
       fail(ErrorKind::TypeError, "{} must be None or a string, not {}", v == &sep ? "sep" : "end", type_name(*v));
   in.dispatch().print(in, a.args, sep.is_none() ? " " : sep.as_str(), end.is_none() ? "\n" : end.as_str());
+  if (in.truth(flush)) std::fflush(in.out());
   return Value();
 }
 

@@ -202,14 +202,6 @@ void Interpreter::store_name(const Name& n, const Value& v, Frame& f) {
 
 // ---- statements ----
 
-namespace {
-std::atomic<bool> interrupt_pending{false};
-static_assert(std::atomic<bool>::is_always_lock_free);
-}  // namespace
-
-void request_interrupt() { interrupt_pending.store(true, std::memory_order_relaxed); }
-bool take_interrupt() { return interrupt_pending.exchange(false, std::memory_order_relaxed); }
-
 Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
   for (auto& s : body) {
     Flow flow = exec(*s, f, ret);
@@ -220,7 +212,7 @@ Interpreter::Flow Interpreter::exec(const Body& body, Frame& f, Value& ret) {
 
 Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
   f.loc = &s.loc;
-  if (interrupt_pending.load(std::memory_order_relaxed) && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
+  if (interrupt_requested() && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
   if (live_containers() >= collect_at_ || Storage::live_bytes() >= collect_bytes_at_) [[unlikely]] {
     collect_cycles();
     collect_at_ = std::max<size_t>(10000, 2 * live_containers());

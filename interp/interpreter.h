@@ -142,12 +142,7 @@ class Interpreter {
 // The attributes getattr accepts on obj, sorted (completion after `obj.`).
 std::vector<std::string> attribute_names(const Value& obj);
 
-// Ctrl-C in the REPL: asks the running program to stop. Async-signal-safe;
-// the interpreter raises KeyboardInterrupt at its next statement.
-void request_interrupt();
-// Drops a request no statement has seen yet (the REPL, when Ctrl-C cancels
-// typed input rather than a computation). Returns whether there was one.
-bool take_interrupt();
+// (request_interrupt, take_interrupt: runtime/error.h.)
 
 // Installs print, len, range, ..., the tensor API and the math/time modules.
 void install_builtins(Interpreter& in);

@@ -1,5 +1,7 @@
 #include "runtime/error.h"
 
+#include <atomic>
+
 namespace thn {
 
 const char* error_kind_name(ErrorKind k) {
@@ -11,5 +13,14 @@ const char* error_kind_name(ErrorKind k) {
   }
   return "Error";
 }
+
+namespace {
+std::atomic<bool> interrupt_pending{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+}  // namespace
+
+void request_interrupt() { interrupt_pending.store(true, std::memory_order_relaxed); }
+bool interrupt_requested() { return interrupt_pending.load(std::memory_order_relaxed); }
+bool take_interrupt() { return interrupt_pending.exchange(false, std::memory_order_relaxed); }
 
 }  // namespace thn

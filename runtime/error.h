@@ -39,6 +39,16 @@ template <class... A>
 [[noreturn]] void fail(ErrorKind k, fmt::format_string<A...> f, A&&... a) {
   throw Error(k, fmt::format(f, std::forward<A>(a)...));
 }
+// Ctrl-C: asks the running program to stop. Async-signal-safe; the
+// interpreter raises KeyboardInterrupt at its next statement, and a wait on
+// a kernel compiler stops it.
+void request_interrupt();
+// Whether a request is pending (a wait polls it).
+bool interrupt_requested();
+// Drops a request no statement has seen yet (the REPL, when Ctrl-C cancels
+// typed input rather than a computation). Returns whether there was one.
+bool take_interrupt();
+
 #define THN_CHECK(cond, ...) \
   do {                       \
     if (!(cond)) ::thn::fail(__VA_ARGS__); \

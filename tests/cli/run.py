@@ -28,6 +28,7 @@ Runs with a plain python3: no dependencies.
 import os
 import pty
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -489,6 +490,35 @@ def check_cache_damage(thn):
     return problems
 
 
+def check_interrupt(thn):
+    """Ctrl-C (SIGINT) while a script runs is Python's KeyboardInterrupt, with
+    a traceback and exit status 130, in a loop and while a kernel compiler
+    runs (it is stopped)."""
+    problems = []
+    loop = "def spin():\n    n = 0\n    while True:\n        n += 1\n\nprint('started', flush=True)\nspin()\n"
+    compile_ = "print('started', flush=True)\ndef f(x):\n    return x * 11\nprint(jit(f)(ones(2)))\n"
+    with tempfile.TemporaryDirectory() as d:
+        for name, code, env in [("a loop", loop, {}),
+                                ("a compile", compile_, {"THN_CXX": os.path.join(HERE, "hanging_cxx")})]:
+            script = os.path.join(d, "p.thn")
+            with open(script, "w") as f:
+                f.write(code)
+            p = subprocess.Popen([thn, "run", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=dict(os.environ, XDG_CACHE_HOME=d, **env))
+            p.stdout.readline()  # 'started'
+            time.sleep(0.5)
+            p.send_signal(signal.SIGINT)
+            try:
+                out, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                problems.append(f"{name}: still running 30 s after SIGINT")
+                continue
+            if p.returncode != 130 or "KeyboardInterrupt" not in err or "Traceback" not in err:
+                problems.append(f"{name}: exit {p.returncode}, stderr {err!r}")
+    return problems
+
+
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
     (.sum) are misses that the rebuild replaces: no hang, no endless read."""
@@ -545,7 +575,7 @@ def check_swapped_cache(thn):
 
 
 if __name__ == "__main__":
-    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("cache damage", check_cache_damage), ("hostile cache entries", check_hostile_cache),
+    run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("cache damage", check_cache_damage), ("interrupt", check_interrupt), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
