@@ -347,6 +347,15 @@ std::string keep_source(const std::string& name, const std::string& source) {
   return p.string();
 }
 
+std::shared_ptr<HostModule> cached_module(const std::string& key) {
+  fs::path dir = kernel_cache_dir();
+  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
+  // Loaded only when its checksum holds: bytes planted in the cache or a
+  // torn write never reach dlopen.
+  if (is_entry(so) && is_entry(sum) && read_file(sum) == entry_sum(key + ".so", read_file(so))) return open_module(so);
+  return nullptr;
+}
+
 std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info) {
   static std::mutex mu;
   static std::unordered_map<std::string, std::weak_ptr<HostModule>> loaded;
@@ -371,9 +380,7 @@ std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* 
   if (auto m = loaded[key].lock()) return done(m, false, true);
 
   Lock lock(dir / (key + ".lock"));
-  // A cached entry is loaded only when its checksum holds.
-  if (is_entry(so) && is_entry(sum) && read_file(sum) == entry_sum(key + ".so", read_file(so))) {
-    auto m = open_module(so);
+  if (auto m = cached_module(key)) {
     loaded[key] = m;
     return done(m, true, false);
   }

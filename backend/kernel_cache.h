@@ -44,6 +44,10 @@ int spawn(const std::vector<std::string>& argv, const std::filesystem::path& log
 // THN_COMPILE_TIMEOUT (seconds), else 600: how long a kernel compile may run.
 double compile_timeout_s();
 
+// The module the disk cache holds under `key` (a hash of its source and
+// compiler), when its entry is whole (its checksum holds); else null.
+std::shared_ptr<HostModule> cached_module(const std::string& key);
+
 // The host module built from `source` by $THN_CXX (else c++) with
 // -O3 -march=native -fopenmp -shared -fPIC, spawned without a shell.
 std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info = nullptr);
