@@ -297,11 +297,13 @@ class Planner {
         views.push_back(std::move(b));
       }
       if (views.size() != steps.size() || static_sizes(r) != at->sizes || overlaps_itself(*at)) continue;
+      // (With reductions, a store in an earlier sweep than a read of the
+      // memory would overwrite what that read needs.)
       bool apart = true;
       for (const Value& a : f.args) {
         if (!is_tensor_proxy(a) || memory(a) != m) continue;
         std::optional<Region> ra = region_of(t_, a);
-        apart = apart && ra && fusion_reads_at_store(f, a, *ra, *at);
+        apart = apart && ra && fusion_reads_at_store(f, a, *ra, *at) && fusion_stores_after_reads(f, r, a);
       }
       if (!apart) continue;
       for (size_t q = 0; q < views.size(); ++q)

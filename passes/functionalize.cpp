@@ -163,15 +163,18 @@ class Functionalizer {
     return a.value;
   }
 
-  Value rewrite(const Value& v) {
-    if (is_tensor_proxy(v)) return read(v, true);
-    return map_items(v, [this](const Value& x) { return rewrite(x); });
+  // An op's operand as the value it has now; `forward`: a view the last
+  // write wrote whole may be that write's value (for ops that compute, not
+  // for views: a view of the forwarded value would alias its memory).
+  Value rewrite(const Value& v, bool forward = true) {
+    if (is_tensor_proxy(v)) return read(v, forward);
+    return map_items(v, [this, forward](const Value& x) { return rewrite(x, forward); });
   }
 
   void view(const BoundSymbol& b) {
     loc_ = b.loc;
     BoundSymbol c = b;
-    for (Value& a : c.args) a = rewrite(a);
+    for (Value& a : c.args) a = rewrite(a, false);
     out_.body.push_back(std::move(c));
     const Alias& in = alias_.at(&b.args[0].symbolic());
     Alias a{in.base, in.chain, &current_.at(&in.base.symbolic()).symbolic(), b.out};

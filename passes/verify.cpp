@@ -138,15 +138,17 @@ class Verifier {
           // or what owns its memory, read element for element.
           bool whole = owner(p) == &p.symbolic() || &p.symbolic() == &into[k].symbolic();
           if (!whole && writes_apart(t_, b, p)) continue;
-          elementwise = elementwise && whole && !(is_fusion(b) && !fusion_reads_elementwise(b, p));
+          elementwise = elementwise && whole &&
+                        !(is_fusion(b) && (!fusion_reads_elementwise(b, p) || !fusion_stores_after_reads(b, rs[k], p)));
           ++in_target;
         }
         // A fusion output stored through a view of a buffer (the plan's
         // store_through_views) updates the value the buffer holds, which
         // later ops read (or the output, where the view is a range of shared
         // memory, named by it).
-        if (through_view && !elementwise) view_store(b, into[k], target_reads);
-        else if (!elementwise) fail(fmt::format("{} writes into memory it reads through a view", who));
+        if (through_view && !elementwise) view_store(b, rs[k], into[k], target_reads);
+        else if (!elementwise)
+          fail(fmt::format("{} writes into memory it reads through a view, or in a later sweep", who));
         if (through_view) also_holds[target] = owner(into[k]);
         if (!b.sym.writes_into_any()) {
           if (!b.sym.updates_operand0() || b.args.empty() || !b.args[0].is_proxy() ||
@@ -169,7 +171,7 @@ class Verifier {
   // owner's or, for a write-back, an earlier value in the input's memory,
   // laid out as the input); the fusion reads each element of that buffer it
   // stores at the same index, or none.
-  void view_store(const BoundSymbol& b, const Value& view, const std::vector<Value>& in_target) const {
+  void view_store(const BoundSymbol& b, const Value& out, const Value& view, const std::vector<Value>& in_target) const {
     const std::string who = b.sym.name();
     std::optional<Region> store = region_of(t_, view);
     if (!store) fail(fmt::format("{} writes through a view whose layout is not known", who));
@@ -177,6 +179,8 @@ class Verifier {
       std::optional<Region> at = region_of(t_, p);
       if (!at || !fusion_reads_at_store(b, p, *at, *store))
         fail(fmt::format("{} writes through a view into memory it reads elsewhere", who));
+      if (!fusion_stores_after_reads(b, out, p))
+        fail(fmt::format("{} writes through a view into memory a later sweep of its kernel reads", who));
     }
   }
 
