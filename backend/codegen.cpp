@@ -106,7 +106,7 @@ std::string Emitter::render() {
            "  (void)rn; (void)rnd; (void)flat; (void)wide;\n";
   } else {
     // The body in 32-bit index arithmetic unless an offset may not fit.
-    out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, wide, mode; int64_t sz[{}]; void* p[{}]; "
+    out += fmt::format("struct {}_args {{ int64_t n, rn; int32_t nd, rnd, flat, wide, mode, splits; void* ws; int64_t sz[{}]; void* p[{}]; "
                        "int64_t st[{}]; double fs[{}]; int64_t is[{}]; }};\n",
                        k_.name, kMaxKernelDims, tensors, tensors * kMaxKernelDims, k_.scalars.size() + 1,
                        k_.scalars.size() + 1);
@@ -184,7 +184,7 @@ std::string Emitter::accumulate(int stage, const std::string& lane) const {
     if (!in_sweep(k, stage)) continue;
     const KExpr& e = k_.exprs[reduces_[k]];
     std::string acc = fmt::format("a{}{}", k, lane);
-    out += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("{}({})", ctype(accumulator(e)), v(e.operands[0]))));
+    out += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("{}({})", ctype(accumulator(e)), v(operand_[k]))));
   }
   return out;
 }
@@ -279,6 +279,42 @@ std::string Emitter::stores(bool inner, int stage) const {
 }
 
 
+namespace {
+
+// Whether every value of dtype `from` converts to `to` exactly.
+bool widens_exactly(DType from, DType to) {
+  if (from == to) return true;
+  if (to == DType::Float64) return from == DType::Float32 || from == DType::Float16 || from == DType::BFloat16;
+  if (to == DType::Float32) return from == DType::Float16 || from == DType::BFloat16;
+  if (to == DType::Int64) return from == DType::Int32 || from == DType::Bool;
+  return false;
+}
+
+}  // namespace
+
+Emitter::Emitter(const Kernel& k, Target t) : k_(k), target_(t), accumulator_(k.exprs.size(), -1) {
+  for (size_t i = 0; i < k_.exprs.size(); ++i) {
+    const KExpr& e = k_.exprs[i];
+    if (e.kind != KExpr::Kind::Reduce) continue;
+    // What it folds, before a conversion that the accumulator's own makes.
+    int x = e.operands[0];
+    const KExpr& o = k_.exprs[size_t(x)];
+    if (o.kind == KExpr::Kind::Cast && o.dtype == accumulator(e) && widens_exactly(k_.exprs[size_t(o.operands[0])].dtype, o.dtype))
+      x = o.operands[0];
+    size_t a = 0;
+    while (a < reduces_.size()) {
+      const KExpr& r = k_.exprs[reduces_[a]];
+      if (operand_[a] == x && r.stage == e.stage && r.prim.sym.op->id == e.prim.sym.op->id && accumulator(r) == accumulator(e)) break;
+      ++a;
+    }
+    if (a == reduces_.size()) {
+      reduces_.push_back(i);
+      operand_.push_back(x);
+    }
+    accumulator_[i] = int(a);
+  }
+}
+
 std::string Emitter::value(const KExpr& e, bool lanes) const {
   switch (e.kind) {
     case KExpr::Kind::Load: return fmt::format("{}(in{}[o{}])", ctype(e.dtype), e.index, e.index);
@@ -287,8 +323,7 @@ std::string Emitter::value(const KExpr& e, bool lanes) const {
     case KExpr::Kind::Cast: return convert(v(e.operands[0]), e.dtype);
     case KExpr::Kind::Op: return fmt::format("{}({})", ctype(e.dtype), op(e));
     case KExpr::Kind::Reduce: {
-      size_t k = size_t(std::find(reduces_.begin(), reduces_.end(), size_t(&e - k_.exprs.data())) - reduces_.begin());
-      return convert(fmt::format("{}{}", lanes ? "r" : "a", k), e.dtype);
+      return convert(fmt::format("{}{}", lanes ? "r" : "a", accumulator_[size_t(&e - k_.exprs.data())]), e.dtype);
     }
   }
   return "";
@@ -362,10 +397,10 @@ std::string kernel_compute_type(DType d) { return ctype(d); }
 std::string kernel_storage_type(DType d) { return stype(d); }
 
 size_t kernel_argument_bytes(const Kernel& k) {
-  // n, rn; five int32 in three words; sz; per tensor p and st; fs and is
-  // (one spare each).
+  // n, rn; six int32 in three words; ws; sz; per tensor p and st; fs and
+  // is (one spare each).
   const size_t tensors = k.loads.size() + k.stores.size(), scalars = k.scalars.size() + 1;
-  return 8 * (5 + size_t(kMaxKernelDims) + tensors * (1 + size_t(kMaxKernelDims)) + 2 * scalars);
+  return 8 * (6 + size_t(kMaxKernelDims) + tensors * (1 + size_t(kMaxKernelDims)) + 2 * scalars);
 }
 
 std::string render_kernels(const std::vector<Kernel>& kernels, Target target, bool prelude) {

@@ -41,8 +41,12 @@ std::string kernel_storage_type(DType d);
 
 // The most threads a CUDA kernel is launched with (its __launch_bounds__).
 constexpr int kCudaBlock = 256;
-// The shared memory a CUDA reduction keeps rows in between its sweeps.
-constexpr int kRowCacheBytes = 32768;
+// The rows or tiles a CUDA reduction may split over blocks or warps
+// (modes 2 and 4): its workspace starts with one counter for each, then
+// holds each reduction's part results, split_slot_bytes per row or tile
+// and part (32 lanes of `lanes` accumulators of at most 8 bytes).
+constexpr int kSplitCounters = 4096;
+constexpr size_t split_slot_bytes(int lanes) { return size_t(256) * size_t(lanes); }
 
 // The size of a CUDA kernel's argument struct (NAME_args), and whether it
 // may be over the device's parameter limit (then NAME_by_pointer exists).

@@ -113,27 +113,33 @@ std::vector<size_t> Emitter::cached_loads() const {
   return ts;
 }
 
-// The row cache of this thread's row: `cached` (it fits: `slices` rows
-// share kRowCacheBytes) and cache<t> per cached load, 16-byte aligned.
-std::string Emitter::row_cache(const std::string& slice, const std::string& slices) const {
-  std::vector<size_t> ts = cached_loads();
-  if (ts.empty()) return "";
-  std::string out = "idx_t used = 0;\n", sizes;
-  for (size_t t : ts) {
-    out += fmt::format("const idx_t at{0} = used;\nused += (rn * {1} + 15) / 16 * 16;\n", t, itemsize(k_.loads[t].dtype));
-  }
-  out += fmt::format("const bool cached = used * {} <= {};\n", slices, kRowCacheBytes);
-  out += fmt::format("unsigned char* const mine = rc + (cached ? used * {} : 0);\n", slice);
-  for (size_t t : ts) out += fmt::format("{0}* const cache{1} = ({0}*)(mine + at{1});\n", stype(k_.loads[t].dtype), t);
-  return out;
+// The register row cache: vectors per thread per cached load, the same
+// for every cached load (128 bytes of registers in all, at most 16).
+int Emitter::cache_vectors(int lanes) const {
+  int64_t bytes = 0;
+  for (size_t t : cached_loads()) bytes += lanes * itemsize(k_.loads[t].dtype);
+  return bytes == 0 ? 0 : int(std::clamp<int64_t>(128 / bytes, 1, 16));
+}
+
+// The row cache of this thread's share of its row: reg<t>[R] per cached
+// load, and `cached` when the row fits (aligned rows only: a thread keeps
+// the vectors it reads at first, first + step, ...).
+std::string Emitter::row_cache(const std::string& step, int lanes) const {
+  const int r = cache_vectors(lanes);
+  if (r == 0) return "";
+  std::string out;
+  for (size_t t : cached_loads()) out += fmt::format("thn_vec<{}, {}> reg{}[{}];\n", stype(k_.loads[t].dtype), lanes, t, r);
+  return out + fmt::format("const bool cached = flat == 2 && rn / {} <= {} * {};\n", lanes, r, step);
 }
 
 // Sweep `stage` along a contiguous row (every inner tensor at b<t> + j),
 // this thread taking j = first, first + step, ...: with `lanes` > 1 and
 // every row aligned (flat == 2), `lanes` elements of each tensor the sweep
 // reads or writes per vector access, the rest one by one. A load several
-// sweeps read is kept in the row cache (when `cached`) by the first and
-// read from it by the others; each thread reads back only what it kept.
+// sweeps read is kept in registers (when `cached`: the row fits, and the
+// loop is unrolled so that reg<t>[k] is a register) by the first sweep and
+// read from them by the others; the tail past the last vector is read from
+// memory each time.
 std::string Emitter::row_sweep(int stage, const std::string& first, const std::string& step, int lanes) const {
   std::vector<size_t> loads, stores;
   for (const KExpr& e : k_.exprs)
@@ -150,45 +156,86 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
     return f;
   };
   auto is_cached = [&](size_t t) { return std::find(cache.begin(), cache.end(), t) != cache.end(); };
-  std::string out = "idx_t j0 = 0;\n", keep;
-  for (size_t t : loads) {
-    const std::string type = stype(k_.loads[t].dtype);
-    if (is_cached(t) && first_sweep(t) < stage)
-      out += fmt::format("const {0}* const row{1} = cached ? cache{1} : in{1} + b{1};\n", type, t);
-    else
-      out += fmt::format("const {0}* const row{1} = in{1} + b{1};\n", type, t);
-  }
+  std::string out = "idx_t j0 = 0;\n";
+  for (size_t t : loads) out += fmt::format("const {0}* const row{1} = in{1} + b{1};\n", stype(k_.loads[t].dtype), t);
   for (size_t s : stores)
     out += fmt::format("{0}* const row{1} = out{2} + b{1};\n", stype(k_.stores[s].dtype), k_.loads.size() + s, s);
   if (lanes > 1) {
-    std::string body;
-    for (size_t t : loads) {
-      const std::string vec = fmt::format("thn_vec<{}, {}>", stype(k_.loads[t].dtype), lanes);
-      body += fmt::format("const {0} x{1} = *(const {0}*)(row{1} + w * {2});\n", vec, t, lanes);
-      if (is_cached(t) && first_sweep(t) == stage) body += fmt::format("if (cached) *({0}*)(cache{1} + w * {2}) = x{1};\n", vec, t, lanes);
-    }
-    for (size_t s : stores) body += fmt::format("thn_vec<{}, {}> y{};\n", stype(k_.stores[s].dtype), lanes, s);
-    std::string lane;
-    for (size_t t : loads) lane += fmt::format("const {0}* in{1} = x{1}.v;\nconst idx_t o{1} = l;\n", stype(k_.loads[t].dtype), t);
-    for (size_t s : stores)
-      lane += fmt::format("{0}* out{1} = y{1}.v;\nconst idx_t o{2} = l;\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
-    body += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) + indent(lane + accumulate(stage), 2) + "}\n";
-    for (size_t s : stores)
-      body += fmt::format("*(thn_vec<{0}, {1}>*)(row{3} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s,
-                          k_.loads.size() + s);
-    out += fmt::format("if (flat == 2) {{\n  const idx_t vn = rn / {};\n#pragma unroll 2\n  for (idx_t w = {}; w < vn; w += {}) {{\n",
-                       lanes, first, step) +
-           indent(body, 4) + fmt::format("  }}\n  j0 = vn * {};\n}}\n", lanes);
+    // The body per vector w (k: its register slot, when `registers`).
+    auto body = [&](bool registers) {
+      std::string b;
+      for (size_t t : loads) {
+        const std::string vec = fmt::format("thn_vec<{}, {}>", stype(k_.loads[t].dtype), lanes);
+        if (registers && is_cached(t) && first_sweep(t) < stage) {
+          b += fmt::format("const {0} x{1} = reg{1}[k];\n", vec, t);
+          continue;
+        }
+        b += fmt::format("const {0} x{1} = *(const {0}*)(row{1} + w * {2});\n", vec, t, lanes);
+        if (registers && is_cached(t)) b += fmt::format("reg{0}[k] = x{0};\n", t);
+      }
+      for (size_t s : stores) b += fmt::format("thn_vec<{}, {}> y{};\n", stype(k_.stores[s].dtype), lanes, s);
+      std::string lane;
+      for (size_t t : loads) lane += fmt::format("const {0}* in{1} = x{1}.v;\nconst idx_t o{1} = l;\n", stype(k_.loads[t].dtype), t);
+      for (size_t s : stores)
+        lane += fmt::format("{0}* out{1} = y{1}.v;\nconst idx_t o{2} = l;\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
+      b += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) + indent(lane + accumulate(stage), 2) + "}\n";
+      for (size_t s : stores)
+        b += fmt::format("*(thn_vec<{0}, {1}>*)(row{3} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s,
+                         k_.loads.size() + s);
+      return b;
+    };
+    const std::string loop = fmt::format("#pragma unroll 2\nfor (idx_t w = {}; w < vn; w += {}) {{\n", first, step) +
+                             indent(body(false), 2) + "}\n";
+    out += fmt::format("if (flat == 2) {{\n  const idx_t vn = rn / {};\n", lanes);
+    if (const int r = cache_vectors(lanes); r > 0)
+      out += fmt::format("  if (cached) {{\n#pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n"
+                         "      const idx_t w = {} + idx_t(k) * {};\n      if (w < vn) {{\n",
+                         r, first, step) +
+             indent(body(true), 8) + "      }\n    }\n  } else {\n" + indent(loop, 4) + "  }\n";
+    else
+      out += indent(loop, 2);
+    out += fmt::format("  j0 = vn * {};\n}}\n", lanes);
   }
   std::string scalar;
-  for (size_t t : loads) {
-    scalar += fmt::format("const {0}* in{1} = row{1};\nconst idx_t o{1} = j;\n", stype(k_.loads[t].dtype), t);
-    if (is_cached(t) && first_sweep(t) == stage) scalar += fmt::format("if (cached) cache{0}[j] = row{0}[j];\n", t);
-  }
+  for (size_t t : loads) scalar += fmt::format("const {0}* in{1} = row{1};\nconst idx_t o{1} = j;\n", stype(k_.loads[t].dtype), t);
   for (size_t s : stores)
     scalar += fmt::format("{0}* out{1} = row{2};\nconst idx_t o{2} = j;\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
   return out + fmt::format("for (idx_t j = j0 + {}; j < rn; j += {}) {{\n", first, step) + indent(scalar + accumulate(stage), 2) +
          "}\n";
+}
+
+// The workspace of a reduction split over blocks or warps: `splits` (1: none),
+// the counters of its `slots` (rows, tiles) and per accumulator k
+// part<k>, split_slot_bytes per slot and part (codegen.h).
+// Unsplittable: splits is 1.
+std::string Emitter::split_workspace(const std::string& slots, bool splittable) const {
+  if (!splittable) return "const idx_t splits = 1;\n";
+  std::string out =
+      "const idx_t splits = idx_t(a.splits);\nunsigned char* const ws = (unsigned char*)a.ws;\n"
+      "unsigned* const counters = (unsigned*)ws;\n";
+  for (size_t k = 0; k < reduces_.size(); ++k)
+    out += fmt::format("{0}* const part{1} = ({0}*)(ws + {2} + {1} * {3} * splits * {4});\n",
+                       ctype(accumulator(k_.exprs[reduces_[k]])), k, kSplitCounters * 4, slots, split_slot_bytes(vector_lanes(k_)));
+  return out;
+}
+
+// The accumulators from the parts of slot `slot` (of `slots`), combined in
+// part order, `lane` of each part's `width` results.
+std::string Emitter::combine_parts(const std::string& slot, const std::string& slots, const std::string& width,
+                                   const std::string& lane, const std::string& suffix) const {
+  std::string out;
+  for (size_t k = 0; k < reduces_.size(); ++k)
+    out += fmt::format("a{0}{5} = ((volatile const {1}*)part{0})[{2} * {3} + {4}];\n", k,
+                       ctype(accumulator(k_.exprs[reduces_[k]])), slot, width, lane, suffix);
+  out += "for (idx_t s = 1; s < splits; ++s) {\n";
+  for (size_t k = 0; k < reduces_.size(); ++k) {
+    const std::string acc = fmt::format("a{}{}", k, suffix);
+    out += fmt::format("  {} = {};\n", acc,
+                       combine(k_.exprs[reduces_[k]], acc,
+                               fmt::format("((volatile const {}*)part{})[(s * {} + {}) * {} + {}]",
+                                           ctype(accumulator(k_.exprs[reduces_[k]])), k, slots, slot, width, lane)));
+  }
+  return out + "}\n";
 }
 
 // CUDA. The launch picks a strategy by the call's shape (`mode`):
@@ -198,14 +245,18 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
 //  1: few reduced elements: a thread per output element;
 //  2: rows (one reduced dim, contiguous in every inner tensor): a block per
 //     row, vector loads when rows are aligned; what several sweeps read is
-//     read from memory once when the row fits the row cache;
-//  3: short rows: a warp per row, the same sweeps, warp shuffles only (the
-//     block's warps share the row cache);
+//     read from memory once, kept in registers, when the row fits; a
+//     single sweep over few rows splits each into parts, a block each,
+//     combined as in mode 4;
+//  3: short rows: a warp per row, the same sweeps, warp shuffles only;
 //  4: columns (single sweep, the innermost output dim contiguous in every
-//     inner tensor): a block per tile of 32 adjacent outputs, each warp
-//     taking every (blockDim.x / 32)-th reduced element of all 32, so a
-//     warp's loads are one coalesced row; the warps' partials combined in
-//     warp order.
+//     inner tensor): a warp per tile of 32 adjacent outputs, so its loads
+//     are coalesced rows, adjacent tiles on adjacent warps; when every
+//     column is aligned (flat == 2), `lanes` adjacent outputs a lane,
+//     read 16 bytes at a time. With few tiles
+//     the rows are also split into `splits` interleaved parts, a warp
+//     each: the parts' results go to the workspace `ws`, and the tile's
+//     last warp to finish combines them in part order.
 std::string Emitter::cuda_reduction() const {
   const int lanes = vector_lanes(k_);
   std::string out;
@@ -229,25 +280,34 @@ std::string Emitter::cuda_reduction() const {
     element += "for (idx_t j = 0; j < rn; ++j) {\n" + indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) +
                "}\n" + outer(stage + 1, stage + 1 == k_.stages);
   out += indent(element, 6) + "    }\n    return;\n  }\n";
-  const bool caches = !cached_loads().empty();
-  if (caches)  // (16-byte aligned: an array of 16-byte vectors)
-    out += fmt::format("  __shared__ thn_vec<float, 4> rc_vectors[{}];\n  unsigned char* const rc = (unsigned char*)rc_vectors;\n",
-                       kRowCacheBytes / 16);
-  // mode 2
-  std::string row = start + row_cache("0", "1");
+  // mode 2 (a single sweep over few rows: each row split into `splits`
+  // parts, a block each, combined as mode 4 combines)
+  const bool splittable = k_.stages == 1;
+  std::string row = start + row_cache("idx_t(blockDim.x)", lanes);
   for (int stage = 0; stage < k_.stages; ++stage) {
-    row += "{\n" + indent(row_sweep(stage, "idx_t(threadIdx.x)", "idx_t(blockDim.x)", lanes), 2) + "}\n";
+    row += "{\n" + indent(row_sweep(stage, "idx_t(threadIdx.x) + part * idx_t(blockDim.x)", "splits * idx_t(blockDim.x)", lanes), 2) +
+           "}\n";
     if (stage + 1 == k_.stages) {
       row += block_fold(folded(stage), false);
       break;
     }
     row += block_fold(folded(stage), true) + outer(stage + 1, false);
   }
-  row += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n__syncthreads();\n";
-  out += "  if (a.mode == 2) {\n    for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n" + indent(row, 6) +
-         "    }\n    return;\n  }\n";
+  if (splittable) {
+    row += "if (threadIdx.x == 0) {\n  if (splits == 1) {\n" + indent(outer(k_.stages, true), 4) + "  } else {\n";
+    for (size_t k = 0; k < reduces_.size(); ++k) row += fmt::format("    part{0}[job] = a{0};\n", k);
+    row += "    __threadfence();\n    if (atomicAdd(&counters[q], 1u) == unsigned(splits - 1)) {\n      __threadfence();\n" +
+           indent(combine_parts("q", "n", "1", "0"), 6) + indent(outer(k_.stages, true), 6) + "      counters[q] = 0u;\n    }\n  }\n}\n";
+  } else {
+    row += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n";
+  }
+  row += "__syncthreads();\n";
+  out += "  if (a.mode == 2) {\n" + indent(split_workspace("n", splittable), 4) +
+         "    for (idx_t job = idx_t(blockIdx.x); job < n * splits; job += idx_t(gridDim.x)) {\n"
+         "      const idx_t q = job % n, part = job / n;\n" +
+         indent(row, 6) + "    }\n    return;\n  }\n";
   // mode 3
-  std::string warp = start + row_cache("idx_t(threadIdx.x >> 5)", "idx_t(blockDim.x >> 5)");
+  std::string warp = start + row_cache("idx_t(32)", lanes);
   for (int stage = 0; stage < k_.stages; ++stage) {
     warp += "{\n" + indent(row_sweep(stage, "idx_t(threadIdx.x & 31)", "idx_t(32)", lanes), 2) + "}\n";
     warp += warp_fold(folded(stage), true) + outer(stage + 1, false);
@@ -260,28 +320,80 @@ std::string Emitter::cuda_reduction() const {
          indent(warp, 6) + "    }\n    return;\n  }\n";
   // mode 4
   if (k_.stages == 1) {
-    for (size_t k = 0; k < reduces_.size(); ++k)
-      out += fmt::format("  __shared__ {} c{}[{}];\n", ctype(accumulator(k_.exprs[reduces_[k]])), k, kCudaBlock);
     std::string tile =
-        "const idx_t first = tile % tiles * 32, column = first + idx_t(threadIdx.x & 31);\n"
+        "const idx_t tile = job % count, part = job / count;\n"
+        "const idx_t first = tile % tiles * 32, column = first + lane;\n"
         "const bool live = column < qin;\n"
         "const idx_t q = tile / tiles * qin + (live ? column : qin - 1);  // (a dead lane repeats a live one's loads)\n" +
         start + "for (idx_t rq = 0; rq < rout; ++rq) {\n" + indent(row_offsets(), 2) +
-        "  for (idx_t i = idx_t(threadIdx.x >> 5); i < rin; i += idx_t(blockDim.x >> 5)) {\n";
+        "#pragma unroll 4\n"
+        "  for (idx_t i = part; i < rin; i += splits) {\n";
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) tile += fmt::format("    const idx_t o{0} = e{0} + i * {1};\n", t, stride(t, "nd + rnd - 1"));
     tile += indent(accumulate(0), 4) + "  }\n}\n";
-    for (size_t k = 0; k < reduces_.size(); ++k) tile += fmt::format("c{0}[threadIdx.x] = a{0};\n", k);
-    tile += "__syncthreads();\nif (threadIdx.x < 32) {\n  for (int y = 1; y < int(blockDim.x >> 5); ++y) {\n";
-    for (size_t k = 0; k < reduces_.size(); ++k)
-      tile += fmt::format("    a{0} = {1};\n", k, combine(k_.exprs[reduces_[k]], fmt::format("a{}", k),
-                                                          fmt::format("c{}[y * 32 + int(threadIdx.x)]", k)));
-    tile += "  }\n  if (live) {\n" + indent(outer(1, true), 4) + "  }\n}\n__syncthreads();\n";
+    tile += "if (splits == 1) {\n  if (live) {\n" + indent(outer(1, true), 4) + "  }\n} else {\n";
+    for (size_t k = 0; k < reduces_.size(); ++k) tile += fmt::format("  part{0}[job * 32 + lane] = a{0};\n", k);
+    // The last warp of a tile to finish combines the parts in part order
+    // (the result does not depend on which) and resets the counter.
+    tile += "  __threadfence();\n  __syncwarp();\n  unsigned ticket = 0;\n"
+            "  if (lane == 0) ticket = atomicAdd(&counters[tile], 1u);\n"
+            "  if (__shfl_sync(0xffffffffu, ticket, 0) == unsigned(splits - 1)) {\n    __threadfence();\n" +
+            indent(combine_parts("tile", "count", "32", "lane"), 4) + "    if (live) {\n" + indent(outer(1, true), 6) +
+            "    }\n    if (lane == 0) counters[tile] = 0u;\n  }\n}\n";
+    // Aligned columns (flat == 2): `lanes` adjacent columns a lane, read
+    // 16 bytes at a time, a tile 32 * lanes columns wide.
+    std::string vtile =
+        fmt::format("const idx_t tile = job % count, part = job / count;\n"
+                    "const idx_t first = tile % tiles * {0}, column = first + lane * {1};\n"
+                    "const bool live = column < qin;\n"
+                    "const idx_t q = tile / tiles * qin + (live ? column : qin - {1});  // (a dead lane repeats the last vector)\n",
+                    32 * lanes, lanes) +
+        outer_offsets("q") + accumulators(lanes, std::to_string(lanes)) + "for (idx_t rq = 0; rq < rout; ++rq) {\n" +
+        indent(row_offsets(), 2) + "#pragma unroll 4\n  for (idx_t i = part; i < rin; i += splits) {\n";
+    std::string body, lane_body;
+    for (size_t t = 0; t < k_.loads.size(); ++t)
+      if (inner(t))
+        body += fmt::format("const thn_vec<{0}, {1}> x{2} = *(const thn_vec<{0}, {1}>*)(in{2} + e{2} + i * {3});\n",
+                            stype(k_.loads[t].dtype), lanes, t, stride(t, "nd + rnd - 1"));
+    for (size_t s2 = 0; s2 < k_.stores.size(); ++s2)
+      if (k_.stores[s2].inner) body += fmt::format("thn_vec<{}, {}> y{};\n", stype(k_.stores[s2].dtype), lanes, s2);
+    for (size_t t = 0; t < k_.loads.size(); ++t)
+      if (inner(t)) lane_body += fmt::format("const {0}* in{1} = x{1}.v;\nconst idx_t o{1} = l;\n", stype(k_.loads[t].dtype), t);
+    for (size_t s2 = 0; s2 < k_.stores.size(); ++s2)
+      if (k_.stores[s2].inner)
+        lane_body += fmt::format("{0}* out{1} = y{1}.v;\nconst idx_t o{2} = l;\n", stype(k_.stores[s2].dtype), s2, k_.loads.size() + s2);
+    body += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) + indent(lane_body + accumulate(0, "[l]"), 2) + "}\n";
+    for (size_t s2 = 0; s2 < k_.stores.size(); ++s2)
+      if (k_.stores[s2].inner)
+        body += fmt::format("*(thn_vec<{0}, {1}>*)(out{2} + e{3} + i * {4}) = y{2};\n", stype(k_.stores[s2].dtype), lanes, s2,
+                            k_.loads.size() + s2, stride(k_.loads.size() + s2, "nd + rnd - 1"));
+    vtile += indent(body, 4) + "  }\n}\n";
+    const std::string each = fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes);
+    vtile += "if (splits == 1) {\n  if (live) {\n" + indent(each + indent(finish("l"), 2) + "}\n", 4) + "  }\n} else {\n";
+    std::string keep;
+    for (size_t k = 0; k < reduces_.size(); ++k) keep += fmt::format("  part{0}[(job * 32 + lane) * {1} + l] = a{0}[l];\n", k, lanes);
+    vtile += indent(each, 2) + keep + "  }\n";
+    vtile += "  __threadfence();\n  __syncwarp();\n  unsigned ticket = 0;\n"
+             "  if (lane == 0) ticket = atomicAdd(&counters[tile], 1u);\n"
+             "  if (__shfl_sync(0xffffffffu, ticket, 0) == unsigned(splits - 1)) {\n    __threadfence();\n" +
+             indent(each + indent(combine_parts("tile", "count", std::to_string(32 * lanes), fmt::format("lane * {} + l", lanes), "[l]"), 2) +
+                        "}\n",
+                    4) +
+             "    if (live) {\n" + indent(each + indent(finish("l"), 2) + "}\n", 6) +
+             "    }\n    if (lane == 0) counters[tile] = 0u;\n  }\n}\n";
+    auto jobs = [&](const std::string& width, const std::string& per_job) {
+      return fmt::format("{{\n  const idx_t tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", width) +
+             indent(split_workspace("count", true), 2) +
+             "  for (idx_t job = idx_t(blockIdx.x) * warps + idx_t(threadIdx.x >> 5); job < count * splits;\n"
+             "       job += idx_t(gridDim.x) * warps) {\n" +
+             indent(per_job, 4) + "  }\n}\n";
+    };
     out += "  if (a.mode == 4) {\n"
-           "    const idx_t qin = idx_t(sz[nd - 1]), tiles = (qin + 31) / 32, count = n / qin * tiles;\n"
+           "    const idx_t qin = idx_t(sz[nd - 1]);\n"
            "    const idx_t rin = idx_t(sz[nd + rnd - 1]), rout = rn / rin;\n"
-           "    for (idx_t tile = idx_t(blockIdx.x); tile < count; tile += idx_t(gridDim.x)) {\n" +
-           indent(tile, 6) + "    }\n    return;\n  }\n";
+           "    const idx_t warps = idx_t(blockDim.x >> 5), lane = idx_t(threadIdx.x & 31);\n"
+           "    if (flat == 2) {\n" + indent(jobs(std::to_string(32 * lanes), vtile), 6) + "    } else {\n" +
+           indent(jobs("32", tile), 6) + "    }\n    return;\n  }\n";
   }
   // mode 0
   out += "  for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n";

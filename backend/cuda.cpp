@@ -171,18 +171,20 @@ cuda::CUmodule load_module(const CudaImage& image) {
 namespace {
 
 // The argument struct of every CUDA kernel (codegen.cpp):
-//   struct NAME_args { int64_t n, rn; int32_t nd, rnd, flat, wide, mode;
-//                      int64_t sz[D]; void* p[T]; int64_t st[D * T];
+//   struct NAME_args { int64_t n, rn; int32_t nd, rnd, flat, wide, mode, splits;
+//                      void* ws; int64_t sz[D]; void* p[T]; int64_t st[D * T];
 //                      double fs[S]; int64_t is[S]; };
 // packed here with the same layout, D = kMaxKernelDims.
 class ArgBuffer {
  public:
   explicit ArgBuffer(const Kernel& k) : words_(kernel_argument_bytes(k) / 8, 0) {}
-  void header(int64_t n, int64_t rn, int32_t nd, int32_t rnd, int32_t flat, int32_t wide, int32_t mode) {
+  void header(int64_t n, int64_t rn, int32_t nd, int32_t rnd, int32_t flat, int32_t wide, int32_t mode, int32_t splits,
+              cuda::CUdeviceptr ws) {
     words_[0] = n;
     words_[1] = rn;
-    const int32_t w[5] = {nd, rnd, flat, wide, mode};
-    std::memcpy(&words_[2], w, sizeof w);  // five int32 in words 2..4, padded to 8 bytes
+    const int32_t w[6] = {nd, rnd, flat, wide, mode, splits};
+    std::memcpy(&words_[2], w, sizeof w);  // six int32 in words 2..4
+    std::memcpy(&words_[5], &ws, sizeof ws);
   }
   // Copies `count` 8-byte values to words [word, word + count).
   void put(size_t word, const void* from, size_t count) {
@@ -194,6 +196,32 @@ class ArgBuffer {
  private:
   std::vector<int64_t> words_;
 };
+
+// The workspace of reductions split over blocks or warps (modes 2 and 4):
+// the counters of kSplitCounters rows or tiles, zero between launches
+// (the last block or warp of each resets its own), then split_slot_bytes
+// per row or tile and part for each reduction's partial results. One for
+// the process, grown when a launch needs more: launches on the one stream
+// run in order, so they share it.
+cuda::CUdeviceptr split_workspace(size_t bytes) {
+  static std::mutex mu;
+  static cuda::CUdeviceptr p = 0;
+  static size_t have = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (bytes <= have) return p;
+  cuda::CUdeviceptr q = 0;
+  cuda::check(cuda::driver().cuMemAlloc(&q, bytes), "cuMemAlloc (the split reductions' workspace)");
+  const std::vector<unsigned char> zeros(size_t(kSplitCounters) * 4);
+  cuda::copy_to_device(q, zeros.data(), zeros.size());
+  if (p) cuda::driver().cuMemFree(p);  // (synchronous: no launch still reads it)
+  p = q;
+  have = bytes;
+  return p;
+}
+
+size_t reductions_of(const Kernel& k) {
+  return size_t(std::count_if(k.exprs.begin(), k.exprs.end(), [](const KExpr& e) { return e.kind == KExpr::Kind::Reduce; }));
+}
 
 // The most bytes of kernel arguments the device takes: 4 KiB, or 32 KiB
 // minus 4 from CUDA 12.1 on Volta and newer.
@@ -226,7 +254,8 @@ class CudaFusion : public CompiledFusion {
     const bool wide = force_wide || needs_wide_index(c.sizes, c.strides, size_t(kMaxKernelDims));
     const int64_t sms = cuda::device_info().multiprocessors;
     int64_t block = kCudaBlock, grid = 0;
-    int32_t mode = 0;
+    int32_t mode = 0, splits = 1;
+    cuda::CUdeviceptr ws = 0;
     if (!kernel().reduction) {
       const int64_t per_thread = c.flat == 2 ? lanes() : 1;  // elements per vector access
       grid = std::min(((c.n + per_thread - 1) / per_thread + block - 1) / block, sms * 8);
@@ -238,17 +267,32 @@ class CudaFusion : public CompiledFusion {
       grid = std::min((c.n + block / 32 - 1) / (block / 32), sms * 32);
     } else if (reduces_rows(kernel(), c)) {  // a block per row
       mode = 2;
-      grid = std::min(c.n, sms * 32);
-    } else if (kernel().stages == 1 && reduces_columns(kernel(), c)) {  // a block per 32 adjacent outputs
+      // A single sweep over few rows: each row split over blocks too
+      // (every thread keeping at least 8 vectors), for a full wave of warps.
+      const int64_t chunks = c.rn / (block * lanes() * 8);
+      if (kernel().stages == 1 && c.n <= kSplitCounters && c.n < sms * 8 && chunks > 1) {
+        splits = int32_t(std::min(sms * 8 / c.n, chunks));
+        ws = split_workspace(size_t(kSplitCounters) * 4 + reductions_of(kernel()) * size_t(c.n * splits) * split_slot_bytes(lanes()));
+      }
+      grid = std::min(c.n * splits, sms * 32);
+    } else if (kernel().stages == 1 && reduces_columns(kernel(), c)) {  // a warp per 32 adjacent outputs
       mode = 4;
-      const int64_t qin = c.sizes[size_t(c.nd) - 1];
-      grid = std::min(c.n / qin * ((qin + 31) / 32), sms * 32);
+      const int64_t width = c.flat == 2 ? 32 * lanes() : 32;  // (aligned columns: a vector a lane)
+      const int64_t qin = c.sizes[size_t(c.nd) - 1], tiles = c.n / qin * ((qin + width - 1) / width), warps = block / 32;
+      // Few tiles: each tile's rows split over warps too (each keeping at
+      // least 64 of them), for half the warps the device holds at once.
+      const int64_t rin = c.sizes[size_t(c.nd + c.rnd) - 1], parts = rin / 64;
+      if (tiles <= kSplitCounters && tiles < sms * 32 && parts > 1) {
+        splits = int32_t(std::min(sms * 32 / tiles, parts));
+        ws = split_workspace(size_t(kSplitCounters) * 4 + reductions_of(kernel()) * size_t(tiles * splits) * split_slot_bytes(lanes()));
+      }
+      grid = std::min((tiles * splits + warps - 1) / warps, sms * 32);
     } else {  // a block per output, as many threads as reduced elements (in warps) up to kCudaBlock
       block = std::min<int64_t>(kCudaBlock, (c.rn + 31) / 32 * 32);
       grid = std::min(c.n, sms * 32);
     }
-    args.header(c.n, c.rn, c.nd, c.rnd, c.flat, wide, mode);
-    size_t w = 5;
+    args.header(c.n, c.rn, c.nd, c.rnd, c.flat, wide, mode, splits, ws);
+    size_t w = 6;
     args.put(w, c.sizes.data(), c.sizes.size());
     w += kMaxKernelDims;
     args.put(w, c.data.data(), tensors);

@@ -34,10 +34,7 @@ std::string combine(const KExpr& e, const std::string& acc, const std::string& x
 
 class Emitter {
  public:
-  Emitter(const Kernel& k, Target t) : k_(k), target_(t) {
-    for (size_t i = 0; i < k_.exprs.size(); ++i)
-      if (k_.exprs[i].kind == KExpr::Kind::Reduce) reduces_.push_back(i);
-  }
+  Emitter(const Kernel& k, Target t);
 
   std::string render();
 
@@ -106,7 +103,11 @@ class Emitter {
   std::string block_fold(const std::vector<size_t>& ks, bool every) const;
   std::string row_sweep(int stage, const std::string& first, const std::string& step, int lanes) const;
   std::vector<size_t> cached_loads() const;
-  std::string row_cache(const std::string& slice, const std::string& slices) const;
+  int cache_vectors(int lanes) const;
+  std::string split_workspace(const std::string& slots, bool splittable) const;
+  std::string combine_parts(const std::string& slot, const std::string& slots, const std::string& width,
+                            const std::string& lane, const std::string& suffix = "") const;
+  std::string row_cache(const std::string& step, int lanes) const;
 
   static std::string indent(const std::string& s, int n);
 
@@ -129,7 +130,13 @@ class Emitter {
  private:
   const Kernel& k_;
   Target target_;
-  std::vector<size_t> reduces_;  // the Reduce expressions, accumulator k = a<k>
+  // Accumulator k = a<k> folds reduces_[k]'s operand (operand_[k]); Reduce
+  // expression i reads accumulator_[i]. Reductions that fold the same
+  // values the same way share one (layer norm's mean and its variance's
+  // mean: one sum of x, once as float, once widened to double).
+  std::vector<size_t> reduces_;
+  std::vector<int> operand_;
+  std::vector<int> accumulator_;
 };
 
 }  // namespace thn::codegen

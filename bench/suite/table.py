@@ -17,6 +17,9 @@ parser.add_argument("--thn", required=True)
 parser.add_argument("--plot", type=int, default=1)
 parser.add_argument("--python", default="/usr/bin/python3",
                     help="the Python whose PyTorch is the baseline (default Debian's, with python3-torch)")
+parser.add_argument("--cuda-only", action="store_true",
+                    help="only the CUDA table (on a lent GPU machine: the CPU table is this machine's)")
+parser.add_argument("--no-torch-compile", action="store_true", help="no torch.compile column (it compiles for minutes)")
 args = parser.parse_args()
 
 titles = {}
@@ -53,16 +56,20 @@ def run_torch(*extra):
 version = subprocess.run([args.thn, "--version"], capture_output=True, text=True).stdout
 gpu = re.search(r"^GPU: (.+?) \(.*peak ([\d.]+) GB/s", version, re.M)
 
-with tempfile.TemporaryDirectory() as cache:
-    cold = run_thn(cache)
-    warm = run_thn(cache)
-torch = run_torch()
+cold, warm, torch = {}, {}, {}
+if not args.cuda_only:
+    with tempfile.TemporaryDirectory() as cache:
+        cold = run_thn(cache)
+        warm = run_thn(cache)
+    torch = run_torch()
+elif not gpu:
+    raise SystemExit("table.py --cuda-only: thn sees no GPU (`thn --version`)")
 if gpu:
     with tempfile.TemporaryDirectory() as cache:
         cuda_cold = run_thn(cache, "cuda")
         cuda_warm = run_thn(cache, "cuda")
     torch_cuda = run_torch("--device", "cuda")
-    torch_compiled = run_torch("--device", "cuda", "--compile")
+    torch_compiled = {} if args.no_torch_compile else run_torch("--device", "cuda", "--compile")
 
 
 def cell(x, digits=2):
@@ -71,9 +78,10 @@ def cell(x, digits=2):
 
 print(f"Machine: {platform.node() or 'unknown'}, {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; "
       "times are medians of 10 calls in ms (warm run).\n")
-print("| workload | interpreter | jit CPU | PyTorch eager CPU | jit vs interp | jit vs PyTorch | kernels | "
-      "bytes / min_bytes | trace + passes (ms) | first call cold / warm (ms) |")
-print("|---|---|---|---|---|---|---|---|---|---|")
+if warm:
+    print("| workload | interpreter | jit CPU | PyTorch eager CPU | jit vs interp | jit vs PyTorch | kernels | "
+          "bytes / min_bytes | trace + passes (ms) | first call cold / warm (ms) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
 data = []
 for name, w in warm.items():
     t = torch.get(name)
@@ -99,7 +107,7 @@ if gpu:
               f"{w['kernels']} | {w['bytes'] / w['min_bytes']:.2f} | {hbm:.0f}% | "
               f"{cuda_cold[name]['first']:.0f} / {w['first']:.0f} |")
 
-if args.plot:
+if args.plot and data:
     dat = os.path.join(here, "suite.dat")
     with open(dat, "w") as f:
         for name, i, j, t in data:

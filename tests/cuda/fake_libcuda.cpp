@@ -18,9 +18,9 @@
 // host C++ (c++, -D__CUDACC_RTC__ and NVRTC's version macros, the CUDA
 // built-ins below), and
 // cuLaunchKernel runs each block with one host thread per CUDA thread:
-// __syncthreads is a barrier, __shfl_down_sync and __shfl_xor_sync exchanges between the 32
-// threads of a warp, __shared__ arrays are shared by the block's threads,
-// atomicMin, atomicMax and atomicCAS are the host's atomics.
+// __syncthreads is a barrier, __syncwarp one per warp, __shfl_sync, __shfl_down_sync and
+// __shfl_xor_sync exchanges between the 32 threads of a warp, __shared__ arrays are shared by the block's threads,
+// atomicMin, atomicMax, atomicAdd and atomicCAS are the host's atomics, __threadfence a fence.
 // Images the library did not see compiled (a warm kernel cache) cannot
 // load, so the sources are kept beside the kernel cache
 // ($XDG_CACHE_HOME/thn/fake-cuda), as are the emulating host modules.
@@ -219,7 +219,8 @@ static inline unsigned __float_as_uint(float f) { return thn_emu_bits<unsigned>(
 static inline double __longlong_as_double(long long i) { return thn_emu_bits<double>(i); }
 struct thn_emu_dim3 { unsigned x, y, z; };
 static thread_local thn_emu_dim3 threadIdx, blockIdx, blockDim, gridDim;
-struct thn_emu_ops { void (*sync)(); void (*shfl_down)(void* v, unsigned size, int off); void (*shfl_xor)(void* v, unsigned size, int mask); };
+struct thn_emu_ops { void (*sync)(); void (*shfl_down)(void* v, unsigned size, int off); void (*shfl_xor)(void* v, unsigned size, int mask);
+                     void (*shfl)(void* v, unsigned size, int lane); void (*syncwarp)(); };
 static thn_emu_ops thn_emu;
 extern "C" void thn_emu_bind(const thn_emu_ops* o) { thn_emu = *o; }
 extern "C" void thn_emu_at(unsigned t, unsigned b, unsigned bd, unsigned gd) {
@@ -228,6 +229,8 @@ extern "C" void thn_emu_at(unsigned t, unsigned b, unsigned bd, unsigned gd) {
 static inline void __syncthreads() { thn_emu.sync(); }
 template <class T> static inline T __shfl_down_sync(unsigned, T v, int off) { thn_emu.shfl_down(&v, sizeof v, off); return v; }
 template <class T> static inline T __shfl_xor_sync(unsigned, T v, int mask) { thn_emu.shfl_xor(&v, sizeof v, mask); return v; }
+template <class T> static inline T __shfl_sync(unsigned, T v, int lane) { thn_emu.shfl(&v, sizeof v, lane); return v; }
+static inline void __syncwarp(unsigned = 0xffffffffu) { thn_emu.syncwarp(); }
 static inline unsigned long long atomicMin(unsigned long long* p, unsigned long long v) {
   unsigned long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
   while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
@@ -238,6 +241,8 @@ static inline unsigned atomicMax(unsigned* p, unsigned v) {
   while (v > old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {}
   return old;
 }
+static inline unsigned atomicAdd(unsigned* p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline unsigned long long atomicCAS(unsigned long long* p, unsigned long long expected, unsigned long long v) {
   __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
   return expected;
@@ -275,6 +280,8 @@ void emu_shfl_down(void* v, unsigned size, int off) {
   emu_exchange(v, size, off >= 0 ? this_thread % 32 + unsigned(off) : 32);
 }
 void emu_shfl_xor(void* v, unsigned size, int mask) { emu_exchange(v, size, (this_thread % 32) ^ unsigned(mask)); }
+void emu_shfl(void* v, unsigned size, int lane) { emu_exchange(v, size, unsigned(lane) % 32); }
+void emu_syncwarp() { this_block->warps[this_thread / 32]->arrive_and_wait(); }
 
 struct Function {
   void (*launch)(void**) = nullptr;
@@ -293,6 +300,11 @@ struct Module {
 // one stays null).
 void* emulation_module(const std::string& source) {
   std::string text = std::string(kEmuHeader) + source + "\n";
+  // A fusion's workspace pointer (its struct's `ws`; the library kernels'
+  // structs have none) is a device address too.
+  text += "template <class A> static auto thn_emu_untag_ws(A& a, int) -> decltype((void)a.ws) {\n"
+          "  if (a.ws) a.ws = (void*)((unsigned long long)a.ws ^ " + std::to_string(kTag) + "ull);\n}\n"
+          "template <class A> static void thn_emu_untag_ws(A&, long) {}\n";
   const std::string mark = "extern \"C\" __global__ void ";
   for (size_t at = source.find(mark); at != std::string::npos; at = source.find(mark, at + 1)) {
     // (past `__launch_bounds__(N) `)
@@ -314,7 +326,7 @@ void* emulation_module(const std::string& source) {
     // a null weak symbol: ModuleGetFunction does not find it.
     if (!by_pointer) text += "extern \"C\" void " + name + "(const " + base + "_args) __attribute__((weak));\n";
     text += "extern \"C\" void thn_emu_launch_" + name + "(void** params) {\n  " + base + "_args a = " + from +
-            ";\n  for (void*& q : a.p) q = q ? (void*)(" + untag + ") : q;\n  " + name + (by_pointer ? "(&a)" : "(a)") +
+            ";\n  for (void*& q : a.p) q = q ? (void*)(" + untag + ") : q;\n  thn_emu_untag_ws(a, 0);\n  " + name + (by_pointer ? "(&a)" : "(a)") +
             ";\n}\n";
     text += "extern \"C\" unsigned long long thn_emu_parameter_bytes_" + name + "() { return sizeof(" +
             (by_pointer ? std::string("void*") : base + "_args") + "); }\n";
@@ -336,7 +348,11 @@ void* emulation_module(const std::string& source) {
     tmp += ".tmp" + std::to_string(getpid());
     // The compiler runs without this library preloaded (built with a
     // sanitizer, it would need that runtime in the compiler's process).
-    std::string cmd = "env -u LD_PRELOAD c++ -std=c++17 -O1 -w -shared -fPIC -D__CUDACC_RTC__ " + macros + " -o '" +
+    // -fno-gnu-unique: the __shared__ arrays (function statics of the
+    // kernels' templates) are each module's own; GCC's unique symbols
+    // would make two modules' same-named kernels share them, whatever
+    // their element types (RTLD_LOCAL does not stop that).
+    std::string cmd = "env -u LD_PRELOAD c++ -std=c++17 -O1 -w -shared -fPIC -fno-gnu-unique -D__CUDACC_RTC__ " + macros + " -o '" +
                       tmp.string() + "' '" +
                       src.string() + "' -lm > '" + src.string() + ".log' 2>&1";
     if (std::system(cmd.c_str()) != 0) return nullptr;
@@ -385,7 +401,9 @@ CUresult ModuleLoadData(void** module, const void* image) {
     void (*sync)();
     void (*shfl_down)(void*, unsigned, int);
     void (*shfl_xor)(void*, unsigned, int);
-  } ops = {emu_sync, emu_shfl_down, emu_shfl_xor};
+    void (*shfl)(void*, unsigned, int);
+    void (*syncwarp)();
+  } ops = {emu_sync, emu_shfl_down, emu_shfl_xor, emu_shfl, emu_syncwarp};
   reinterpret_cast<Bind>(dlsym(h, "thn_emu_bind"))(&ops);
   *module = new Module{h, {}};
   return kSuccess;
