@@ -331,15 +331,20 @@ std::string Emitter::cuda_reduction() const {
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) tile += fmt::format("    const idx_t o{0} = e{0} + i * {1};\n", t, stride(t, "nd + rnd - 1"));
     tile += indent(accumulate(0), 4) + "  }\n}\n";
-    tile += "if (splits == 1) {\n  if (live) {\n" + indent(outer(1, true), 4) + "  }\n} else {\n";
-    for (size_t k = 0; k < reduces_.size(); ++k) tile += fmt::format("  part{0}[job * 32 + lane] = a{0};\n", k);
-    // The last warp of a tile to finish combines the parts in part order
-    // (the result does not depend on which) and resets the counter.
-    tile += "  __threadfence();\n  __syncwarp();\n  unsigned ticket = 0;\n"
-            "  if (lane == 0) ticket = atomicAdd(&counters[tile], 1u);\n"
-            "  if (__shfl_sync(0xffffffffu, ticket, 0) == unsigned(splits - 1)) {\n    __threadfence();\n" +
-            indent(combine_parts("tile", "count", "32", "lane"), 4) + "    if (live) {\n" + indent(outer(1, true), 6) +
-            "    }\n    if (lane == 0) counters[tile] = 0u;\n  }\n}\n";
+    // The end of a tile's job: unsplit, its live lanes store; split, each
+    // warp keeps its part's results and the last warp of the tile to finish
+    // combines the parts in part order (the result does not depend on
+    // which), stores and resets the counter.
+    auto tile_end = [&](const std::string& keep, const std::string& combined, const std::string& finished) {
+      return "if (splits == 1) {\n  if (live) {\n" + indent(finished, 4) + "  }\n} else {\n" + indent(keep, 2) +
+             "  __threadfence();\n  __syncwarp();\n  unsigned ticket = 0;\n"
+             "  if (lane == 0) ticket = atomicAdd(&counters[tile], 1u);\n"
+             "  if (__shfl_sync(0xffffffffu, ticket, 0) == unsigned(splits - 1)) {\n    __threadfence();\n" +
+             indent(combined, 4) + "    if (live) {\n" + indent(finished, 6) + "    }\n    if (lane == 0) counters[tile] = 0u;\n  }\n}\n";
+    };
+    std::string keep;
+    for (size_t k = 0; k < reduces_.size(); ++k) keep += fmt::format("part{0}[job * 32 + lane] = a{0};\n", k);
+    tile += tile_end(keep, combine_parts("tile", "count", "32", "lane"), outer(1, true));
     // Aligned columns (flat == 2): `lanes` adjacent columns a lane, read
     // 16 bytes at a time, a tile 32 * lanes columns wide.
     std::string vtile =
@@ -368,19 +373,15 @@ std::string Emitter::cuda_reduction() const {
         body += fmt::format("*(thn_vec<{0}, {1}>*)(out{2} + e{3} + i * {4}) = y{2};\n", stype(k_.stores[s2].dtype), lanes, s2,
                             k_.loads.size() + s2, stride(k_.loads.size() + s2, "nd + rnd - 1"));
     vtile += indent(body, 4) + "  }\n}\n";
-    const std::string each = fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes);
-    vtile += "if (splits == 1) {\n  if (live) {\n" + indent(each + indent(finish("l"), 2) + "}\n", 4) + "  }\n} else {\n";
-    std::string keep;
-    for (size_t k = 0; k < reduces_.size(); ++k) keep += fmt::format("  part{0}[(job * 32 + lane) * {1} + l] = a{0}[l];\n", k, lanes);
-    vtile += indent(each, 2) + keep + "  }\n";
-    vtile += "  __threadfence();\n  __syncwarp();\n  unsigned ticket = 0;\n"
-             "  if (lane == 0) ticket = atomicAdd(&counters[tile], 1u);\n"
-             "  if (__shfl_sync(0xffffffffu, ticket, 0) == unsigned(splits - 1)) {\n    __threadfence();\n" +
-             indent(each + indent(combine_parts("tile", "count", std::to_string(32 * lanes), fmt::format("lane * {} + l", lanes), "[l]"), 2) +
-                        "}\n",
-                    4) +
-             "    if (live) {\n" + indent(each + indent(finish("l"), 2) + "}\n", 6) +
-             "    }\n    if (lane == 0) counters[tile] = 0u;\n  }\n}\n";
+    // (each of the lane's `lanes` accumulators in turn)
+    auto each = [&](const std::string& s) {
+      return fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) + indent(s, 2) + "}\n";
+    };
+    std::string vkeep;
+    for (size_t k = 0; k < reduces_.size(); ++k) vkeep += fmt::format("part{0}[(job * 32 + lane) * {1} + l] = a{0}[l];\n", k, lanes);
+    vtile += tile_end(each(vkeep),
+                      each(combine_parts("tile", "count", std::to_string(32 * lanes), fmt::format("lane * {} + l", lanes), "[l]")),
+                      each(finish("l")));
     auto jobs = [&](const std::string& width, const std::string& per_job) {
       return fmt::format("{{\n  const idx_t tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", width) +
              indent(split_workspace("count", true), 2) +

@@ -200,10 +200,13 @@ class ArgBuffer {
 // The workspace of reductions split over blocks or warps (modes 2 and 4):
 // the counters of kSplitCounters rows or tiles, zero between launches
 // (the last block or warp of each resets its own), then split_slot_bytes
-// per row or tile and part for each reduction's partial results. One for
-// the process, grown when a launch needs more: launches on the one stream
-// run in order, so they share it.
-cuda::CUdeviceptr split_workspace(size_t bytes) {
+// per row or tile and part (`parts` in all) for each of `k`'s reductions'
+// partial results. One for the process, grown when a launch needs more:
+// launches on the one stream run in order, so they share it.
+cuda::CUdeviceptr split_workspace(const Kernel& k, int64_t parts, int lanes) {
+  const size_t reductions =
+      size_t(std::count_if(k.exprs.begin(), k.exprs.end(), [](const KExpr& e) { return e.kind == KExpr::Kind::Reduce; }));
+  const size_t bytes = size_t(kSplitCounters) * 4 + reductions * size_t(parts) * split_slot_bytes(lanes);
   static std::mutex mu;
   static cuda::CUdeviceptr p = 0;
   static size_t have = 0;
@@ -217,10 +220,6 @@ cuda::CUdeviceptr split_workspace(size_t bytes) {
   p = q;
   have = bytes;
   return p;
-}
-
-size_t reductions_of(const Kernel& k) {
-  return size_t(std::count_if(k.exprs.begin(), k.exprs.end(), [](const KExpr& e) { return e.kind == KExpr::Kind::Reduce; }));
 }
 
 // The most bytes of kernel arguments the device takes: 4 KiB, or 32 KiB
@@ -272,7 +271,7 @@ class CudaFusion : public CompiledFusion {
       const int64_t chunks = c.rn / (block * lanes() * 8);
       if (kernel().stages == 1 && c.n <= kSplitCounters && c.n < sms * 8 && chunks > 1) {
         splits = int32_t(std::min(sms * 8 / c.n, chunks));
-        ws = split_workspace(size_t(kSplitCounters) * 4 + reductions_of(kernel()) * size_t(c.n * splits) * split_slot_bytes(lanes()));
+        ws = split_workspace(kernel(), c.n * splits, lanes());
       }
       grid = std::min(c.n * splits, sms * 32);
     } else if (kernel().stages == 1 && reduces_columns(kernel(), c)) {  // a warp per 32 adjacent outputs
@@ -284,7 +283,7 @@ class CudaFusion : public CompiledFusion {
       const int64_t rin = c.sizes[size_t(c.nd + c.rnd) - 1], parts = rin / 64;
       if (tiles <= kSplitCounters && tiles < sms * 32 && parts > 1) {
         splits = int32_t(std::min(sms * 32 / tiles, parts));
-        ws = split_workspace(size_t(kSplitCounters) * 4 + reductions_of(kernel()) * size_t(tiles * splits) * split_slot_bytes(lanes()));
+        ws = split_workspace(kernel(), tiles * splits, lanes());
       }
       grid = std::min((tiles * splits + warps - 1) / warps, sms * 32);
     } else {  // a block per output, as many threads as reduced elements (in warps) up to kCudaBlock

@@ -230,26 +230,21 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   }
   if (!loaded.empty()) note_loaded(loads, loaded);
   if (c.flat && aligned) c.flat = 2;
-  // A reduction's rows: every inner tensor's rows start at a multiple of its vector.
-  if (k_.reduction && lanes_ > 1 && reduces_rows(k_, c)) {
-    bool rows_aligned = true;
-    for (size_t t = 0; t < all.size(); ++t) {
+  // A reduction's rows, or (one sweep) its columns: vector loads when every
+  // inner tensor's rows, or every row of its columns, start at a multiple
+  // of its vector (whole vectors of adjacent outputs, for columns).
+  if (k_.reduction && lanes_ > 1) {
+    const bool rows = reduces_rows(k_, c), columns = !rows && k_.stages == 1 && reduces_columns(k_, c);
+    const int32_t along = rows ? c.nd : c.nd - 1;  // the contiguous dim
+    bool vectors = rows || (columns && c.sizes[size_t(c.nd) - 1] % lanes_ == 0);
+    for (size_t t = 0; t < all.size() && vectors; ++t) {
       if (!is_inner(k_, t)) continue;
-      rows_aligned = rows_aligned && reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
-      for (int32_t d = 0; d < c.nd; ++d) rows_aligned = rows_aligned && c.strides[t * kMaxKernelDims + size_t(d)] % lanes_ == 0;
-    }
-    if (rows_aligned) c.flat = 2;
-  } else if (k_.reduction && k_.stages == 1 && lanes_ > 1 && reduces_columns(k_, c)) {
-    // Its columns: whole vectors of adjacent outputs, every inner tensor's
-    // starting at a multiple of its vector in every row.
-    bool columns_aligned = c.sizes[size_t(c.nd) - 1] % lanes_ == 0;
-    for (size_t t = 0; t < all.size(); ++t) {
-      if (!is_inner(k_, t)) continue;
-      columns_aligned = columns_aligned && reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
+      vectors = reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
       for (int32_t d = 0; d < c.nd + c.rnd; ++d)
-        if (d != c.nd - 1) columns_aligned = columns_aligned && c.strides[t * kMaxKernelDims + size_t(d)] % lanes_ == 0;
+        if (d != along) vectors = vectors && c.strides[t * kMaxKernelDims + size_t(d)] % lanes_ == 0;
     }
-    c.flat = columns_aligned ? 2 : 0;
+    if (vectors) c.flat = 2;
+    else if (columns) c.flat = 0;
   }
   c.fs.assign(k_.scalars.size() + 1, 0);
   c.is.assign(k_.scalars.size() + 1, 0);
