@@ -131,7 +131,7 @@ ErrorKind report_error() {
   std::fflush(stdout);
   const bool colour = stderr_colour();
   auto located = [&](const LocatedError& e) {
-    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind(), e.what(), colour).c_str());
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind_name(), e.what(), colour).c_str());
   };
   ErrorKind kind = ErrorKind::RuntimeError;
   std::string message;
@@ -145,7 +145,7 @@ ErrorKind report_error() {
     located(e);
     kind = e.kind(), message = e.what();
   } catch (Error& e) {
-    std::fprintf(stderr, "thn: %s: %s\n", error_kind_name(e.kind()), e.what());
+    std::fprintf(stderr, "thn: %s: %s\n", e.kind_name(), e.what());
     kind = e.kind(), message = e.what();
   } catch (std::exception& e) {
     std::fprintf(stderr, "thn: internal error: %s\n", e.what());

@@ -29,6 +29,7 @@ struct Printer {
       case Scope::Local: return fmt::format(" (local {})", n.slot);
       case Scope::Enclosing: return fmt::format(" (enclosing {} out, slot {})", n.depth, n.slot);
       case Scope::Global: return " (global)";
+      case Scope::Class: return " (class)";
       case Scope::Unresolved: break;
     }
     return "";
@@ -82,7 +83,8 @@ struct Printer {
         return;
       case ExprKind::ListComp: {
         auto& c = static_cast<const ListComp&>(e);
-        line(d, e.loc, "ListComp");
+        line(d, e.loc, c.key ? "DictComp" : "ListComp");
+        opt(c.key, d + 1, "key:");
         expr(*c.elt, d + 1);
         for (auto& g : c.generators) {
           label(d + 1, "for:");
@@ -99,7 +101,7 @@ struct Printer {
         expr(*c.func, d + 1);
         for (auto& a : c.args) expr(*a, d + 1);
         for (auto& k : c.keywords) {
-          line(d + 1, k.loc, "keyword " + k.name + "=");
+          line(d + 1, k.loc, k.name.empty() ? "keyword **" : "keyword " + k.name + "=");
           expr(*k.value, d + 2);
         }
         return;
@@ -167,7 +169,44 @@ struct Printer {
         opt(i.orelse, d + 1, "else:");
         return;
       }
+      case ExprKind::Dict: {
+        auto& m = static_cast<const Dict&>(e);
+        line(d, e.loc, "Dict");
+        for (size_t i = 0; i < m.keys.size(); ++i) {
+          if (m.keys[i]) opt(m.keys[i], d + 1, "key:");
+          opt(m.values[i], d + 1, m.keys[i] ? "value:" : "**:");
+        }
+        return;
+      }
+      case ExprKind::Lambda: function(*static_cast<const Lambda&>(e).def, d); return;
+      case ExprKind::FString:
+        line(d, e.loc, "FString");
+        for (auto& x : static_cast<const FString&>(e).parts) expr(*x, d + 1);
+        return;
+      case ExprKind::FormattedValue: {
+        auto& v = static_cast<const FormattedValue&>(e);
+        line(d, e.loc, v.conversion ? fmt::format("FormattedValue !{}", v.conversion) : "FormattedValue");
+        expr(*v.value, d + 1);
+        opt(v.spec, d + 1, "spec:");
+        return;
+      }
+      case ExprKind::Starred:
+        line(d, e.loc, "Starred");
+        expr(*static_cast<const Starred&>(e).value, d + 1);
+        return;
     }
+  }
+
+  void function(const FunctionDef& f, int d) {
+    std::string params;
+    for (auto& p : f.params)
+      params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.star ? "*" : p.dstar ? "**" : p.kwonly ? "kw " : "", p.name);
+    std::string frame;
+    if (!f.locals.empty()) frame = fmt::format(" locals=[{}]", fmt::join(f.locals, ", "));
+    line(d, f.loc, fmt::format("FunctionDef {}({}){}{}", f.name, params, frame, f.captured ? " captured" : ""));
+    for (auto& dec : f.decorators) opt(dec, d + 1, "decorator:");
+    for (auto& p : f.params) opt(p.default_value, d + 1, fmt::format("default {}:", p.name).c_str());
+    body(f.body, d + 1);
   }
 
   void body(const Body& b, int d) {
@@ -232,18 +271,45 @@ struct Printer {
         if (r.value) expr(*r.value, d + 1);
         return;
       }
-      case StmtKind::FunctionDef: {
-        auto& f = static_cast<const FunctionDef&>(s);
-        std::string params;
-        for (auto& p : f.params) params += fmt::format("{}{}{}", params.empty() ? "" : ", ", p.kwonly ? "*" : "", p.name);
-        std::string frame;
-        if (!f.locals.empty()) frame = fmt::format(" locals=[{}]", fmt::join(f.locals, ", "));
-        line(d, s.loc, fmt::format("FunctionDef {}({}){}{}", f.name, params, frame, f.captured ? " captured" : ""));
-        for (auto& dec : f.decorators) opt(dec, d + 1, "decorator:");
-        for (auto& p : f.params) opt(p.default_value, d + 1, fmt::format("default {}:", p.name).c_str());
-        body(f.body, d + 1);
+      case StmtKind::FunctionDef: function(static_cast<const FunctionDef&>(s), d); return;
+      case StmtKind::ClassDef: {
+        auto& c = static_cast<const ClassDef&>(s);
+        line(d, s.loc, "ClassDef " + c.name + where(*c.binding));
+        for (auto& dec : c.decorators) opt(dec, d + 1, "decorator:");
+        opt(c.base, d + 1, "base:");
+        body(c.body, d + 1);
         return;
       }
+      case StmtKind::Try: {
+        auto& t = static_cast<const Try&>(s);
+        line(d, s.loc, "Try");
+        body(t.body, d + 1);
+        for (auto& h : t.handlers) {
+          line(d + 1, h.loc, h.name ? "except as " + h.name->id + where(*h.name) : "except");
+          opt(h.type, d + 2, "type:");
+          body(h.body, d + 2);
+        }
+        if (!t.orelse.empty()) {
+          label(d + 1, "else:");
+          body(t.orelse, d + 2);
+        }
+        if (!t.finalbody.empty()) {
+          label(d + 1, "finally:");
+          body(t.finalbody, d + 2);
+        }
+        return;
+      }
+      case StmtKind::Raise: {
+        auto& r = static_cast<const Raise&>(s);
+        line(d, s.loc, "Raise");
+        opt(r.exc, d + 1, "exception:");
+        opt(r.cause, d + 1, "from:");
+        return;
+      }
+      case StmtKind::Delete:
+        line(d, s.loc, "Delete");
+        for (auto& t : static_cast<const Delete&>(s).targets) expr(*t, d + 1);
+        return;
       case StmtKind::Import:
         for (auto& a : static_cast<const Import&>(s).names)
           line(d, s.loc, fmt::format("Import {}{}", a.name, a.asname ? " as " + a.asname->id + where(*a.asname) : ""));
@@ -267,6 +333,9 @@ struct Printer {
 };
 
 }  // namespace
+
+Lambda::Lambda(Loc l) : Expr(ExprKind::Lambda, l) {}
+Lambda::~Lambda() = default;
 
 std::string print_ast(const Module& m) {
   Printer p;

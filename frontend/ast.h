@@ -14,7 +14,8 @@ namespace thn::ast {
 // ---- expressions ----
 #define THN_EXPR_KINDS(X) \
   X(Name) X(Constant) X(TupleExpr) X(ListExpr) X(ListComp) X(Call) X(Attribute) X(Subscript) X(Slice) \
-  X(Binary) X(Unary) X(Not) X(BoolOp) X(Compare) X(IfExp)
+  X(Binary) X(Unary) X(Not) X(BoolOp) X(Compare) X(IfExp) X(Dict) X(Lambda) X(FString) X(FormattedValue) \
+  X(Starred)
 
 enum class ExprKind {
 #define THN_X(k) k,
@@ -30,7 +31,9 @@ struct Expr {
 };
 using ExprPtr = std::unique_ptr<Expr>;
 
-enum class Scope : uint8_t { Unresolved, Local, Enclosing, Global };
+// Class: a name bound in a class body, which lives in the class's namespace
+// (read from there, else from the globals, as Python does).
+enum class Scope : uint8_t { Unresolved, Local, Enclosing, Global, Class };
 struct Name : Expr {
   std::string id;
   Scope scope = Scope::Unresolved;
@@ -63,20 +66,22 @@ struct Comprehension {
   ExprPtr iter;
   std::vector<ExprPtr> ifs;
 };
+// A list comprehension, or a dict comprehension when `key` is set.
 struct ListComp : Expr {
+  ExprPtr key;
   ExprPtr elt;
   std::vector<Comprehension> generators;
   explicit ListComp(Loc l) : Expr(ExprKind::ListComp, l) {}
 };
 
 struct Keyword {
-  std::string name;
+  std::string name;  // empty for `**mapping`
   ExprPtr value;
   Loc loc;
 };
 struct Call : Expr {
   ExprPtr func;
-  std::vector<ExprPtr> args;
+  std::vector<ExprPtr> args;  // a Starred one unpacks an iterable
   std::vector<Keyword> keywords;
   explicit Call(Loc l) : Expr(ExprKind::Call, l) {}
 };
@@ -139,10 +144,40 @@ struct IfExp : Expr {
   explicit IfExp(Loc l) : Expr(ExprKind::IfExp, l) {}
 };
 
+// {k: v, **m}: a null key marks a `**m` whose value is the mapping.
+struct Dict : Expr {
+  std::vector<ExprPtr> keys, values;
+  explicit Dict(Loc l) : Expr(ExprKind::Dict, l) {}
+};
+// `*x` in a call's arguments, a tuple or list display, or an assignment target.
+struct Starred : Expr {
+  ExprPtr value;
+  Starred(Loc l, ExprPtr v) : Expr(ExprKind::Starred, l), value(std::move(v)) {}
+};
+struct FunctionDef;
+// lambda params: body, as a FunctionDef named <lambda> whose body returns it.
+struct Lambda : Expr {
+  std::unique_ptr<FunctionDef> def;
+  explicit Lambda(Loc l);
+  ~Lambda() override;
+};
+// f"...": Constant strings and FormattedValues, in order.
+struct FString : Expr {
+  std::vector<ExprPtr> parts;
+  explicit FString(Loc l) : Expr(ExprKind::FString, l) {}
+};
+// {value!conversion:spec}; conversion is 0, 's', 'r' or 'a'; spec an FString or null.
+struct FormattedValue : Expr {
+  ExprPtr value;
+  char conversion = 0;
+  ExprPtr spec;
+  explicit FormattedValue(Loc l) : Expr(ExprKind::FormattedValue, l) {}
+};
+
 // ---- statements ----
 #define THN_STMT_KINDS(X) \
   X(ExprStmt) X(Assign) X(AugAssign) X(If) X(While) X(For) X(Break) X(Continue) X(Pass) X(Return) \
-  X(FunctionDef) X(Import) X(FromImport) X(Assert)
+  X(FunctionDef) X(Import) X(FromImport) X(Assert) X(Try) X(Raise) X(Delete) X(ClassDef)
 
 enum class StmtKind {
 #define THN_X(k) k,
@@ -209,10 +244,13 @@ struct Param {
   std::string name;
   ExprPtr default_value;  // may be null
   bool kwonly = false;
+  bool star = false;   // *args: the extra positional arguments, as a tuple
+  bool dstar = false;  // **kwargs: the extra keyword arguments, as a dict
   Loc loc;
 };
 struct FunctionDef : Stmt {
   std::string name;
+  std::string qualname;  // Class.name for a method (argument errors name it so)
   std::vector<Param> params;
   std::vector<ExprPtr> decorators;
   Body body;
@@ -244,6 +282,38 @@ struct FromImport : Stmt {
 struct Assert : Stmt {
   ExprPtr test, msg;
   explicit Assert(Loc l) : Stmt(StmtKind::Assert, l) {}
+};
+
+struct Handler {
+  ExprPtr type;                // null: a bare `except:`
+  std::unique_ptr<Name> name;  // `as name`, or null
+  Body body;
+  Loc loc;
+};
+struct Try : Stmt {
+  Body body;
+  std::vector<Handler> handlers;
+  Body orelse, finalbody;
+  explicit Try(Loc l) : Stmt(StmtKind::Try, l) {}
+};
+struct Raise : Stmt {
+  ExprPtr exc, cause;  // both null: re-raise the exception being handled
+  explicit Raise(Loc l) : Stmt(StmtKind::Raise, l) {}
+};
+struct Delete : Stmt {
+  std::vector<ExprPtr> targets;  // Names, Subscripts, Attributes
+  explicit Delete(Loc l) : Stmt(StmtKind::Delete, l) {}
+};
+// The body runs once in its own frame (slots for comprehension variables
+// only); the names it binds become the class's attributes.
+struct ClassDef : Stmt {
+  std::string name;
+  ExprPtr base;  // may be null
+  std::vector<ExprPtr> decorators;
+  Body body;
+  std::vector<std::string> locals;
+  std::unique_ptr<Name> binding;
+  explicit ClassDef(Loc l) : Stmt(StmtKind::ClassDef, l) {}
 };
 
 struct Module {

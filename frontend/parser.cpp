@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <ANTLRInputStream.h>
 #include <BailErrorStrategy.h>
 #include <CommonTokenStream.h>
 #include <ListTokenSource.h>
@@ -12,6 +13,7 @@
 
 #include "ThnLexer.h"
 #include "ThnParser.h"
+#include "frontend/strings.h"
 #include "frontend/tokens.h"
 
 namespace thn {
@@ -22,6 +24,31 @@ using namespace ast;
 using P = thn_grammar::ThnParser;
 using thn_grammar::ThnLexer;
 
+// Python constructs thn leaves out, named when they make a line fail to parse
+// (rather than a bare "invalid syntax").
+const char* unsupported_on_line(antlr4::Parser* parser, antlr4::Token* tok) {
+  antlr4::TokenStream* ts = parser->getTokenStream();
+  if (auto* buffered = dynamic_cast<antlr4::BufferedTokenStream*>(ts)) buffered->fill();
+  if (!ts || !tok || tok->getTokenIndex() >= ts->size()) return nullptr;
+  auto line_break = [&](size_t k) {
+    size_t t = ts->get(k)->getType();
+    return t == ThnLexer::NEWLINE || t == P::INDENT || t == P::DEDENT;
+  };
+  size_t b = tok->getTokenIndex();
+  while (b > 0 && !line_break(b - 1)) --b;
+  for (size_t k = b; k < ts->size() && !line_break(k) && ts->get(k)->getType() != antlr4::Token::EOF; ++k) {
+    antlr4::Token* t = ts->get(k);
+    std::string text = t->getText();
+    if (text == "yield") return "generators ('yield') are not supported in thn";
+    if (text == "async" || text == "await") return "'async' and 'await' are not supported in thn";
+    if (k == b && text == "match") return "'match' is not supported in thn";
+    if (text == ":" && k + 1 < ts->size() && ts->get(k + 1)->getText() == "=" &&
+        ts->get(k + 1)->getStartIndex() == t->getStopIndex() + 1)
+      return "assignment expressions (':=') are not supported in thn";
+  }
+  return nullptr;
+}
+
 // Reports the first syntax error of the full (LL) parse as a SyntaxError.
 class ParseErrors : public antlr4::BaseErrorListener {
  public:
@@ -31,6 +58,7 @@ class ParseErrors : public antlr4::BaseErrorListener {
     Loc loc{&src_, int(line), int(col)};
     if (tok && tok->getType() == P::INDENT) fail_at(loc, ErrorKind::IndentationError, "unexpected indent");
     auto* parser = static_cast<antlr4::Parser*>(r);
+    if (const char* what = unsupported_on_line(parser, tok)) fail_at(loc, ErrorKind::SyntaxError, "{}", what);
     antlr4::misc::IntervalSet expected = parser->getExpectedTokens();
     if (tok && tok->getType() == ThnLexer::NEWLINE && expected.contains(parser->getTokenType(":")))
       fail_at(loc, ErrorKind::SyntaxError, "expected ':'");
@@ -43,6 +71,9 @@ class ParseErrors : public antlr4::BaseErrorListener {
   const Source& src_;
 };
 
+// Parses an f-string field's expression, located at `at` in `src`.
+ast::ExprPtr parse_fragment(const Source& src, const std::string& text, const Loc& at);
+
 class Builder {
  public:
   explicit Builder(const Source& s) : src_(s) {}
@@ -52,6 +83,7 @@ class Builder {
     for (auto* s : c->stmt()) stmt(s, body);
     return body;
   }
+  ExprPtr fragment(P::Eval_inputContext* c) { return exprlist(c->exprlist()); }
 
  private:
   const Source& src_;
@@ -82,10 +114,55 @@ class Builder {
       return out.push_back(std::move(f));
     }
     if (auto* x = cs->funcdef()) return out.push_back(funcdef(x, {}));
+    if (auto* x = cs->classdef()) return out.push_back(classdef(x, {}));
+    if (auto* x = cs->try_stmt()) return out.push_back(try_stmt(x));
+    if (auto* x = cs->with_stmt()) error(loc(x), "'with' is not supported in thn");
     auto* d = cs->decorated();
     std::vector<ExprPtr> decorators;
     for (auto* dec : d->decorator()) decorators.push_back(expr(dec->expr()));
+    if (d->classdef()) return out.push_back(classdef(d->classdef(), std::move(decorators)));
     out.push_back(funcdef(d->funcdef(), std::move(decorators)));
+  }
+
+  StmtPtr try_stmt(P::Try_stmtContext* c) {
+    auto t = std::make_unique<Try>(loc(c));
+    const std::vector<P::BlockContext*> blocks = c->block();
+    t->body = block(blocks[0]);
+    const std::vector<P::Except_clauseContext*> clauses = c->except_clause();
+    for (size_t k = 0; k < clauses.size(); ++k) {
+      Handler h;
+      h.loc = loc(clauses[k]);
+      if (clauses[k]->expr()) h.type = expr(clauses[k]->expr());
+      else if (k + 1 < clauses.size()) error(h.loc, "default 'except:' must be last");
+      if (auto* n = clauses[k]->NAME()) h.name = std::make_unique<Name>(loc(n->getSymbol()), n->getText());
+      h.body = block(blocks[k + 1]);
+      t->handlers.push_back(std::move(h));
+    }
+    if (c->else_block) t->orelse = block(c->else_block);
+    if (c->finally_block) t->finalbody = block(c->finally_block);
+    return t;
+  }
+
+  StmtPtr classdef(P::ClassdefContext* c, std::vector<ExprPtr> decorators) {
+    auto k = std::make_unique<ClassDef>(loc(c));
+    k->name = c->NAME()->getText();
+    k->decorators = std::move(decorators);
+    k->binding = std::make_unique<Name>(loc(c->NAME()->getSymbol()), k->name);
+    if (auto* al = c->arglist()) {
+      const std::vector<P::ArgumentContext*> bases = al->argument();
+      for (auto* a : bases)
+        if (a->NAME() || a->star || a->dstar || a->comp_for())
+          error(loc(a), "class keywords and unpacked bases are not supported in thn");
+      if (bases.size() > 1) error(loc(bases[1]), "multiple inheritance is not supported in thn");
+      if (!bases.empty()) k->base = expr(bases[0]->expr());
+    }
+    k->body = block(c->block());
+    for (auto& st : k->body)
+      if (st->kind == StmtKind::FunctionDef) {
+        auto& fn = static_cast<FunctionDef&>(*st);
+        fn.qualname = k->name + "." + fn.name;
+      }
+    return k;
   }
 
   // if/elif/else as nested Ifs, each elif the orelse of the one before.
@@ -118,31 +195,49 @@ class Builder {
     f->name = c->NAME()->getText();
     f->decorators = std::move(decorators);
     f->binding = std::make_unique<Name>(loc(c->NAME()->getSymbol()), f->name);
-    bool kwonly = false, seen_default = false, star_last = false;
     if (auto* pl = c->paramlist()) {
-      for (auto* p : pl->param()) {
-        if (p->star) {
-          if (kwonly) error(loc(p), "* argument may appear only once");
-          kwonly = star_last = true;
-          continue;
-        }
+      for (auto* p : pl->param())
+        if (p->slash) error(loc(p), "positional-only parameters ('/') are not supported in thn");
+      params(*f, pl->param());
+    }
+    f->body = block(c->block());
+    return f;
+  }
+
+  // Parameters as Python orders them: plain ones (defaults last), then *args
+  // or a bare *, keyword-only ones, and **kwargs last.
+  template <class Ctx>
+  void params(FunctionDef& f, const std::vector<Ctx*>& list) {
+    bool kwonly = false, seen_default = false, star_last = false, seen_dstar = false;
+    for (auto* p : list) {
+      Param param;
+      param.loc = loc(p);
+      if (seen_dstar) error(param.loc, "arguments cannot follow var-keyword argument");
+      if (p->star) {
+        if (kwonly) error(param.loc, "* argument may appear only once");
+        kwonly = true;
+        star_last = !p->NAME();
+        if (!p->NAME()) continue;
+        param.star = true;
+      }
+      if (p->dstar) {
+        param.dstar = seen_dstar = true;
         star_last = false;
-        Param param;
-        param.name = p->NAME()->getText();
-        param.loc = loc(p);
+      }
+      if (!p->star && !p->dstar) {
+        star_last = false;
         param.kwonly = kwonly;
-        if (p->expr()) param.default_value = expr(p->expr());
+        if (p->dflt) param.default_value = expr(p->dflt);
         if (!kwonly && !param.default_value && seen_default)
           error(param.loc, "parameter without a default follows parameter with a default");
         seen_default |= param.default_value && !kwonly;
-        for (auto& q : f->params)
-          if (q.name == param.name) error(param.loc, "duplicate argument '{}' in function definition", param.name);
-        f->params.push_back(std::move(param));
       }
+      param.name = p->NAME()->getText();
+      for (auto& q : f.params)
+        if (q.name == param.name) error(param.loc, "duplicate argument '{}' in function definition", param.name);
+      f.params.push_back(std::move(param));
     }
-    if (star_last) error(loc(c), "named arguments must follow bare *");
-    f->body = block(c->block());
-    return f;
+    if (star_last) error(f.loc, "named arguments must follow bare *");
   }
 
   void simple_stmts(P::Simple_stmtsContext* c, Body& out) {
@@ -203,6 +298,28 @@ class Builder {
       }
       return imp;
     }
+    if (auto* s = dynamic_cast<P::RaiseStmtContext*>(c)) {
+      auto r = std::make_unique<Raise>(l);
+      if (!s->expr().empty()) r->exc = expr(s->expr(0));
+      if (s->cause) r->cause = expr(s->cause);
+      return r;
+    }
+    if (auto* s = dynamic_cast<P::DelStmtContext*>(c)) {
+      auto d = std::make_unique<Delete>(l);
+      ExprPtr targets = exprlist(s->exprlist());
+      auto add = [&](ExprPtr& t) {
+        if (t->kind != ExprKind::Name && t->kind != ExprKind::Subscript && t->kind != ExprKind::Attribute)
+          error(t->loc, "cannot delete {}", describe(*t));
+        d->targets.push_back(std::move(t));
+      };
+      if (targets->kind == ExprKind::TupleExpr)
+        for (auto& t : static_cast<TupleExpr&>(*targets).elts) add(t);
+      else
+        add(targets);
+      return d;
+    }
+    if (auto* s = dynamic_cast<P::ScopeStmtContext*>(c))
+      error(l, "'{}' is not supported in thn; pass values in and return them", s->kw->getText());
     auto* s = static_cast<P::AssertStmtContext*>(c);
     auto a = std::make_unique<Assert>(l);
     a->test = expr(s->expr(0));
@@ -220,6 +337,10 @@ class Builder {
       case ExprKind::Compare: return "comparison";
       case ExprKind::BoolOp: case ExprKind::Not: case ExprKind::Unary: case ExprKind::Binary: return "expression";
       case ExprKind::IfExp: return "conditional expression";
+      case ExprKind::Dict: return "dict literal";
+      case ExprKind::Lambda: return "lambda";
+      case ExprKind::FString: return "f-string expression";
+      case ExprKind::Starred: return "starred";
       default: return "expression";
     }
   }
@@ -227,12 +348,21 @@ class Builder {
   void check_target(const Expr& e) {
     switch (e.kind) {
       case ExprKind::Name: case ExprKind::Subscript: case ExprKind::Attribute: return;
-      case ExprKind::TupleExpr:
-        for (auto& x : static_cast<const TupleExpr&>(e).elts) check_target(*x);
+      case ExprKind::TupleExpr: case ExprKind::ListExpr: {
+        auto& elts = e.kind == ExprKind::TupleExpr ? static_cast<const TupleExpr&>(e).elts
+                                                   : static_cast<const ListExpr&>(e).elts;
+        bool starred = false;
+        for (auto& x : elts) {
+          if (x->kind == ExprKind::Starred) {
+            if (starred) error(x->loc, "multiple starred expressions in assignment");
+            starred = true;
+            check_target(*static_cast<const Starred&>(*x).value);
+          } else {
+            check_target(*x);
+          }
+        }
         return;
-      case ExprKind::ListExpr:
-        for (auto& x : static_cast<const ListExpr&>(e).elts) check_target(*x);
-        return;
+      }
       default: error(e.loc, "cannot assign to {}", describe(e));
     }
   }
@@ -250,12 +380,21 @@ class Builder {
   }
 
   // ---- expressions ----
+  // A lone expression, or a tuple of (possibly starred) items.
   ExprPtr exprlist(P::ExprlistContext* c) {
-    auto es = c->expr();
-    if (es.size() == 1 && !c->trailing) return expr(es[0]);
+    const std::vector<P::Star_exprContext*> es = c->star_expr();
+    if (es.size() == 1 && !c->trailing) {
+      if (es[0]->star) error(loc(es[0]), "can't use starred expression here");
+      return expr(es[0]->expr());
+    }
     auto t = std::make_unique<TupleExpr>(loc(c));
-    for (auto* e : es) t->elts.push_back(expr(e));
+    for (auto* e : es) t->elts.push_back(star_expr(e));
     return t;
+  }
+  ExprPtr star_expr(P::Star_exprContext* c) {
+    ExprPtr e = expr(c->expr());
+    if (!c->star) return e;
+    return std::make_unique<Starred>(loc(c), std::move(e));
   }
 
   static BinOp binop(const std::string& op) {
@@ -329,16 +468,21 @@ class Builder {
     auto call = std::make_unique<Call>(value->loc);
     call->func = std::move(value);
     if (auto* al = t->arglist()) {
+      bool mapping_seen = false;
       for (auto* a : al->argument()) {
         Loc l = loc(a);
-        if (a->star || a->dstar) error(l, "argument unpacking with * and ** is not supported in thn");
         if (a->comp_for()) error(l, "generator expressions are not supported in thn; use a list comprehension");
-        if (a->NAME()) {
-          std::string name = a->NAME()->getText();
+        if (a->NAME() || a->dstar) {
+          std::string name = a->NAME() ? a->NAME()->getText() : "";
           for (auto& k : call->keywords)
-            if (k.name == name) error(l, "keyword argument repeated: {}", name);
+            if (!name.empty() && k.name == name) error(l, "keyword argument repeated: {}", name);
+          mapping_seen |= a->dstar != nullptr;
           call->keywords.push_back(Keyword{name, expr(a->expr()), l});
+        } else if (a->star) {
+          if (mapping_seen) error(l, "iterable argument unpacking follows keyword argument unpacking");
+          call->args.push_back(std::make_unique<Starred>(l, expr(a->expr())));
         } else {
+          if (mapping_seen) error(l, "positional argument follows keyword argument unpacking");
           if (!call->keywords.empty()) error(l, "positional argument follows keyword argument");
           call->args.push_back(expr(a->expr()));
         }
@@ -377,9 +521,7 @@ class Builder {
     if (dynamic_cast<P::NameAtomContext*>(c)) return std::make_unique<Name>(l, c->getText());
     if (auto* a = dynamic_cast<P::NumberAtomContext*>(c)) return number(l, a->getText());
     if (auto* a = dynamic_cast<P::StringAtomContext*>(c)) {
-      auto k = std::make_unique<Constant>(l, Constant::Type::Str);
-      for (auto* s : a->STRING()) k->s += string(loc(s->getSymbol()), s->getText());
-      return k;
+      return strings(l, a);
     }
     if (dynamic_cast<P::NoneAtomContext*>(c)) return std::make_unique<Constant>(l, Constant::Type::None);
     if (dynamic_cast<P::EllipsisAtomContext*>(c)) return std::make_unique<Constant>(l, Constant::Type::Ellipsis);
@@ -397,7 +539,7 @@ class Builder {
     if (dynamic_cast<P::EmptyListAtomContext*>(c)) return std::make_unique<ListExpr>(l);
     if (auto* a = dynamic_cast<P::ListAtomContext*>(c)) {
       auto list = std::make_unique<ListExpr>(l);
-      for (auto* e : a->exprlist()->expr()) list->elts.push_back(expr(e));
+      for (auto* e : a->exprlist()->star_expr()) list->elts.push_back(star_expr(e));
       return list;
     }
     if (auto* a = dynamic_cast<P::ListCompAtomContext*>(c)) {
@@ -408,8 +550,33 @@ class Builder {
     }
     if (dynamic_cast<P::GeneratorAtomContext*>(c))
       error(l, "generator expressions are not supported in thn; use a list comprehension");
-    if (dynamic_cast<P::DictAtomContext*>(c)) error(l, "dict and set displays are not supported in thn v1");
-    error(l, "lambda is not supported in thn v1; use def");
+    if (dynamic_cast<P::EmptyDictAtomContext*>(c)) return std::make_unique<Dict>(l);
+    if (auto* a = dynamic_cast<P::DictAtomContext*>(c)) {
+      auto d = std::make_unique<Dict>(l);
+      for (auto* item : a->dict_item()) {
+        d->keys.push_back(item->key ? expr(item->key) : nullptr);
+        d->values.push_back(expr(item->key ? item->value : item->expr(0)));
+      }
+      return d;
+    }
+    if (auto* a = dynamic_cast<P::DictCompAtomContext*>(c)) {
+      auto comp = std::make_unique<ListComp>(l);
+      comp->key = expr(a->key);
+      comp->elt = expr(a->value);
+      comp->generators = comp_for(a->comp_for());
+      return comp;
+    }
+    if (dynamic_cast<P::SetAtomContext*>(c) || dynamic_cast<P::SetCompAtomContext*>(c))
+      error(l, "sets are not supported in thn; use a dict or a list");
+    auto* a = static_cast<P::LambdaAtomContext*>(c);
+    auto lambda = std::make_unique<Lambda>(l);
+    lambda->def = std::make_unique<FunctionDef>(l);
+    lambda->def->name = "<lambda>";
+    if (auto* pl = a->lambda_params()) params(*lambda->def, pl->lambda_param());
+    auto ret = std::make_unique<Return>(loc(a->expr()));
+    ret->value = expr(a->expr());
+    lambda->def->body.push_back(std::move(ret));
+    return lambda;
   }
 
   ExprPtr number(const Loc& l, std::string text) {
@@ -438,61 +605,99 @@ class Builder {
     return k;
   }
 
-  static void append_utf8(std::string& out, uint32_t cp) {
-    if (cp < 0x80) out += char(cp);
-    else if (cp < 0x800) out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
-    else if (cp < 0x10000) out += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
-    else
-      out += {char(0xF0 | (cp >> 18)), char(0x80 | ((cp >> 12) & 0x3F)), char(0x80 | ((cp >> 6) & 0x3F)),
-              char(0x80 | (cp & 0x3F))};
-  }
-
-  std::string string(const Loc& l, const std::string& tok) {
-    bool raw = tok[0] == 'r' || tok[0] == 'R';
-    std::string_view body(tok);
-    if (raw) body.remove_prefix(1);
-    size_t q = body.size() >= 6 && body.substr(0, 3) == std::string(3, body[0]) ? 3 : 1;
-    body = body.substr(q, body.size() - 2 * q);
-    if (raw) return std::string(body);
-    std::string out;
-    for (size_t i = 0; i < body.size(); ++i) {
-      char ch = body[i];
-      if (ch != '\\' || i + 1 == body.size()) {
-        out += ch;
+  // Adjacent literals concatenate; with any f-string among them the result
+  // is an FString of literal and field parts.
+  ExprPtr strings(const Loc& l, P::StringAtomContext* a) {
+    auto joined = std::make_unique<FString>(l);
+    std::string text;
+    bool any_f = false;
+    for (auto* tok : a->STRING()) {
+      const std::string token_text = tok->getText();  // (t views it)
+      StringToken t = split_string_token(loc(tok->getSymbol()), token_text);
+      if (!t.f) {
+        text += t.raw ? std::string(t.body) : decode_escapes(t.body_loc, t.body);
         continue;
       }
-      char e = body[++i];
-      auto hex = [&](size_t n) {
-        std::string digits(body.substr(i + 1, std::min(n, body.size() - i - 1)));
-        if (digits.size() < n || digits.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
-          error(l, "(unicode error) truncated \\{} escape", e);
-        uint32_t v = uint32_t(std::stoul(digits, nullptr, 16));
-        if (v > 0x10FFFF) error(l, "(unicode error) illegal Unicode character");
-        i += n;
-        return v;
-      };
-      switch (e) {
-        case 'n': out += '\n'; break;
-        case 't': out += '\t'; break;
-        case 'r': out += '\r'; break;
-        case '0': out += '\0'; break;
-        case 'a': out += '\a'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'v': out += '\v'; break;
-        case '\\': out += '\\'; break;
-        case '\'': out += '\''; break;
-        case '"': out += '"'; break;
-        case '\n': break;  // line continuation inside the string
-        case 'x': append_utf8(out, hex(2)); break;
-        case 'u': append_utf8(out, hex(4)); break;
-        case 'U': append_utf8(out, hex(8)); break;
-        default: out += '\\'; out += e;
+      any_f = true;
+      for (FSegment& seg : split_fstring(t)) {
+        if (!seg.field) {
+          text += seg.literal;
+          continue;
+        }
+        literal_part(*joined, text);
+        if (!seg.debug_text.empty()) {
+          text = seg.debug_text;
+          literal_part(*joined, text);
+        }
+        joined->parts.push_back(field(seg));
       }
     }
-    return out;
+    if (!any_f) {
+      auto k = std::make_unique<Constant>(l, Constant::Type::Str);
+      k->s = std::move(text);
+      return k;
+    }
+    literal_part(*joined, text);
+    return joined;
+  }
+  static void literal_part(FString& f, std::string& text) {
+    if (text.empty()) return;
+    auto k = std::make_unique<Constant>(f.loc, Constant::Type::Str);
+    k->s = std::move(text);
+    text.clear();
+    f.parts.push_back(std::move(k));
+  }
+  ExprPtr field(const FSegment& seg) {
+    auto v = std::make_unique<FormattedValue>(seg.expr_loc);
+    v->value = parse_fragment(src_, seg.expr, seg.expr_loc);
+    v->conversion = seg.conversion;
+    if (seg.has_spec) {
+      auto spec = std::make_unique<FString>(seg.expr_loc);
+      std::string text;
+      for (const FSegment& s : seg.spec) {
+        if (!s.field) {
+          text += s.literal;
+          continue;
+        }
+        literal_part(*spec, text);
+        spec->parts.push_back(field(s));
+      }
+      literal_part(*spec, text);
+      v->spec = std::move(spec);
+    }
+    return v;
   }
 };
+
+ast::ExprPtr parse_fragment(const Source& src, const std::string& text, const Loc& at) {
+  antlr4::ANTLRInputStream input(text);
+  ThnLexer lexer(&input);
+  lexer.removeErrorListeners();
+  std::vector<std::unique_ptr<antlr4::Token>> tokens;
+  for (auto& t : lexer.getAllTokens()) {
+    // Placed where the text sits in the file; line breaks are inside brackets.
+    Loc l{&src, at.line + int(t->getLine()) - 1, int(t->getCharPositionInLine()) + (t->getLine() == 1 ? at.col : 0)};
+    if (t->getType() == ThnLexer::NEWLINE) continue;
+    if (t->getType() == ThnLexer::ERROR_CHAR || t->getType() == ThnLexer::UNTERMINATED_STRING)
+      fail_at(l, ErrorKind::SyntaxError, "f-string: invalid syntax");
+    auto kept = std::make_unique<antlr4::CommonToken>(t.get());
+    kept->setLine(size_t(l.line));
+    kept->setCharPositionInLine(size_t(l.col));
+    tokens.push_back(std::move(kept));
+  }
+  auto eof = std::make_unique<antlr4::CommonToken>(antlr4::Token::EOF, "<EOF>");
+  eof->setLine(size_t(at.line));
+  eof->setCharPositionInLine(size_t(at.col + int(text.size())));
+  tokens.push_back(std::move(eof));
+  antlr4::ListTokenSource source(std::move(tokens));
+  antlr4::CommonTokenStream stream(&source);
+  P parser(&stream);
+  parser.removeErrorListeners();
+  ParseErrors errors(src);
+  parser.addErrorListener(&errors);
+  P::Eval_inputContext* tree = parser.eval_input();
+  return Builder(src).fragment(tree);
+}
 
 }  // namespace
 

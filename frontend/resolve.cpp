@@ -1,6 +1,7 @@
 #include "frontend/resolve.h"
 
 #include <map>
+#include <set>
 
 namespace thn {
 
@@ -13,6 +14,8 @@ struct FunctionScope {
   FunctionScope* parent = nullptr;
   FunctionDef* def = nullptr;  // none for the module
   bool is_module = false;
+  bool is_class = false;                                 // a class body: names bound in it are the class's
+  std::set<std::string> class_names;
   std::vector<std::string>* locals = nullptr;            // the frame layout
   std::map<std::string, int> slots;                      // names bound in the body
   std::vector<std::map<std::string, int>> comprehensions;  // innermost last
@@ -37,6 +40,7 @@ class Resolver {
   }
   static void collect_target(const Expr& e, std::vector<std::string>& out) {
     if (e.kind == ExprKind::Name) out.push_back(static_cast<const Name&>(e).id);
+    else if (e.kind == ExprKind::Starred) collect_target(*static_cast<const Starred&>(e).value, out);
     else if (e.kind == ExprKind::TupleExpr)
       for (auto& x : static_cast<const TupleExpr&>(e).elts) collect_target(*x, out);
     else if (e.kind == ExprKind::ListExpr)
@@ -62,6 +66,21 @@ class Resolver {
       }
       case StmtKind::While: collect(static_cast<const While&>(s).body, out); break;
       case StmtKind::FunctionDef: out.push_back(static_cast<const FunctionDef&>(s).name); break;
+      case StmtKind::ClassDef: out.push_back(static_cast<const ClassDef&>(s).name); break;
+      case StmtKind::Try: {
+        auto& t = static_cast<const Try&>(s);
+        collect(t.body, out);
+        for (auto& h : t.handlers) {
+          if (h.name) out.push_back(h.name->id);
+          collect(h.body, out);
+        }
+        collect(t.orelse, out);
+        collect(t.finalbody, out);
+        break;
+      }
+      case StmtKind::Delete:
+        for (auto& t : static_cast<const Delete&>(s).targets) collect_target(*t, out);
+        break;
       case StmtKind::Import:
         for (auto& a : static_cast<const Import&>(s).names) out.push_back(a.asname->id);
         break;
@@ -84,6 +103,10 @@ class Resolver {
         n.slot = s->second;
         return;
       }
+    }
+    if (cur_->is_class && cur_->class_names.count(n.id)) {
+      n.scope = Scope::Class;
+      return;
     }
     int depth = 0;
     for (FunctionScope* f = cur_; f && !f->is_module; f = f->parent, ++depth) {
@@ -108,7 +131,7 @@ class Resolver {
     for (auto& d : f.decorators) expr(*d);
     for (auto& p : f.params)
       if (p.default_value) expr(*p.default_value);
-    name(*f.binding);
+    if (f.binding) name(*f.binding);  // (a lambda binds no name)
 
     FunctionScope scope;
     scope.parent = cur_;
@@ -119,13 +142,36 @@ class Resolver {
     collect(f.body, bound);
     for (auto& b : bound)
       if (!scope.slots.count(b)) scope.slots.emplace(b, add_slot(scope, b));
+    body_in(scope, f.body);
+  }
+
+  // Resolves a function's or class's body in its scope (loops do not reach
+  // into it: a `break` there needs a loop of its own).
+  void body_in(FunctionScope& scope, Body& b) {
     FunctionScope* saved = cur_;
     int saved_loops = loops_;
     cur_ = &scope;
     loops_ = 0;
-    body(f.body);
+    body(b);
     cur_ = saved;
     loops_ = saved_loops;
+  }
+
+  // A class body runs in a frame of its own whose slots hold only
+  // comprehension variables; every other name it binds is an attribute of
+  // the class. Functions defined in it skip it when they look names up.
+  void class_def(ClassDef& c) {
+    for (auto& d : c.decorators) expr(*d);
+    if (c.base) expr(*c.base);
+    name(*c.binding);
+    FunctionScope scope;
+    scope.parent = cur_;
+    scope.is_class = true;
+    scope.locals = &c.locals;
+    std::vector<std::string> bound;
+    collect(c.body, bound);
+    scope.class_names.insert(bound.begin(), bound.end());
+    body_in(scope, c.body);
   }
 
   void body(Body& b) {
@@ -172,10 +218,32 @@ class Resolver {
         break;
       }
       case StmtKind::Return:
-        if (cur_->is_module) fail_at(s.loc, ErrorKind::SyntaxError, "'return' outside function");
+        if (cur_->is_module || cur_->is_class) fail_at(s.loc, ErrorKind::SyntaxError, "'return' outside function");
         if (auto& v = static_cast<Return&>(s).value) expr(*v);
         break;
       case StmtKind::FunctionDef: function(static_cast<FunctionDef&>(s)); break;
+      case StmtKind::ClassDef: class_def(static_cast<ClassDef&>(s)); break;
+      case StmtKind::Try: {
+        auto& t = static_cast<Try&>(s);
+        body(t.body);
+        for (auto& h : t.handlers) {
+          if (h.type) expr(*h.type);
+          if (h.name) name(*h.name);
+          body(h.body);
+        }
+        body(t.orelse);
+        body(t.finalbody);
+        break;
+      }
+      case StmtKind::Raise: {
+        auto& r = static_cast<Raise&>(s);
+        if (r.exc) expr(*r.exc);
+        if (r.cause) expr(*r.cause);
+        break;
+      }
+      case StmtKind::Delete:
+        for (auto& t : static_cast<Delete&>(s).targets) expr(*t);
+        break;
       case StmtKind::Import:
         for (auto& a : static_cast<Import&>(s).names) name(*a.asname);
         break;
@@ -225,6 +293,7 @@ class Resolver {
           expr(*g.target);
           for (auto& cond : g.ifs) expr(*cond);
         }
+        if (c.key) expr(*c.key);
         expr(*c.elt);
         for (size_t i = 0; i < opened; ++i) cur_->comprehensions.pop_back();
         break;
@@ -276,6 +345,25 @@ class Resolver {
         expr(*i.orelse);
         break;
       }
+      case ExprKind::Dict: {
+        auto& d = static_cast<Dict&>(e);
+        for (size_t i = 0; i < d.keys.size(); ++i) {
+          if (d.keys[i]) expr(*d.keys[i]);
+          expr(*d.values[i]);
+        }
+        break;
+      }
+      case ExprKind::Lambda: function(*static_cast<Lambda&>(e).def); break;
+      case ExprKind::FString:
+        for (auto& x : static_cast<FString&>(e).parts) expr(*x);
+        break;
+      case ExprKind::FormattedValue: {
+        auto& v = static_cast<FormattedValue&>(e);
+        expr(*v.value);
+        if (v.spec) expr(*v.spec);
+        break;
+      }
+      case ExprKind::Starred: expr(*static_cast<Starred&>(e).value); break;
     }
   }
 };

@@ -47,13 +47,13 @@ std::string printable(std::string_view text) {
   return out;
 }
 
-std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message, bool colour) {
+std::string format_located(const Loc& loc, std::string_view kind, const std::string& message, bool colour) {
   // clang's palette: the location bold, the error bold red, the caret bold green.
   auto paint = [colour](const char* sgr, const std::string& s) {
     return colour ? fmt::format("\x1b[{}m{}\x1b[0m", sgr, s) : s;
   };
   std::string what =
-      paint("1;31", message.empty() ? error_kind_name(kind) : fmt::format("{}: {}", error_kind_name(kind), printable(message)));
+      paint("1;31", message.empty() ? std::string(kind) : fmt::format("{}: {}", kind, printable(message)));
   if (!loc.source) return what;
   std::string out = paint("1", fmt::format("{}:{}:{}:", loc.source->path, loc.line, loc.col + 1)) + " " + what;
   std::string_view text = loc.source->line(loc.line);

@@ -46,7 +46,7 @@ std::string printable(std::string_view text);
 // "file:line:col: Kind: message", the source line and a caret under col;
 // with colour, ANSI escapes for a terminal. The line and the message are
 // printable().
-std::string format_located(const Loc& loc, ErrorKind kind, const std::string& message, bool colour = false);
+std::string format_located(const Loc& loc, std::string_view kind, const std::string& message, bool colour = false);
 
 // An error with a location: syntax errors, and runtime errors once the
 // interpreter has placed them.
@@ -54,6 +54,8 @@ class LocatedError : public Error {
  public:
   LocatedError(ErrorKind kind, std::string msg, Loc loc) : Error(kind, std::move(msg)), loc_(loc) {}
   const Loc& loc() const { return loc_; }
+  // Places an error raised where no location was known (by a builtin).
+  void place(const Loc& loc) { loc_ = loc; }
 
  private:
   Loc loc_;

@@ -1,4 +1,4 @@
-// The thn language: a Python subset (see ../shared/LANGUAGE.md).
+// The thn language: a Python subset (see docs/language.md).
 //
 // The lexer emits NEWLINE tokens that carry the next line's indentation;
 // frontend/tokens.cpp turns them into NEWLINE / INDENT / DEDENT, drops them
@@ -10,6 +10,8 @@ grammar Thn;
 tokens { INDENT, DEDENT }
 
 file_input : (NEWLINE | stmt)* EOF ;
+// An f-string's replacement field, parsed on its own (frontend/strings.cpp).
+eval_input : exprlist NEWLINE* EOF ;
 
 stmt : simple_stmts | compound_stmt ;
 
@@ -25,6 +27,9 @@ simple_stmt
   | 'import' dotted_as_name (',' dotted_as_name)*            # ImportStmt
   | 'from' dotted_name 'import' import_names                 # FromImportStmt
   | 'assert' expr (',' expr)?                                # AssertStmt
+  | 'raise' (expr ('from' cause=expr)?)?                      # RaiseStmt
+  | 'del' exprlist                                            # DelStmt
+  | kw=('global' | 'nonlocal') NAME (',' NAME)*               # ScopeStmt
   ;
 
 augassign : op=('+=' | '-=' | '*=' | '/=' | '//=' | '%=' | '**=' | '@=' | '&=' | '|=' | '^=' | '<<=' | '>>=') ;
@@ -38,16 +43,26 @@ import_names
   ;
 import_as_name : NAME ('as' NAME)? ;
 
-compound_stmt : if_stmt | while_stmt | for_stmt | funcdef | decorated ;
+compound_stmt : if_stmt | while_stmt | for_stmt | try_stmt | with_stmt | funcdef | classdef | decorated ;
 
 if_stmt : 'if' expr ':' block ('elif' expr ':' block)* ('else' ':' else_block=block)? ;
 while_stmt : 'while' expr ':' block ;
 for_stmt : 'for' targetlist 'in' exprlist ':' block ;
-decorated : decorator+ funcdef ;
+try_stmt
+  : 'try' ':' block ((except_clause ':' block)+ ('else' ':' else_block=block)? ('finally' ':' finally_block=block)?
+                    | 'finally' ':' finally_block=block)
+  ;
+except_clause : 'except' (expr ('as' NAME)?)? ;
+with_stmt : 'with' expr ('as' NAME)? (',' expr ('as' NAME)?)* ':' block ;
+classdef : 'class' NAME ('(' arglist? ')')? ':' block ;
+decorated : decorator+ (funcdef | classdef) ;
 decorator : '@' expr NEWLINE ;
 funcdef : 'def' NAME '(' paramlist? ')' ('->' expr)? ':' block ;
 paramlist : param (',' param)* ','? ;
-param : NAME ('=' expr)? | star='*' ;
+// `NAME: annotation` is accepted and ignored, as in Python at run time.
+param : NAME (':' annotation=expr)? ('=' dflt=expr)? | star='*' NAME? | dstar='**' NAME | slash='/' ;
+lambda_params : lambda_param (',' lambda_param)* ','? ;
+lambda_param : NAME ('=' dflt=expr)? | star='*' NAME? | dstar='**' NAME ;
 
 block : simple_stmts | NEWLINE INDENT stmt+ DEDENT ;
 
@@ -55,7 +70,11 @@ block : simple_stmts | NEWLINE INDENT stmt+ DEDENT ;
 targetlist : target (',' target)* trailing=','? ;
 target : NAME | '(' targetlist ')' | '[' targetlist ']' ;
 
-exprlist : expr (',' expr)* trailing=','? ;
+// Items of a tuple or list display, or of an assignment's target list: an
+// item may be starred (`[*xs, y]`, `a, *rest = xs`); the builder rejects a
+// star anywhere else.
+exprlist : star_expr (',' star_expr)* trailing=','? ;
+star_expr : star='*'? expr ;
 
 expr
   : atom trailer*                                             # PrimaryExpr
@@ -83,7 +102,11 @@ atom
   | '[' ']'                                                   # EmptyListAtom
   | '[' expr comp_for ']'                                     # ListCompAtom
   | '[' exprlist ']'                                          # ListAtom
-  | '{' (~'}')* '}'                                           # DictAtom
+  | '{' '}'                                                   # EmptyDictAtom
+  | '{' dict_item (',' dict_item)* ','? '}'                   # DictAtom
+  | '{' key=expr ':' value=expr comp_for '}'                  # DictCompAtom
+  | '{' star_expr (',' star_expr)* ','? '}'                   # SetAtom
+  | '{' expr comp_for '}'                                     # SetCompAtom
   | NAME                                                      # NameAtom
   | NUMBER                                                    # NumberAtom
   | STRING+                                                   # StringAtom
@@ -91,8 +114,10 @@ atom
   | 'None'                                                    # NoneAtom
   | 'True'                                                    # TrueAtom
   | 'False'                                                   # FalseAtom
-  | 'lambda' (~':')* ':' expr                                 # LambdaAtom
+  | 'lambda' lambda_params? ':' expr                          # LambdaAtom
   ;
+
+dict_item : key=expr ':' value=expr | '**' expr ;
 
 comp_for : 'for' targetlist 'in' expr ('if' expr)* comp_for? ;
 
@@ -121,15 +146,17 @@ fragment DIGITS : [0-9] ('_'? [0-9])* ;
 fragment EXPONENT : [eE] [+-]? DIGITS ;
 
 STRING
-  : [rR]? '"""' ( '\\' . | . )*? '"""'
-  | [rR]? '\'\'\'' ( '\\' . | . )*? '\'\'\''
-  | [rR]? '"' ( '\\' . | ~[\\\r\n"] )* '"'
-  | [rR]? '\'' ( '\\' . | ~[\\\r\n'] )* '\''
+  : PREFIX? '"""' ( '\\' . | . )*? '"""'
+  | PREFIX? '\'\'\'' ( '\\' . | . )*? '\'\'\''
+  | PREFIX? '"' ( '\\' . | ~[\\\r\n"] )* '"'
+  | PREFIX? '\'' ( '\\' . | ~[\\\r\n'] )* '\''
   ;
+// r, f, fr/rf; u, and b (which the builder rejects: thn has no bytes).
+fragment PREFIX : [rRfFuUbB] [rRfFbB]? ;
 // A string that reaches the end of its line: reported as a syntax error.
 UNTERMINATED_STRING
-  : [rR]? '"' ( '\\' . | ~[\\\r\n"] )*
-  | [rR]? '\'' ( '\\' . | ~[\\\r\n'] )*
+  : PREFIX? '"' ( '\\' . | ~[\\\r\n"] )*
+  | PREFIX? '\'' ( '\\' . | ~[\\\r\n'] )*
   ;
 
 NAME : [a-zA-Z_] [a-zA-Z_0-9]* ;

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "interp/interpreter.h"
+#include "interp/objects.h"
 #include "interp/shorthands.h"
 #include "runtime/op_registry.h"
 
@@ -178,41 +179,6 @@ Value repeat(const std::vector<Value>& items, int64_t n, bool tuple) {
   return tuple ? Value::tuple(std::move(out)) : Value::list(std::move(out));
 }
 
-// Python's index normalisation for sequences.
-int64_t seq_index(const Value& idx, int64_t n, const char* what) {
-  if (!idx.is_int_like())
-    fail(ErrorKind::TypeError, "{} indices must be integers or slices, not {}", what, type_name(idx));
-  int64_t i = idx.as_int();
-  if (i < 0) i += n;
-  if (i < 0 || i >= n) fail(ErrorKind::IndexError, "{} index out of range", what);
-  return i;
-}
-
-// slice.indices(n): start, stop, step, count.
-struct SliceRange {
-  int64_t start, step, count;
-};
-SliceRange slice_range(const SliceObj& s, int64_t n) {
-  auto get = [](const Value& v, int64_t dflt) {
-    if (v.is_none()) return dflt;
-    if (!v.is_int_like())
-      fail(ErrorKind::TypeError, "slice indices must be integers or None or have an __index__ method");
-    return v.as_int();
-  };
-  int64_t step = get(s.step, 1);
-  if (step == 0) fail(ErrorKind::ValueError, "slice step cannot be zero");
-  int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
-  auto clamp = [&](const Value& v, int64_t dflt) {
-    if (v.is_none()) return dflt;
-    int64_t i = get(v, 0);
-    if (i < 0) i = std::max(i + n, lo);
-    return std::min(i, hi);
-  };
-  int64_t start = clamp(s.start, step < 0 ? hi : lo), stop = clamp(s.stop, step < 0 ? lo : hi);
-  int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
-                           : (start > stop ? (start - stop - step - 1) / (-step) : 0);
-  return {start, step, count};
-}
 
 // Numbers compared exactly: x86's long double holds every int64 and double.
 long double exact(const Value& v) {
@@ -266,6 +232,38 @@ Value eval_number_op(Interpreter& in, NumberOp op, std::span<const Value> x) {
   throw std::logic_error("eval_number_op: unknown op");
 }
 
+int64_t seq_index(const Value& idx, int64_t n, const char* what) {
+  if (!idx.is_int_like())
+    fail(ErrorKind::TypeError, "{} indices must be integers or slices, not {}", what, type_name(idx));
+  int64_t i = idx.as_int();
+  if (i < 0) i += n;
+  if (i < 0 || i >= n) fail(ErrorKind::IndexError, "{} index out of range", what);
+  return i;
+}
+
+SliceRange slice_range(const SliceObj& s, int64_t n) {
+  auto get = [](const Value& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    if (!v.is_int_like())
+      fail(ErrorKind::TypeError, "slice indices must be integers or None or have an __index__ method");
+    return v.as_int();
+  };
+  int64_t step = get(s.step, 1);
+  if (step == 0) fail(ErrorKind::ValueError, "slice step cannot be zero");
+  int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
+  auto clamp = [&](const Value& v, int64_t dflt) {
+    if (v.is_none()) return dflt;
+    int64_t i = get(v, 0);
+    if (i < 0) i = std::max(i + n, lo);
+    return std::min(i, hi);
+  };
+  int64_t start = clamp(s.start, step < 0 ? hi : lo), stop = clamp(s.stop, step < 0 ? lo : hi);
+  int64_t count = step > 0 ? (stop > start ? (stop - start + step - 1) / step : 0)
+                           : (start > stop ? (start - stop - step - 1) / (-step) : 0);
+  return {start, step, count};
+}
+
+
 bool Interpreter::truth(const Value& v) {
   if (v.is_proxy()) return dispatch_->truth(v);
   switch (v.type()) {
@@ -274,13 +272,22 @@ bool Interpreter::truth(const Value& v) {
     case Type::Float: return v.as_float() != 0;
     case Type::Str: return !v.as_str().empty();
     case Type::List: case Type::Tuple: return !v.items().empty();
+    case Type::Dict: return v.obj<DictObj>().count != 0;
     case Type::Range: return v.obj<RangeObj>().length() != 0;
     case Type::Tensor: return dispatch_->truth(v);
+    case Type::Instance: {
+      Value m = special(v, "__bool__");
+      if (m.is(Type::Unbound)) m = special(v, "__len__");
+      if (m.is(Type::Unbound)) return true;
+      CallArgs none;
+      return truth(call(m, none));
+    }
     default: return true;
   }
 }
 
 Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
+  if (op == BinOp::Mod && a.is(Type::Str)) return percent_format(*this, a.as_str(), b);
   if (has_proxy(a, b) && a.is_number() && b.is_number() && op != BinOp::MatMul)
     return dispatch_->number_op(*this, number_op_of(op), std::vector<Value>{a, b});
   if (a.is_int_like() && b.is_int_like()) return int_binary(op, a, b);
@@ -409,6 +416,23 @@ bool Interpreter::equals(const Value& a, const Value& b) {
         if (!equals(x[i], y[i])) return false;
       return true;
     }
+    case Type::Dict: {
+      auto &x = a.obj<DictObj>(), &y = b.obj<DictObj>();
+      if (x.count != y.count) return false;
+      Deeper deeper(depth_, kMaxDepth);
+      bool same = true;
+      x.each([&](const Value& k, const Value& v) {
+        const Value* w = same ? y.find(k) : nullptr;
+        same = w && equals(v, *w);
+      });
+      return same;
+    }
+    case Type::Instance: {
+      Value m = special(a, "__eq__");
+      if (m.is(Type::Unbound)) return false;
+      CallArgs args{{b}, {}};
+      return truth(call(m, args));
+    }
     case Type::DType: return a.as_dtype() == b.as_dtype();
     case Type::Device: return a.as_device() == b.as_device();
     case Type::TypeObj: return a.as_type() == b.as_type();
@@ -461,6 +485,8 @@ Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
       } else if (b.is(Type::Tensor)) {
         Value eq = compare(CmpOp::Eq, b, a);
         found = truth(dispatch_->call(op_named("any"), nullptr, std::span<const Value>(&eq, 1), CallArgs{}, false));
+      } else if (b.is(Type::Dict)) {
+        found = b.obj<DictObj>().find(a) != nullptr;
       } else if (b.is(Type::Range) && a.is_int_like()) {
         auto& r = b.obj<RangeObj>();
         int64_t x = a.as_int(), n = r.length();
@@ -520,6 +546,7 @@ Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
 std::vector<Value> Interpreter::iterate(const Value& v) {
   switch (v.type()) {
     case Type::List: case Type::Tuple: return v.items();
+    case Type::Dict: return v.obj<DictObj>().keys();
     case Type::Range: {
       auto& r = v.obj<RangeObj>();
       std::vector<Value> out;
@@ -587,7 +614,13 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
     for (size_t i = 0; i < 2; ++i)
       if (name == fields[i]) return obj.items()[i];
   }
-  if (obj.is(Type::List) || obj.is(Type::Str) || obj.is(Type::Tuple)) return method(obj, name);
+  if (obj.is(Type::List) || obj.is(Type::Tuple)) return method(obj, name);
+  if (obj.is(Type::Str)) return str_method(obj, name);
+  if (obj.is(Type::Dict)) return dict_method(obj, name);
+  Value v = object_attr(obj, name);
+  if (!v.is(Type::Unbound)) return v;
+  if (obj.is(Type::Class)) fail(ErrorKind::AttributeError, "type object '{}' has no attribute '{}'", obj.obj<ClassObj>().name, name);
+  if (obj.is(Type::Super)) fail(ErrorKind::AttributeError, "'super' object has no attribute '{}'", name);
   fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
 }
 
@@ -610,7 +643,18 @@ std::vector<std::string> attribute_names(const Value& obj) {
     if (const std::string& rt = obj.obj<ListObj>().return_type; !rt.empty())
       for (std::string_view f : return_fields(rt)) names.emplace_back(f);
   } else if (obj.is(Type::Str)) {
-    names = {"join"};
+    names = {"count", "endswith", "find", "format", "isdigit", "join", "lower", "lstrip", "replace", "rstrip",
+             "split", "startswith", "strip", "upper"};
+  } else if (obj.is(Type::Dict)) {
+    names = {"clear", "copy", "get", "items", "keys", "pop", "setdefault", "update", "values"};
+  } else if (obj.is(Type::Instance)) {
+    obj.obj<InstanceObj>().dict.obj<DictObj>().each([&](const Value& k, const Value&) { names.push_back(k.as_str()); });
+    for (const ClassObj* c = obj.obj<InstanceObj>().cls.get(); c; c = c->base.get())
+      c->dict.obj<DictObj>().each([&](const Value& k, const Value&) {
+        if (!k.as_str().starts_with("__")) names.push_back(k.as_str());
+      });
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
   }
   std::sort(names.begin(), names.end());
   return names;
@@ -648,6 +692,16 @@ Value Interpreter::getitem(const Value& obj, const Value& index) {
     if (obj.is(Type::Range)) return Value(obj.obj<RangeObj>().at(i));
     return obj.items()[size_t(i)];
   }
+  if (obj.is(Type::Dict)) {
+    if (const Value* v = obj.obj<DictObj>().find(index)) return *v;
+    raise_key_error(index);
+  }
+  Value m = special(obj, "__getitem__");
+  if (!m.is(Type::Unbound)) {
+    CallArgs args{{index}, {}};
+    return call(m, args);
+  }
+  if (obj.is(Type::Class) && obj.obj<ClassObj>().kind) fail(ErrorKind::TypeError, "type '{}' is not subscriptable", obj.obj<ClassObj>().name);
   fail(ErrorKind::TypeError, "'{}' object is not subscriptable", type_name(obj));
 }
 
@@ -675,94 +729,43 @@ void Interpreter::setitem(const Value& obj, const Value& index, const Value& v) 
     items[size_t(seq_index(index, int64_t(items.size()), "list assignment"))] = v;
     return;
   }
+  if (obj.is(Type::Dict)) return obj.obj<DictObj>().set(index, v);
+  Value m = special(obj, "__setitem__");
+  if (!m.is(Type::Unbound)) {
+    CallArgs args{{index, v}, {}};
+    call(m, args);
+    return;
+  }
   fail(ErrorKind::TypeError, "'{}' object does not support item assignment", type_name(obj));
 }
 
-// Methods of lists, tuples and strings.
-Value Interpreter::method(const Value& self, const std::string& name) {
-  auto need = [name](CallArgs& a, size_t lo, size_t hi) {
-    if (!a.kwargs.empty()) fail(ErrorKind::TypeError, "{}() takes no keyword arguments", name);
-    if (a.args.size() < lo || a.args.size() > hi) {
-      if (lo == hi) fail(ErrorKind::TypeError, "{}() takes exactly {} argument{} ({} given)", name, lo, lo == 1 ? "" : "s", a.args.size());
-      fail(ErrorKind::TypeError, "{} expected at most {} argument{}, got {}", name, hi, hi == 1 ? "" : "s", a.args.size());
+void Interpreter::delitem(const Value& obj, const Value& index) {
+  if (obj.is(Type::Dict)) {
+    if (!obj.obj<DictObj>().erase(index)) raise_key_error(index);
+    return;
+  }
+  if (obj.is(Type::List)) {
+    auto& items = obj.items();
+    if (index.is(Type::Slice)) {
+      SliceRange r = slice_range(index.obj<SliceObj>(), int64_t(items.size()));
+      std::vector<char> drop(items.size(), 0);
+      for (int64_t i = 0; i < r.count; ++i) drop[size_t(r.start + i * r.step)] = 1;
+      std::vector<Value> kept;
+      for (size_t i = 0; i < items.size(); ++i)
+        if (!drop[i]) kept.push_back(std::move(items[i]));
+      items = std::move(kept);
+      return;
     }
-  };
-  if (self.is(Type::List)) {
-    if (name == "append")
-      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
-        need(a, 1, 1);
-        self.items().push_back(a.args[0]);
-        return Value();
-      });
-    if (name == "extend")
-      return make_builtin(name, [self, need](Interpreter& in, CallArgs& a) {
-        need(a, 1, 1);
-        std::vector<Value> extra = in.iterate(a.args[0]);
-        self.items().insert(self.items().end(), extra.begin(), extra.end());
-        return Value();
-      });
-    if (name == "insert")
-      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
-        need(a, 2, 2);
-        auto& items = self.items();
-        int64_t n = int64_t(items.size()), i = a.args[0].as_int();
-        if (i < 0) i = std::max<int64_t>(0, i + n);
-        items.insert(items.begin() + std::min(i, n), a.args[1]);
-        return Value();
-      });
-    if (name == "pop")
-      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
-        need(a, 0, 1);
-        auto& items = self.items();
-        if (items.empty()) fail(ErrorKind::IndexError, "pop from empty list");
-        int64_t i = a.args.empty() ? int64_t(items.size()) - 1 : seq_index(a.args[0], int64_t(items.size()), "pop");
-        Value v = items[size_t(i)];
-        items.erase(items.begin() + i);
-        return v;
-      });
-    if (name == "reverse")
-      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
-        need(a, 0, 0);
-        std::reverse(self.items().begin(), self.items().end());
-        return Value();
-      });
-    if (name == "copy")
-      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
-        need(a, 0, 0);
-        return Value::list(self.items());
-      });
+    items.erase(items.begin() + seq_index(index, int64_t(items.size()), "list assignment"));
+    return;
   }
-  if (self.is_sequence() && (name == "index" || name == "count")) {
-    bool is_index = name == "index";
-    return make_builtin(name, [self, need, is_index](Interpreter& in, CallArgs& a) {
-      need(a, 1, 1);
-      int64_t count = 0;
-      auto& items = self.items();
-      for (size_t i = 0; i < items.size(); ++i) {
-        if (!in.equals(items[i], a.args[0])) continue;
-        if (is_index) return Value(int64_t(i));
-        ++count;
-      }
-      if (is_index)
-        fail(ErrorKind::ValueError, "{} is not in {}", self.is(Type::List) ? to_repr(a.args[0]) : "tuple.index(x): x",
-             self.is(Type::List) ? "list" : "tuple");
-      return Value(count);
-    });
+  Value m = special(obj, "__delitem__");
+  if (!m.is(Type::Unbound)) {
+    CallArgs args{{index}, {}};
+    call(m, args);
+    return;
   }
-  if (self.is(Type::Str) && name == "join")
-    return make_builtin(name, [self, need](Interpreter& in, CallArgs& a) {
-      need(a, 1, 1);
-      std::string out;
-      bool first = true;
-      for (const Value& x : in.iterate(a.args[0])) {
-        if (!x.is(Type::Str)) fail(ErrorKind::TypeError, "sequence item: expected str instance, {} found", type_name(x));
-        if (!first) out += self.as_str();
-        out += x.as_str();
-        first = false;
-      }
-      return Value::str(std::move(out));
-    });
-  fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(self), name);
+  fail(ErrorKind::TypeError, "'{}' object does not support item deletion", type_name(obj));
 }
 
 }  // namespace thn

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "interp/interpreter.h"
+#include "interp/objects.h"
 #include "interp/shorthands.h"
 #include "runtime/cuda.h"
 #include "runtime/op_registry.h"
@@ -139,9 +140,13 @@ bool isinstance_of(const Value& v, const Value& t) {
       if (isinstance_of(v, x)) return true;
     return false;
   }
+  if (t.is(Type::Class))
+    return v.is(Type::Instance) && v.obj<InstanceObj>().cls->derives_from(t.obj<ClassObj>());
   if (!t.is(Type::TypeObj))
     fail(ErrorKind::TypeError, "isinstance() arg 2 must be a type, a tuple of types, or a union");
   switch (t.as_type()) {
+    case TypeTag::Dict: return v.is(Type::Dict);
+    case TypeTag::Object: return true;
     case TypeTag::Int: return v.is_int_like();
     case TypeTag::Float: return v.is(Type::Float);
     case TypeTag::Bool: return v.is(Type::Bool);
@@ -157,10 +162,22 @@ bool isinstance_of(const Value& v, const Value& t) {
 
 Value min_max(Interpreter& in, CallArgs& a, bool is_max) {
   const char* name = is_max ? "max" : "min";
-  no_kwargs(name, a);
+  Value key = take_kwarg(a, "key", Value());
+  no_more_kwargs(name, a);
   if (a.args.empty()) fail(ErrorKind::TypeError, "{} expected at least 1 argument, got 0", name);
   std::vector<Value> items = a.args.size() == 1 ? in.iterate(a.args[0]) : a.args;
   if (items.empty()) fail(ErrorKind::ValueError, "{}() arg is an empty sequence", name);
+  if (!key.is_none()) {  // the first item whose key is the largest (smallest)
+    size_t best = 0;
+    std::vector<Value> keys;
+    for (const Value& v : items) {
+      CallArgs k{{v}, {}};
+      keys.push_back(in.call(key, k));
+    }
+    for (size_t i = 1; i < items.size(); ++i)
+      if (is_max ? in.less(keys[best], keys[i]) : in.less(keys[i], keys[best])) best = i;
+    return items[best];
+  }
   Value best = items[0];
   bool symbolic = false, numbers = true;
   for (const Value& v : items) {
@@ -523,12 +540,20 @@ void install_builtins(Interpreter& in) {
     switch (v.type()) {
       case Type::Str: return Value(int64_t(v.as_str().size()));
       case Type::List: case Type::Tuple: return Value(int64_t(v.items().size()));
+      case Type::Dict: return Value(int64_t(v.obj<DictObj>().count));
       case Type::Range: return Value(v.obj<RangeObj>().length());
+      case Type::Instance: {
+        Value m = in.special(v, "__len__");
+        if (m.is(Type::Unbound)) break;
+        CallArgs none;
+        return in.call(m, none);
+      }
       case Type::Tensor:
         if (in.tensor_dim(v) == 0) fail(ErrorKind::TypeError, "len() of a 0-d tensor");
         return in.tensor_len(v);
-      default: fail(ErrorKind::TypeError, "object of type '{}' has no len()", type_name(v));
+      default: break;
     }
+    fail(ErrorKind::TypeError, "object of type '{}' has no len()", type_name(v));
   });
   b["range"] = make_builtin("range", [](Interpreter&, CallArgs& a) {
     no_kwargs("range", a);
@@ -586,12 +611,23 @@ void install_builtins(Interpreter& in) {
   });
   b["sorted"] = make_builtin("sorted", [](Interpreter& in, CallArgs& a) {
     Value reverse = take_kwarg(a, "reverse", Value(false));
+    Value key = take_kwarg(a, "key", Value());
     no_more_kwargs("sorted", a);
     arity("sorted", a, 1, 1);
     std::vector<Value> items = in.iterate(a.args[0]);
-    std::stable_sort(items.begin(), items.end(), [&](const Value& x, const Value& y) { return in.less(x, y); });
-    if (in.truth(reverse)) std::reverse(items.begin(), items.end());
-    return Value::list(std::move(items));
+    // Sorted by key, stable, reversed as Python does (equal keys keep their order).
+    std::vector<std::pair<Value, size_t>> keyed;
+    for (size_t i = 0; i < items.size(); ++i) {
+      CallArgs k{{items[i]}, {}};
+      keyed.emplace_back(key.is_none() ? items[i] : in.call(key, k), i);
+    }
+    bool rev = in.truth(reverse);
+    std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+      return rev ? in.less(y.first, x.first) : in.less(x.first, y.first);
+    });
+    std::vector<Value> out;
+    for (auto& [k, i] : keyed) out.push_back(items[i]);
+    return Value::list(std::move(out));
   });
   b["isinstance"] = make_builtin("isinstance", [](Interpreter&, CallArgs& a) {
     no_kwargs("isinstance", a);
@@ -646,6 +682,7 @@ void install_builtins(Interpreter& in) {
     arity("list", a, 0, 1);
     return Value::list(a.args.empty() ? std::vector<Value>{} : in.iterate(a.args[0]));
   });
+  install_object_builtins(in);
   b["__type_tuple"] = make_builtin("tuple", [](Interpreter& in, CallArgs& a) {
     no_kwargs("tuple", a);
     arity("tuple", a, 0, 1);

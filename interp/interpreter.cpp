@@ -5,6 +5,7 @@
 
 #include "frontend/parser.h"
 #include "frontend/resolve.h"
+#include "interp/objects.h"
 
 namespace thn {
 
@@ -19,6 +20,7 @@ namespace {
   try {
     throw;
   } catch (TracedError& e) {
+    if (!e.loc().source) e.place(here);  // raised by a builtin, with its exception value
     e.trace.push_back({f.name, here});
     throw;
   } catch (LocatedError& e) {
@@ -39,11 +41,17 @@ namespace {
 
 }  // namespace
 
+namespace {
+std::atomic<Interpreter*> running_interpreter{nullptr};
+}  // namespace
+
 Interpreter::Interpreter(InterpOptions opts)
     : opts_(std::move(opts)), eager_(std::make_unique<EagerDispatch>()), dispatch_(eager_.get()) {
   install_builtins(*this);
+  outer_ = running_interpreter.exchange(this);
 }
-Interpreter::~Interpreter() = default;
+Interpreter::~Interpreter() { running_interpreter.store(outer_); }
+Interpreter* Interpreter::running() { return running_interpreter.load(); }
 
 // ---- modules ----
 
@@ -101,7 +109,10 @@ ModuleObj& Interpreter::import_module(const std::string& name) {
       if (std::filesystem::is_regular_file(p, ec)) return load_module(name, p.string());
     }
   }
-  fail(ErrorKind::ModuleNotFoundError, "No module named '{}'", name);
+  fail(ErrorKind::ModuleNotFoundError,
+       "No module named '{}' (thn imports NAME.thn from the script's folder and stdlib/, and its built-in modules; "
+       "Python modules are not supported in thn)",
+       name);
 }
 
 ModuleObj& Interpreter::load_module(const std::string& name, const std::string& path) {
@@ -170,7 +181,9 @@ Value& Interpreter::name_slot(const Name& n, Frame& f) {
 }
 
 Value Interpreter::load_name(const Name& n, Frame& f) {
-  if (n.scope == Scope::Global) {
+  if (n.scope == Scope::Class)  // a class body's name, until it is bound there: a global's
+    if (const Value* v = f.class_ns.obj<DictObj>().find(Value::str(n.id))) return *v;
+  if (n.scope == Scope::Global || n.scope == Scope::Class) {
     auto& g = f.module->globals;
     if (auto it = g.find(n.id); it != g.end()) {
       if (dispatch_->tracing()) dispatch_->external_load(n.id, it->second);
@@ -197,6 +210,7 @@ Value Interpreter::load_name(const Name& n, Frame& f) {
 
 void Interpreter::store_name(const Name& n, const Value& v, Frame& f) {
   if (n.scope == Scope::Global) f.module->globals[n.id] = v;
+  else if (n.scope == Scope::Class) f.class_ns.obj<DictObj>().set(Value::str(n.id), v);
   else name_slot(n, f) = v;
 }
 
@@ -240,9 +254,17 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
         return Flow::Normal;
       }
       if (a.target->kind == ExprKind::Attribute) {
-        f.loc = &a.target->loc;
-        fail(ErrorKind::AttributeError, "attribute '{}' cannot be assigned",
-             static_cast<const Attribute&>(*a.target).attr);
+        // x.a op= v: read, update (in place for a tensor), store back.
+        auto& at = static_cast<const Attribute&>(*a.target);
+        Value obj = eval(*at.value, f);
+        f.loc = &at.loc;
+        Value cur = getattr(obj, at.attr);
+        Value rhs = eval(*a.value, f);
+        f.loc = &s.loc;
+        Value updated = inplace_binary(a.op, cur, rhs);
+        f.loc = &at.loc;
+        setattr(obj, at.attr, updated);
+        return Flow::Normal;
       }
       auto& n = static_cast<const Name&>(*a.target);
       Value cur = load_name(n, f);
@@ -299,18 +321,20 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     }
     case StmtKind::FunctionDef: {
       auto& def = static_cast<const FunctionDef&>(s);
-      Value fn = make_function(def, f);
-      for (auto it = def.decorators.rbegin(); it != def.decorators.rend(); ++it) {
-        Value dec = eval(**it, f);
-        CallArgs args;
-        args.args.push_back(fn);
-        f.loc = &(*it)->loc;
-        fn = call(dec, args);
-      }
-      store_name(*def.binding, fn, f);
+      store_name(*def.binding, decorate(make_function(def, f), def.decorators, f), f);
       return Flow::Normal;
     }
     case StmtKind::Import: case StmtKind::FromImport: exec_import(s, f); return Flow::Normal;
+    case StmtKind::Try: return exec_try(static_cast<const Try&>(s), f, ret);
+    case StmtKind::Raise: exec_raise(static_cast<const Raise&>(s), f);
+    case StmtKind::Delete:
+      for (auto& t : static_cast<const Delete&>(s).targets) exec_delete(*t, f);
+      return Flow::Normal;
+    case StmtKind::ClassDef: {
+      auto& c = static_cast<const ClassDef&>(s);
+      store_name(*c.binding, decorate(exec_class(c, f), c.decorators, f), f);
+      return Flow::Normal;
+    }
     case StmtKind::Assert: {
       auto& a = static_cast<const Assert&>(s);
       if (!truth(eval(*a.test, f))) {
@@ -322,6 +346,18 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     }
   }
   return Flow::Normal;
+}
+
+// @a @b def f / class C: a(b(f)), each decorator evaluated before the calls.
+Value Interpreter::decorate(Value v, const std::vector<ExprPtr>& decorators, Frame& f) {
+  for (auto it = decorators.rbegin(); it != decorators.rend(); ++it) {
+    Value dec = eval(**it, f);
+    CallArgs args;
+    args.args.push_back(v);
+    f.loc = &(*it)->loc;
+    v = call(dec, args);
+  }
+  return v;
 }
 
 void Interpreter::assign(const Expr& target, const Value& v, Frame& f) {
@@ -341,6 +377,20 @@ void Interpreter::assign(const Expr& target, const Value& v, Frame& f) {
       if (!v.is_sequence() && !v.is(Type::Tensor) && !v.is(Type::Range) && !v.is(Type::Str))
         fail(ErrorKind::TypeError, "cannot unpack non-iterable {} object", type_name(v));
       std::vector<Value> items = v.is_sequence() ? v.items() : iterate(v);
+      size_t star = elts.size();
+      for (size_t i = 0; i < elts.size(); ++i)
+        if (elts[i]->kind == ExprKind::Starred) star = i;
+      if (star < elts.size()) {  // a, *rest, b = items: rest takes what the others leave, as a list
+        size_t fixed = elts.size() - 1;
+        if (items.size() < fixed)
+          fail(ErrorKind::ValueError, "not enough values to unpack (expected at least {}, got {})", fixed, items.size());
+        size_t rest = items.size() - fixed;
+        for (size_t i = 0; i < star; ++i) assign(*elts[i], items[i], f);
+        assign(*static_cast<const Starred&>(*elts[star]).value,
+               Value::list(std::vector<Value>(items.begin() + long(star), items.begin() + long(star + rest))), f);
+        for (size_t i = star + 1; i < elts.size(); ++i) assign(*elts[i], items[i - 1 + rest], f);
+        return;
+      }
       if (items.size() > elts.size())
         fail(ErrorKind::ValueError, "too many values to unpack (expected {})", elts.size());
       if (items.size() < elts.size())
@@ -348,9 +398,12 @@ void Interpreter::assign(const Expr& target, const Value& v, Frame& f) {
       for (size_t i = 0; i < elts.size(); ++i) assign(*elts[i], items[i], f);
       return;
     }
-    default:
-      f.loc = &target.loc;
-      fail(ErrorKind::AttributeError, "cannot assign to attribute '{}'", static_cast<const Attribute&>(target).attr);
+    default: {
+      auto& a = static_cast<const Attribute&>(target);
+      Value obj = eval(*a.value, f);
+      f.loc = &a.loc;
+      setattr(obj, a.attr, v);
+    }
   }
 }
 
@@ -378,16 +431,41 @@ Value Interpreter::eval(const Expr& e, Frame& f) {
       }
       return Value();
     }
-    case ExprKind::TupleExpr: {
-      std::vector<Value> items;
-      for (auto& x : static_cast<const TupleExpr&>(e).elts) items.push_back(eval(*x, f));
-      return Value::tuple(std::move(items));
+    case ExprKind::TupleExpr: return Value::tuple(eval_items(static_cast<const TupleExpr&>(e).elts, f));
+    case ExprKind::ListExpr: return Value::list(eval_items(static_cast<const ListExpr&>(e).elts, f));
+    case ExprKind::Dict: {
+      auto& d = static_cast<const ast::Dict&>(e);
+      Value out = make_dict();
+      auto& dict = out.obj<DictObj>();
+      for (size_t i = 0; i < d.keys.size(); ++i) {
+        if (!d.keys[i]) {  // {**m}
+          Value m = eval(*d.values[i], f);
+          f.loc = &d.values[i]->loc;
+          if (!m.is(Type::Dict)) fail(ErrorKind::TypeError, "'{}' object is not a mapping", type_name(m));
+          m.obj<DictObj>().each([&](const Value& k, const Value& v) { dict.set(k, v); });
+          continue;
+        }
+        Value k = eval(*d.keys[i], f);
+        Value v = eval(*d.values[i], f);
+        f.loc = &d.keys[i]->loc;
+        dict.set(k, std::move(v));
+      }
+      return out;
     }
-    case ExprKind::ListExpr: {
-      std::vector<Value> items;
-      for (auto& x : static_cast<const ListExpr&>(e).elts) items.push_back(eval(*x, f));
-      return Value::list(std::move(items));
+    case ExprKind::Lambda: return make_function(*static_cast<const Lambda&>(e).def, f);
+    case ExprKind::FString: return eval_fstring(static_cast<const FString&>(e), f);
+    case ExprKind::FormattedValue: {
+      auto& fv = static_cast<const FormattedValue&>(e);
+      Value v = eval(*fv.value, f);
+      std::string spec = fv.spec ? eval(*fv.spec, f).as_str() : "";
+      f.loc = &fv.loc;
+      if (fv.conversion == 's') v = Value::str(str(v));
+      if (fv.conversion == 'r' || fv.conversion == 'a') v = Value::str(repr(v));
+      return Value::str(format(v, spec));
     }
+    case ExprKind::Starred:
+      f.loc = &e.loc;
+      fail(ErrorKind::SyntaxError, "can't use starred expression here");
     case ExprKind::ListComp: return eval_list_comp(static_cast<const ListComp&>(e), f);
     case ExprKind::Call: return eval_call(static_cast<const Call&>(e), f);
     case ExprKind::Attribute: {
@@ -467,14 +545,47 @@ Value Interpreter::eval_subscript_index(const Subscript& s, Frame& f) {
   return Value::tuple(std::move(items));
 }
 
+std::vector<Value> Interpreter::eval_items(const std::vector<ExprPtr>& elts, Frame& f) {
+  std::vector<Value> items;
+  items.reserve(elts.size());
+  for (auto& x : elts) {
+    if (x->kind != ExprKind::Starred) {
+      items.push_back(eval(*x, f));
+      continue;
+    }
+    Value seq = eval(*static_cast<const Starred&>(*x).value, f);
+    f.loc = &x->loc;
+    std::vector<Value> more = iterate(seq);
+    items.insert(items.end(), more.begin(), more.end());
+  }
+  return items;
+}
+
+Value Interpreter::eval_fstring(const FString& s, Frame& f) {
+  std::string out;
+  for (auto& part : s.parts) {
+    Value v = eval(*part, f);
+    out += v.as_str();
+  }
+  return Value::str(std::move(out));
+}
+
 Value Interpreter::eval_list_comp(const ListComp& c, Frame& f) {
   std::vector<Value> out;
   comp_loop(c, 0, f, out);
-  return Value::list(std::move(out));
+  if (!c.key) return Value::list(std::move(out));
+  Value d = make_dict();
+  for (size_t i = 0; i + 1 < out.size(); i += 2) d.obj<DictObj>().set(out[i], std::move(out[i + 1]));
+  return d;
 }
 
 void Interpreter::comp_loop(const ListComp& c, size_t gen, Frame& f, std::vector<Value>& out) {
   if (gen == c.generators.size()) {
+    if (c.key) {  // a dict comprehension collects key, value pairs
+      out.push_back(eval(*c.key, f));
+      f.loc = &c.key->loc;
+      hash_value(out.back());
+    }
     out.push_back(eval(*c.elt, f));
     return;
   }
@@ -509,9 +620,22 @@ Value Interpreter::eval_call(const Call& c, Frame& f) {
     fn = eval(*c.func, f);
   }
   CallArgs args;
-  args.args.reserve(c.args.size());
-  for (auto& x : c.args) args.args.push_back(eval(*x, f));
-  for (auto& k : c.keywords) args.kwargs.emplace_back(k.name, eval(*k.value, f));
+  args.args = eval_items(c.args, f);
+  for (auto& k : c.keywords) {
+    Value v = eval(*k.value, f);
+    if (!k.name.empty()) {
+      args.kwargs.emplace_back(k.name, std::move(v));
+      continue;
+    }
+    f.loc = &k.loc;  // f(**mapping)
+    if (!v.is(Type::Dict)) fail(ErrorKind::TypeError, "argument after ** must be a mapping, not {}", type_name(v));
+    v.obj<DictObj>().each([&](const Value& key, const Value& x) {
+      if (!key.is(Type::Str)) fail(ErrorKind::TypeError, "keywords must be strings");
+      for (auto& [name, _] : args.kwargs)
+        if (name == key.as_str()) fail(ErrorKind::TypeError, "got multiple values for keyword argument '{}'", name);
+      args.kwargs.emplace_back(key.as_str(), x);
+    });
+  }
   f.loc = &c.loc;
   if (method) return dispatch_->call(*method->op, &self, args.args, args, method->inplace);
   return call(fn, args);
@@ -538,8 +662,20 @@ Value Interpreter::call(const Value& fn, CallArgs& args) {
   switch (fn.type()) {
     case Type::Function: return call_function(fn.obj<FunctionObj>(), args);
     case Type::Builtin: return fn.obj<BuiltinObj>().fn(*this, args);
+    case Type::Method: {
+      auto& m = fn.obj<MethodObj>();
+      args.args.insert(args.args.begin(), m.self);
+      return call(m.fn, args);
+    }
+    case Type::StaticMethod: return call(fn.obj<StaticMethodObj>().fn, args);
+    case Type::Class: return instantiate(fn, args);
+    case Type::Instance: {
+      Value c = special(fn, "__call__");
+      if (!c.is(Type::Unbound)) return call(c, args);
+      break;
+    }
     case Type::TypeObj: {
-      static const char* names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor", "dtype", "device"};
+      static const char* names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor", "dtype", "device", "dict", "object"};
       auto it = builtins_.find(std::string("__type_") + names[int(fn.as_type())]);
       if (it != builtins_.end()) return it->second.obj<BuiltinObj>().fn(*this, args);
       break;
@@ -552,40 +688,64 @@ Value Interpreter::call(const Value& fn, CallArgs& args) {
 void Interpreter::bind_arguments(const FunctionObj& fn, CallArgs& args, Value* slots) {
   const FunctionDef& def = *fn.def;
   const auto& params = def.params;
+  const std::string& name = def.qualname.empty() ? def.name : def.qualname;
   // Bind arguments the way Python does, with Python's messages.
   std::vector<bool> bound(params.size(), false);
   size_t n_positional = 0;
-  for (auto& p : params) n_positional += !p.kwonly;
-  if (args.args.size() > n_positional) {
+  int star = -1, dstar = -1;
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (params[i].star) star = int(i);
+    else if (params[i].dstar) dstar = int(i);
+    else if (!params[i].kwonly && star < 0) ++n_positional;
+  }
+  if (args.args.size() > n_positional && star < 0) {
     size_t required = 0;
     for (size_t i = 0; i < n_positional; ++i) required += !fn.has_default[i];
     std::string takes = required == n_positional ? std::to_string(n_positional)
                                                  : fmt::format("from {} to {}", required, n_positional);
-    fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", def.name, takes,
+    fail(ErrorKind::TypeError, "{}() takes {} positional argument{} but {} {} given", name, takes,
          n_positional == 1 ? "" : "s", args.args.size(), args.args.size() == 1 ? "was" : "were");
   }
-  for (size_t i = 0; i < args.args.size(); ++i) {
+  size_t given = std::min(args.args.size(), n_positional);
+  for (size_t i = 0; i < given; ++i) {
     slots[i] = std::move(args.args[i]);
     bound[i] = true;
   }
+  if (star >= 0) {
+    slots[star] = Value::tuple(std::vector<Value>(std::make_move_iterator(args.args.begin() + long(given)),
+                                                  std::make_move_iterator(args.args.end())));
+    bound[size_t(star)] = true;
+  }
+  Value extra;
+  if (dstar >= 0) {
+    extra = make_dict();
+    slots[dstar] = extra;
+    bound[size_t(dstar)] = true;
+  }
   for (auto& [k, v] : args.kwargs) {
     size_t i = 0;
-    while (i < params.size() && params[i].name != k) ++i;
-    if (i == params.size()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", def.name, k);
-    if (bound[i]) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", def.name, k);
+    while (i < params.size() && (params[i].name != k || params[i].star || params[i].dstar)) ++i;
+    if (i == params.size()) {
+      if (dstar < 0) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+      if (extra.obj<DictObj>().find(Value::str(k)))
+        fail(ErrorKind::TypeError, "{}() got multiple values for keyword argument '{}'", name, k);
+      extra.obj<DictObj>().set(Value::str(k), std::move(v));
+      continue;
+    }
+    if (bound[i]) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", name, k);
     slots[i] = std::move(v);
     bound[i] = true;
   }
+  // Python names the missing positional parameters, else the keyword-only ones.
   std::vector<std::string> missing;
   bool missing_kwonly = false;
-  for (size_t i = 0; i < params.size(); ++i) {
-    if (bound[i]) continue;
-    if (fn.has_default[i]) {
-      slots[i] = fn.defaults[i];
-    } else {
-      missing.push_back("'" + params[i].name + "'");
-      missing_kwonly = params[i].kwonly;
+  for (int pass = 0; pass < 2 && missing.empty(); ++pass) {
+    for (size_t i = 0; i < params.size(); ++i) {
+      if (bound[i] || params[i].kwonly != (pass == 1)) continue;
+      if (fn.has_default[i]) slots[i] = fn.defaults[i];
+      else missing.push_back("'" + params[i].name + "'");
     }
+    missing_kwonly = pass == 1;
   }
   if (!missing.empty()) {
     std::string list = missing.back();
@@ -595,7 +755,7 @@ void Interpreter::bind_arguments(const FunctionObj& fn, CallArgs& args, Value* s
       for (size_t i = 0; i + 1 < missing.size(); ++i) list += missing[i] + ", ";
       list += "and " + missing.back();
     }
-    fail(ErrorKind::TypeError, "{}() missing {} required {}argument{}: {}", def.name, missing.size(),
+    fail(ErrorKind::TypeError, "{}() missing {} required {}argument{}: {}", name, missing.size(),
          missing_kwonly ? "keyword-only " : "positional ", missing.size() == 1 ? "" : "s", list);
   }
 }
@@ -654,6 +814,7 @@ Value Interpreter::call_function(const FunctionObj& fn, CallArgs& args) {
   f.env = fn.env;
   f.module = fn.module;
   f.name = def.name.c_str();
+  f.function = &fn;
   f.loc = &def.loc;
   f.in_trace = dispatch_->tracing();
   bind_arguments(fn, args, f.slots.data());

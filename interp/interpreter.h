@@ -33,6 +33,8 @@ struct Frame : Container, std::enable_shared_from_this<Frame> {
   const Loc* loc = nullptr;  // what is executing now, for error locations
   bool in_trace = false;     // created while tracing: its locals are the trace's own
   const Frame* caller = nullptr;  // the frame running when this one started
+  const FunctionObj* function = nullptr;  // the function this is a call of
+  Value class_ns;  // a class body's frame: the class's namespace (a dict)
 };
 
 // A runtime error placed in the program: the location where it was raised
@@ -49,6 +51,8 @@ struct InterpOptions {
   // Makes jit(fn, cache=, shapes=)'s callable; unset, jit is the identity.
   std::function<Value(Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes)> make_jit;
 };
+
+struct DictObj;
 
 class Interpreter {
  public:
@@ -84,6 +88,22 @@ class Interpreter {
   Value getattr(const Value& obj, const std::string& name);
   Value getitem(const Value& obj, const Value& index);
   void setitem(const Value& obj, const Value& index, const Value& v);
+  void delitem(const Value& obj, const Value& index);
+  // Attributes of class instances and classes (interp/classes.cpp); get
+  // returns unbound when there is none.
+  Value object_attr(const Value& obj, const std::string& name);
+  void setattr(const Value& obj, const std::string& name, const Value& v);
+  void delattr(const Value& obj, const std::string& name);
+  bool isinstance(const Value& v, const Value& cls);
+  // An instance's special method (__call__, __len__, ...) bound to it, or unbound.
+  Value special(const Value& obj, const char* name);
+  // str(v) and repr(v), calling __str__ / __repr__ of instances.
+  std::string str(const Value& v);
+  std::string repr(const Value& v);
+  // format(v, spec) with Python's format-spec mini-language (interp/format.cpp).
+  std::string format(const Value& v, const std::string& spec);
+  // The interpreter running on this thread (for str() of instances).
+  static Interpreter* running();
 
   OpDispatch& dispatch() { return *dispatch_; }
   // The tracer installs itself for the duration of a trace; returns the previous one.
@@ -115,6 +135,22 @@ class Interpreter {
   Value call_function(const FunctionObj& fn, CallArgs& args);
   Value method(const Value& self, const std::string& name);
   void exec_import(const ast::Stmt& s, Frame& f);
+  Flow exec_try(const ast::Try& t, Frame& f, Value& ret);
+  Flow exec_handlers(const ast::Try& t, Frame& f, Value& ret);
+  [[noreturn]] void exec_raise(const ast::Raise& r, Frame& f);
+  void exec_delete(const ast::Expr& target, Frame& f);
+  Value exec_class(const ast::ClassDef& c, Frame& f);
+  Value decorate(Value v, const std::vector<ast::ExprPtr>& decorators, Frame& f);
+  Value instantiate(const Value& cls, CallArgs& args);
+  Value eval_fstring(const ast::FString& s, Frame& f);
+  // Items of a display or call whose elements may be starred.
+  std::vector<Value> eval_items(const std::vector<ast::ExprPtr>& elts, Frame& f);
+  Value dict_method(const Value& self, const std::string& name);
+ public:
+  // d.update(from): from a dict or an iterable of pairs.
+  void dict_update(DictObj& d, const Value& from, const char* who);
+ private:
+  Value str_method(const Value& self, const std::string& name);
   ModuleObj& load_module(const std::string& name, const std::string& path);
 
   // First, so destroyed last: frees what reference cycles kept alive.
@@ -137,6 +173,10 @@ class Interpreter {
   static constexpr int kMaxDepth = 1000;  // Python's default recursion limit
   int depth_ = 0;
   Frame* current_ = nullptr;
+  // The exceptions being handled by `except` clauses, innermost last (a bare
+  // `raise` re-raises the last).
+  std::vector<std::exception_ptr> handling_;
+  Interpreter* outer_ = nullptr;  // the interpreter running() named before this one
 };
 
 // The attributes getattr accepts on obj, sorted (completion after `obj.`).
@@ -146,6 +186,11 @@ std::vector<std::string> attribute_names(const Value& obj);
 
 // Installs print, len, range, ..., the tensor API and the math/time modules.
 void install_builtins(Interpreter& in);
+// The builtins of classes, dicts and strings: dict, type, repr, format,
+// getattr, super, staticmethod, the exception classes, ... (interp/builtins_objects.cpp).
+void install_object_builtins(Interpreter& in);
+// fmt % args (interp/format.cpp).
+Value percent_format(Interpreter& in, const std::string& fmt, const Value& args);
 Value make_builtin_module(Interpreter& in, const std::string& name);  // None when there is none
 // An op by its function name, else its method name (`dim` is x.dim() only).
 const OpDef& op_named(const char* name);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "interp/interpreter.h"
+#include "interp/objects.h"
 #include "runtime/format.h"
 
 #include <atomic>
@@ -44,6 +45,9 @@ Container* container_of(const Value& v) {
   if (v.is_proxy() || !v.object()) return nullptr;
   if (v.is(Type::List) || v.is(Type::Tuple)) return static_cast<ListObj*>(v.object().get());
   if (v.is(Type::Function)) return static_cast<FunctionObj*>(v.object().get());
+  if (v.is(Type::Dict)) return static_cast<DictObj*>(v.object().get());
+  if (v.is(Type::Instance)) return static_cast<InstanceObj*>(v.object().get());
+  if (v.is(Type::Method)) return container_of(v.obj<MethodObj>().self);
   return nullptr;
 }
 
@@ -181,9 +185,16 @@ static const char* type_tag_name(TypeTag t) {
     case TypeTag::Tensor: return "Tensor";
     case TypeTag::DType: return "torch.dtype";
     case TypeTag::Device: return "torch.device";
+    case TypeTag::Dict: return "dict";
+    case TypeTag::Object: return "object";
   }
   return "type";
 }
+
+namespace {
+InstanceRepr instance_repr = nullptr;
+}  // namespace
+void set_instance_repr(InstanceRepr f) { instance_repr = f; }
 
 std::string type_name(const Value& v) {
   switch (v.type()) {
@@ -204,6 +215,12 @@ std::string type_name(const Value& v) {
     case Type::Slice: return "slice";
     case Type::Ellipsis: return "ellipsis";
     case Type::TypeObj: return "type";
+    case Type::Dict: return "dict";
+    case Type::Class: return "type";
+    case Type::Instance: return v.obj<InstanceObj>().cls->name;
+    case Type::Method: return "method";
+    case Type::StaticMethod: return "staticmethod";
+    case Type::Super: return "super";
     case Type::Unbound: break;
   }
   return "object";
@@ -241,7 +258,7 @@ void sequence_repr(std::string& out, const Value& v) {
   const Object* self = v.object().get();
   const bool list = v.is(Type::List);
   if (repr_walk.in_progress.count(self)) {
-    out += list ? "[...]" : "(...)";
+    out += list ? "[...]" : v.is(Type::Dict) ? "{...}" : "(...)";
     return;
   }
   if (repr_walk.depth >= 1000)
@@ -257,6 +274,21 @@ void sequence_repr(std::string& out, const Value& v) {
       --repr_walk.depth;
     }
   } enter(self);
+  if (v.is(Type::Dict)) {
+    out += "{";
+    bool first = true;
+    v.obj<DictObj>().each([&](const Value& k, const Value& x) {
+      if (!first) out += ", ";
+      first = false;
+      if (k.is(Type::Tuple)) sequence_repr(out, k);
+      else out += to_repr(k);
+      out += ": ";
+      if (x.is(Type::List) || x.is(Type::Tuple) || x.is(Type::Dict)) sequence_repr(out, x);
+      else out += to_repr(x);
+    });
+    out += "}";
+    return;
+  }
   if (!list && !v.is_size()) {
     if (auto& rt = v.obj<ListObj>().return_type; !rt.empty()) {
       const auto f = return_fields(rt);
@@ -265,14 +297,17 @@ void sequence_repr(std::string& out, const Value& v) {
       return;
     }
   }
+  const char* view = v.obj<ListObj>().view;
+  if (view) out += std::string(view) + "(";
   out += list ? "[" : v.is_size() ? "torch.Size([" : "(";
   const std::vector<Value>& items = v.items();
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
-    if (items[i].is(Type::List) || items[i].is(Type::Tuple)) sequence_repr(out, items[i]);
+    if (items[i].is(Type::List) || items[i].is(Type::Tuple) || items[i].is(Type::Dict)) sequence_repr(out, items[i]);
     else out += to_repr(items[i]);
   }
   out += list ? "]" : v.is_size() ? "])" : items.size() == 1 ? ",)" : ")";
+  if (view) out += ")";
 }
 
 }  // namespace
@@ -284,11 +319,23 @@ std::string to_repr(const Value& v) {
     case Type::Int: return std::to_string(v.as_int());
     case Type::Float: return repr_float(v.as_float());
     case Type::Str: return repr_string(v.as_str());
-    case Type::List: case Type::Tuple: {
+    case Type::List: case Type::Tuple: case Type::Dict: {
       std::string out;
       sequence_repr(out, v);
       return out;
     }
+    case Type::Class: {
+      auto& c = v.obj<ClassObj>();
+      return c.module == "builtins" ? "<class '" + c.name + "'>" : "<class '" + c.module + "." + c.name + "'>";
+    }
+    case Type::Instance: return instance_repr ? instance_repr(v, true) : "<" + type_name(v) + " object>";
+    case Type::Method: {
+      auto& m = v.obj<MethodObj>();
+      std::string name = m.fn.is(Type::Function) ? m.fn.obj<FunctionObj>().def->name : "?";
+      return "<bound method " + type_name(m.self) + "." + name + " of " + to_repr(m.self) + ">";
+    }
+    case Type::StaticMethod: return "<staticmethod(" + to_repr(v.obj<StaticMethodObj>().fn) + ")>";
+    case Type::Super: return "<super: <class '" + v.obj<SuperObj>().cls->name + "'>, <" + type_name(v.obj<SuperObj>().self) + " object>>";
     case Type::Tensor: return tensor_repr(v.as_tensor());
     case Type::DType: return "torch." + std::string(dtype_name(v.as_dtype()));
     case Type::Device: return "device(type='" + v.as_device().str() + "')";
@@ -317,6 +364,7 @@ std::string to_repr(const Value& v) {
 
 std::string to_str(const Value& v) {
   if (v.is(Type::Str)) return v.as_str();
+  if (v.is(Type::Instance) && instance_repr) return instance_repr(v, false);
   if (v.is(Type::Device)) return v.as_device().str();
   return to_repr(v);
 }

@@ -20,7 +20,7 @@ struct Frame;
 
 enum class Type : uint8_t {
   None, Bool, Int, Float, Str, List, Tuple, Tensor, DType, Device, Function, Builtin, Module, Range, Slice,
-  Ellipsis, TypeObj,
+  Ellipsis, TypeObj, Dict, Class, Instance, Method, StaticMethod, Super,
   Unbound  // a local slot not yet assigned
 };
 
@@ -40,7 +40,7 @@ struct Symbolic : Object {
 
 // The builtin types that are values (`int`, `list`, `Tensor`): isinstance
 // reads them, calling them converts, and int/float/bool also serve as dtypes.
-enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor, DType, Device };
+enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor, DType, Device, Dict, Object };
 
 class Value {
  public:
@@ -172,6 +172,7 @@ struct ListObj : Object, Container, std::enable_shared_from_this<ListObj> {
   std::vector<Value> items;
   bool is_size = false;
   std::string return_type;  // "max": a torch.return_types.max (values, indices) pair (return_fields)
+  const char* view = nullptr;  // "dict_keys", ...: a dict view's items, printed as the view
   explicit ListObj(std::vector<Value> v);
   ~ListObj() override;
   void visit(const std::function<void(Container*)>& f) const override;
@@ -201,6 +202,7 @@ struct SliceObj : Object {
 };
 
 struct ModuleObj;
+struct ClassObj;
 // A function defined in thn: its AST, defaults evaluated at `def` time, the
 // frame it was defined in (for reading enclosing names) and its module.
 // A closure (one with an env) is a Container.
@@ -210,6 +212,7 @@ struct FunctionObj : Object, Container, std::enable_shared_from_this<FunctionObj
   std::vector<bool> has_default;
   std::shared_ptr<Frame> env;
   ModuleObj* module;
+  std::weak_ptr<ClassObj> owner;  // the class whose body defined it (for super())
   ~FunctionObj() override;
   void close_over(std::shared_ptr<Frame> frame);  // sets env; enrolls both
   void visit(const std::function<void(Container*)>& f) const override;
@@ -243,6 +246,10 @@ Value make_builtin(std::string name, NativeFn fn);
 
 // Python's type name, for messages: 'int', 'list', 'Tensor', 'function'...
 std::string type_name(const Value& v);
+// str() and repr() of a class instance: its __str__ / __repr__ when it has
+// one (installed by the interpreter), else <module.Class object at 0x...>.
+using InstanceRepr = std::string (*)(const Value& v, bool repr);
+void set_instance_repr(InstanceRepr f);
 // str() and repr() as Python prints them.
 std::string to_str(const Value& v);
 std::string to_repr(const Value& v);

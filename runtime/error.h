@@ -25,7 +25,11 @@ const char* error_kind_name(ErrorKind k);
 class Error : public std::runtime_error {
  public:
   Error(ErrorKind kind, std::string msg) : std::runtime_error(std::move(msg)), kind_(kind) {}
+  virtual ~Error() = default;
   ErrorKind kind() const { return kind_; }
+  // The exception's type as printed: the kind's name, or a class's
+  // (a `raise` of an instance of a user-defined exception class).
+  virtual const char* kind_name() const { return error_kind_name(kind_); }
 
  private:
   ErrorKind kind_;

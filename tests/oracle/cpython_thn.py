@@ -24,7 +24,7 @@ What thn does differently from CPython is emulated: an int result outside
 int64 (of an operator, a call or an augmented assignment) raises
 OverflowError, and so does an int literal above int64, before the program
 runs; a tab in indentation is a TabError; constructs that are not thn
-(classes, lambda, try, dicts, f-strings, ...) are SyntaxErrors.
+(global, generators, sets, with, match, ...) are SyntaxErrors with thn's message.
 
 On an error, stderr gets `FILE:LINE: Kind: message` (LINE: the innermost frame
 in FILE) and the exit code is 1. With THN_ORACLE_RECORD=PATH the run also
@@ -48,17 +48,28 @@ import torch
 STDLIB_DIR = Path(__file__).resolve().parents[2] / "stdlib"
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 PYTHON_BUILTINS = ("print len range min max abs sum int float bool str list tuple "
-                   "isinstance zip enumerate round").split()
+                   "isinstance zip enumerate round dict type repr format divmod reversed map filter "
+                   "hash id callable getattr setattr hasattr delattr dir super staticmethod object "
+                   "sorted any all BaseException Exception KeyboardInterrupt ArithmeticError LookupError "
+                   "RuntimeError ZeroDivisionError OverflowError IndexError KeyError ValueError TypeError "
+                   "NameError UnboundLocalError AttributeError AssertionError NotImplementedError "
+                   "RecursionError ImportError ModuleNotFoundError SyntaxError IndentationError TabError "
+                   "MemoryError").split()
 NOT_FROM_TORCH = {"range", "complex", "pi", "e", "inf", "nan"}
 DTYPES = "float32 float64 float16 bfloat16 int32 int64".split()
 MATH_NAMES = "sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()
+# What thn rejects, with thn's message (docs/language.md, "Not in thn").
 NOT_THN = {
-    ast.ClassDef: "a class", ast.Lambda: "lambda", ast.Try: "try", ast.Raise: "raise",
-    ast.Global: "global", ast.Nonlocal: "nonlocal", ast.Yield: "a generator",
-    ast.YieldFrom: "a generator", ast.GeneratorExp: "a generator", ast.Dict: "a dict",
-    ast.DictComp: "a dict", ast.Set: "a set", ast.SetComp: "a set", ast.JoinedStr: "an f-string",
-    ast.With: "with", ast.AsyncFunctionDef: "async", ast.Starred: "a star argument",
-    ast.NamedExpr: "`:=`", ast.Delete: "del", ast.Match: "match",
+    ast.Global: "'global' is not supported in thn; pass values in and return them",
+    ast.Nonlocal: "'nonlocal' is not supported in thn; pass values in and return them",
+    ast.Yield: "generators ('yield') are not supported in thn",
+    ast.YieldFrom: "generators ('yield') are not supported in thn",
+    ast.GeneratorExp: "generator expressions are not supported in thn; use a list comprehension",
+    ast.Set: "sets are not supported in thn; use a dict or a list",
+    ast.SetComp: "sets are not supported in thn; use a dict or a list",
+    ast.With: "'with' is not supported in thn", ast.AsyncFunctionDef: "'async' and 'await' are not supported in thn",
+    ast.NamedExpr: "assignment expressions (':=') are not supported in thn",
+    ast.Match: "'match' is not supported in thn",
 }
 
 
@@ -90,7 +101,7 @@ def thn_builtins():
     names["linear"] = torch.nn.functional.linear
     names.update((n, torch_or_python(n)) for n in set(torch.__all__) & set(vars(builtins))
                  if n not in NOT_FROM_TORCH)
-    names.update(jit=jit, __import__=thn_import, __thn_int64__=int64)
+    names.update(jit=jit, __import__=thn_import, __thn_int64__=int64, __build_class__=builtins.__build_class__)
     return names
 
 
@@ -150,10 +161,8 @@ def check_is_thn(tree, path, source):
             error.thn_lineno = node.lineno  # raised before the program runs: no frame has it
             raise error
         what = NOT_THN.get(type(node))
-        if isinstance(node, ast.arguments) and (node.vararg or node.kwarg):
-            what = "*args or **kwargs"
         if what:
-            raise syntax_error(f"{what} is not supported in thn v1", path, node.lineno, source)
+            raise syntax_error(what, path, node.lineno, source)
 
 
 def compile_thn(path):

@@ -1,0 +1,228 @@
+// The builtins of language v2's values: dict, type, repr, format, divmod,
+// reversed, map, filter, hash, id, callable, getattr / setattr / hasattr
+// (on thn objects only), dir, super, staticmethod, object and the
+// exception classes.
+#include <algorithm>
+#include <cmath>
+
+#include "interp/interpreter.h"
+#include "interp/objects.h"
+
+namespace thn {
+
+namespace {
+
+void args_check(const char* name, const CallArgs& a, size_t lo, size_t hi) {
+  if (!a.kwargs.empty()) fail(ErrorKind::TypeError, "{}() takes no keyword arguments", name);
+  if (a.args.size() < lo || a.args.size() > hi) {
+    if (lo == hi) fail(ErrorKind::TypeError, "{}() takes exactly {} argument{} ({} given)", name, lo, lo == 1 ? "" : "s", a.args.size());
+    if (a.args.size() < lo) fail(ErrorKind::TypeError, "{} expected at least {} argument{}, got {}", name, lo, lo == 1 ? "" : "s", a.args.size());
+    fail(ErrorKind::TypeError, "{} expected at most {} argument{}, got {}", name, hi, hi == 1 ? "" : "s", a.args.size());
+  }
+}
+
+const std::string& attr_name(const char* fn, const Value& v) {
+  if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "{}(): attribute name must be string, not '{}'", fn, type_name(v));
+  return v.as_str();
+}
+
+// The type of a value: its class for an instance, else the builtin type.
+Value type_of(Interpreter& in, const Value& v) {
+  switch (v.type()) {
+    case Type::Instance: return Value(Type::Class, v.obj<InstanceObj>().cls);
+    case Type::Bool: return Value(TypeTag::Bool);
+    case Type::Int: return Value(TypeTag::Int);
+    case Type::Float: return Value(TypeTag::Float);
+    case Type::Str: return Value(TypeTag::Str);
+    case Type::List: return Value(TypeTag::List);
+    case Type::Tuple: return Value(TypeTag::Tuple);
+    case Type::Dict: return Value(TypeTag::Dict);
+    case Type::Tensor: return Value(TypeTag::Tensor);
+    case Type::DType: return Value(TypeTag::DType);
+    case Type::Device: return Value(TypeTag::Device);
+    default: {
+      // Types without a value of their own print as Python names them.
+      (void)in;
+      auto c = std::make_shared<ClassObj>();
+      c->name = type_name(v);
+      c->module = "builtins";
+      c->dict = make_dict();
+      return Value(Type::Class, c);
+    }
+  }
+}
+
+}  // namespace
+
+void install_object_builtins(Interpreter& in) {
+  auto& b = in.builtins();
+  b["dict"] = Value(TypeTag::Dict);
+  b["object"] = Value(TypeTag::Object);
+  b["__type_object"] = make_builtin("object", [](Interpreter&, CallArgs& a) {
+    args_check("object", a, 0, 0);
+    auto c = std::make_shared<ClassObj>();
+    c->name = "object";
+    c->module = "builtins";
+    c->dict = make_dict();
+    return Value(Type::Instance, std::make_shared<InstanceObj>(c));
+  });
+  b["__type_dict"] = make_builtin("dict", [](Interpreter& in, CallArgs& a) {
+    if (a.args.size() > 1) fail(ErrorKind::TypeError, "dict expected at most 1 argument, got {}", a.args.size());
+    Value d = make_dict();
+    if (!a.args.empty()) in.dict_update(d.obj<DictObj>(), a.args[0], "dict");
+    for (auto& [k, v] : a.kwargs) d.obj<DictObj>().set(Value::str(k), v);
+    return d;
+  });
+  for (auto& [name, cls] : exception_classes()) b[name] = cls;
+  b["type"] = make_builtin("type", [](Interpreter& in, CallArgs& a) {
+    args_check("type", a, 1, 1);
+    return type_of(in, a.args[0]);
+  });
+  b["repr"] = make_builtin("repr", [](Interpreter& in, CallArgs& a) {
+    args_check("repr", a, 1, 1);
+    return Value::str(in.repr(a.args[0]));
+  });
+  b["format"] = make_builtin("format", [](Interpreter& in, CallArgs& a) {
+    args_check("format", a, 1, 2);
+    std::string spec;
+    if (a.args.size() > 1) {
+      if (!a.args[1].is(Type::Str))
+        fail(ErrorKind::TypeError, "format() argument 2 must be str, not {}", type_name(a.args[1]));
+      spec = a.args[1].as_str();
+    }
+    return Value::str(in.format(a.args[0], spec));
+  });
+  b["divmod"] = make_builtin("divmod", [](Interpreter& in, CallArgs& a) {
+    args_check("divmod", a, 2, 2);
+    return Value::tuple({in.binary(ast::BinOp::FloorDiv, a.args[0], a.args[1]), in.binary(ast::BinOp::Mod, a.args[0], a.args[1])});
+  });
+  b["reversed"] = make_builtin("reversed", [](Interpreter& in, CallArgs& a) {
+    args_check("reversed", a, 1, 1);
+    if (a.args[0].is(Type::Dict) || !(a.args[0].is_sequence() || a.args[0].is(Type::Range) || a.args[0].is(Type::Str) || a.args[0].is(Type::Tensor)))
+      fail(ErrorKind::TypeError, "'{}' object is not reversible", type_name(a.args[0]));
+    std::vector<Value> items = in.iterate(a.args[0]);
+    std::reverse(items.begin(), items.end());
+    return Value::list(std::move(items));
+  });
+  b["map"] = make_builtin("map", [](Interpreter& in, CallArgs& a) {
+    if (a.args.size() < 2) fail(ErrorKind::TypeError, "map() must have at least two arguments.");
+    std::vector<std::vector<Value>> seqs;
+    for (size_t i = 1; i < a.args.size(); ++i) seqs.push_back(in.iterate(a.args[i]));
+    size_t n = SIZE_MAX;
+    for (auto& s : seqs) n = std::min(n, s.size());
+    std::vector<Value> out;
+    for (size_t i = 0; i < n; ++i) {
+      CallArgs call;
+      for (auto& s : seqs) call.args.push_back(s[i]);
+      out.push_back(in.call(a.args[0], call));
+    }
+    return Value::list(std::move(out));
+  });
+  b["filter"] = make_builtin("filter", [](Interpreter& in, CallArgs& a) {
+    args_check("filter", a, 2, 2);
+    std::vector<Value> out;
+    for (const Value& x : in.iterate(a.args[1])) {
+      bool keep;
+      if (a.args[0].is_none()) {
+        keep = in.truth(x);
+      } else {
+        CallArgs call{{x}, {}};
+        keep = in.truth(in.call(a.args[0], call));
+      }
+      if (keep) out.push_back(x);
+    }
+    return Value::list(std::move(out));
+  });
+  b["hash"] = make_builtin("hash", [](Interpreter&, CallArgs& a) {
+    args_check("hash", a, 1, 1);
+    return Value(hash_value(a.args[0]));
+  });
+  b["id"] = make_builtin("id", [](Interpreter&, CallArgs& a) {
+    args_check("id", a, 1, 1);
+    const Value& v = a.args[0];
+    return Value(v.object() ? int64_t(reinterpret_cast<uintptr_t>(v.object().get())) : int64_t(hash_value(v)));
+  });
+  b["callable"] = make_builtin("callable", [](Interpreter& in, CallArgs& a) {
+    args_check("callable", a, 1, 1);
+    const Value& v = a.args[0];
+    bool yes = v.is(Type::Function) || v.is(Type::Builtin) || v.is(Type::Method) || v.is(Type::Class) ||
+               v.is(Type::TypeObj) || v.is(Type::StaticMethod) ||
+               (v.is(Type::Instance) && !in.special(v, "__call__").is(Type::Unbound));
+    return Value(yes);
+  });
+  b["getattr"] = make_builtin("getattr", [](Interpreter& in, CallArgs& a) {
+    args_check("getattr", a, 2, 3);
+    const std::string& name = attr_name("getattr", a.args[1]);
+    if (a.args.size() == 3) {
+      try {
+        return in.getattr(a.args[0], name);
+      } catch (Error& e) {
+        if (e.kind() != ErrorKind::AttributeError) throw;
+        return a.args[2];
+      }
+    }
+    return in.getattr(a.args[0], name);
+  });
+  b["hasattr"] = make_builtin("hasattr", [](Interpreter& in, CallArgs& a) {
+    args_check("hasattr", a, 2, 2);
+    const std::string& name = attr_name("hasattr", a.args[1]);
+    try {
+      in.getattr(a.args[0], name);
+      return Value(true);
+    } catch (Error& e) {
+      if (e.kind() != ErrorKind::AttributeError) throw;
+      return Value(false);
+    }
+  });
+  b["setattr"] = make_builtin("setattr", [](Interpreter& in, CallArgs& a) {
+    args_check("setattr", a, 3, 3);
+    in.setattr(a.args[0], attr_name("setattr", a.args[1]), a.args[2]);
+    return Value();
+  });
+  b["delattr"] = make_builtin("delattr", [](Interpreter& in, CallArgs& a) {
+    args_check("delattr", a, 2, 2);
+    in.delattr(a.args[0], attr_name("delattr", a.args[1]));
+    return Value();
+  });
+  b["dir"] = make_builtin("dir", [](Interpreter&, CallArgs& a) {
+    args_check("dir", a, 1, 1);
+    std::vector<Value> names;
+    for (auto& n : attribute_names(a.args[0])) names.push_back(Value::str(n));
+    return Value::list(std::move(names));
+  });
+  b["help"] = make_builtin("help", [](Interpreter& in, CallArgs& a) {
+    args_check("help", a, 1, 1);
+    std::string text = "Help on " + in.repr(a.args[0]) + ":\n";
+    for (auto& n : attribute_names(a.args[0])) text += "    " + n + "\n";
+    std::fputs(text.c_str(), in.out());
+    return Value();
+  });
+  b["staticmethod"] = make_builtin("staticmethod", [](Interpreter&, CallArgs& a) {
+    args_check("staticmethod", a, 1, 1);
+    auto s = std::make_shared<StaticMethodObj>();
+    s->fn = a.args[0];
+    return Value(Type::StaticMethod, s);
+  });
+  // super(): the class whose body defined the running method, and its first argument.
+  b["super"] = make_builtin("super", [](Interpreter& in, CallArgs& a) {
+    auto s = std::make_shared<SuperObj>();
+    if (a.args.size() == 2) {
+      if (!a.args[0].is(Type::Class)) fail(ErrorKind::TypeError, "super() argument 1 must be a type, not {}", type_name(a.args[0]));
+      s->cls = std::static_pointer_cast<ClassObj>(a.args[0].object());
+      s->self = a.args[1];
+      return Value(Type::Super, s);
+    }
+    args_check("super", a, 0, 0);
+    const Frame* f = in.current_frame();
+    const FunctionObj* fn = f ? f->function : nullptr;
+    std::shared_ptr<ClassObj> owner = fn ? fn->owner.lock() : nullptr;
+    if (!owner) fail(ErrorKind::RuntimeError, "super(): __class__ cell not found");
+    if (f->slots.empty() || fn->def->params.empty() || f->slots[0].is(Type::Unbound))
+      fail(ErrorKind::RuntimeError, "super(): no arguments");
+    s->cls = owner;
+    s->self = f->slots[0];
+    return Value(Type::Super, s);
+  });
+}
+
+}  // namespace thn

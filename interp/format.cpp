@@ -1,0 +1,674 @@
+// Strings: format() with Python's format-spec mini-language (f-strings and
+// str.format use it), %-formatting, and the methods of str.
+#include <cmath>
+#include <cstring>
+
+#include "interp/interpreter.h"
+#include "interp/objects.h"
+#include "runtime/format.h"
+
+namespace thn {
+
+namespace {
+
+// [[fill]align][sign][z][#][0][width][grouping][.precision][type]
+struct Spec {
+  std::string fill = " ";
+  char align = 0, sign = '-', type = 0, grouping = 0;
+  bool alternate = false, zero = false, no_neg_zero = false;
+  int64_t width = -1, precision = -1;
+};
+
+size_t utf8_length(std::string_view s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+Spec parse_spec(const std::string& text, const char* type_name) {
+  Spec s;
+  size_t i = 0, n = text.size();
+  auto is_align = [](char c) { return c == '<' || c == '>' || c == '^' || c == '='; };
+  // The fill may be any character (a UTF-8 sequence) followed by an align.
+  size_t first = n ? 1 : 0;
+  while (first < n && (static_cast<unsigned char>(text[first]) & 0xC0) == 0x80) ++first;
+  if (first < n && is_align(text[first])) {
+    s.fill = text.substr(0, first);
+    s.align = text[first];
+    i = first + 1;
+  } else if (i < n && is_align(text[i])) {
+    s.align = text[i++];
+  }
+  if (i < n && (text[i] == '+' || text[i] == '-' || text[i] == ' ')) s.sign = text[i++];
+  if (i < n && text[i] == 'z') s.no_neg_zero = true, ++i;
+  if (i < n && text[i] == '#') s.alternate = true, ++i;
+  if (i < n && text[i] == '0') s.zero = true, ++i;
+  auto digits = [&]() -> int64_t {
+    size_t start = i;
+    int64_t v = 0;
+    while (i < n && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      v = v * 10 + (text[i++] - '0');
+      if (v > 1000000) fail(ErrorKind::ValueError, "Too many decimal digits in format string");
+    }
+    return i == start ? -1 : v;
+  };
+  s.width = digits();
+  if (i < n && (text[i] == ',' || text[i] == '_')) s.grouping = text[i++];
+  if (i < n && text[i] == '.') {
+    ++i;
+    s.precision = digits();
+    if (s.precision < 0) fail(ErrorKind::ValueError, "Format specifier missing precision");
+  }
+  if (i < n) s.type = text[i++];
+  if (i < n) fail(ErrorKind::ValueError, "Invalid format specifier '{}' for object of type '{}'", text, type_name);
+  if (s.zero && !s.align) {
+    s.fill = "0";
+    s.align = '=';
+  }
+  return s;
+}
+
+// Pads `body` (after `prefix`: a sign and 0x) to the width.
+std::string pad(const Spec& s, const std::string& prefix, const std::string& body, char default_align) {
+  size_t len = utf8_length(prefix) + utf8_length(body);
+  if (s.width < 0 || size_t(s.width) <= len) return prefix + body;
+  size_t missing = size_t(s.width) - len;
+  auto fill = [&](size_t k) {
+    std::string out;
+    for (size_t j = 0; j < k; ++j) out += s.fill;
+    return out;
+  };
+  switch (s.align ? s.align : default_align) {
+    case '<': return prefix + body + fill(missing);
+    case '^': return fill(missing / 2) + prefix + body + fill(missing - missing / 2);
+    case '=': return prefix + fill(missing) + body;
+    default: return fill(missing) + prefix + body;
+  }
+}
+
+// Separators every `every` digits of the integer part of `digits`.
+std::string group(const std::string& digits, char sep, int every) {
+  size_t end = digits.find_first_not_of("0123456789abcdefABCDEF");
+  if (end == std::string::npos) end = digits.size();
+  std::string head = digits.substr(0, end), out;
+  for (size_t k = 0; k < head.size(); ++k) {
+    if (k && (head.size() - k) % size_t(every) == 0) out += sep;
+    out += head[k];
+  }
+  return out + digits.substr(end);
+}
+
+std::string format_int(int64_t v, const Spec& s) {
+  bool neg = v < 0;
+  uint64_t m = neg ? uint64_t(0) - uint64_t(v) : uint64_t(v);
+  std::string digits, prefix;
+  switch (s.type) {
+    case 'b': digits = fmt::format("{:b}", m); prefix = s.alternate ? "0b" : ""; break;
+    case 'o': digits = fmt::format("{:o}", m); prefix = s.alternate ? "0o" : ""; break;
+    case 'x': digits = fmt::format("{:x}", m); prefix = s.alternate ? "0x" : ""; break;
+    case 'X': digits = fmt::format("{:X}", m); prefix = s.alternate ? "0X" : ""; break;
+    case 'c': {
+      if (v < 0 || v > 0x10FFFF) fail(ErrorKind::OverflowError, "%c arg not in range(0x110000)");
+      std::string ch;
+      uint32_t cp = uint32_t(v);
+      if (cp < 0x80) ch += char(cp);
+      else if (cp < 0x800) ch += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
+      else if (cp < 0x10000) ch += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
+      else ch += {char(0xF0 | (cp >> 18)), char(0x80 | ((cp >> 12) & 0x3F)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
+      return pad(s, "", ch, '<');
+    }
+    default: digits = std::to_string(m);
+  }
+  if (s.grouping) digits = group(digits, s.grouping, s.type && std::strchr("boxX", s.type) ? 4 : 3);
+  std::string sign = neg ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
+  return pad(s, sign + prefix, digits, '>');
+}
+
+// Python's repr-style 'g' for the None type with a precision: fixed
+// notation keeps one digit after the point, and scientific starts at exp >= p - 1.
+std::string general(double x, int64_t p, bool repr_style, bool alternate, bool upper) {
+  if (p == 0) p = 1;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*e", int(p - 1), x);
+  int exp = std::atoi(std::strchr(buf, 'e') + 1);
+  bool sci = exp < -4 || exp >= (repr_style ? p - 1 : p);
+  if (repr_style && !sci && exp == p - 1) sci = true;
+  std::string out;
+  if (sci) {
+    std::string mant(buf, std::strchr(buf, 'e'));
+    if (!alternate && mant.find('.') != std::string::npos) {
+      while (mant.back() == '0') mant.pop_back();
+      if (mant.back() == '.') mant.pop_back();
+    }
+    out = mant + fmt::format("e{}{:02d}", exp < 0 ? '-' : '+', std::abs(exp));
+  } else {
+    std::snprintf(buf, sizeof buf, "%.*f", int(std::max<int64_t>(0, p - 1 - exp)), x);
+    out = buf;
+    if (!alternate && out.find('.') != std::string::npos) {
+      while (out.back() == '0') out.pop_back();
+      if (out.back() == '.') out.pop_back();
+    }
+    if (repr_style && out.find('.') == std::string::npos) out += ".0";
+  }
+  if (upper)
+    for (char& c : out) c = char(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string format_float(double x, const Spec& s) {
+  char type = s.type;
+  bool upper = type && std::isupper(static_cast<unsigned char>(type));
+  bool neg = std::signbit(x) && !(s.no_neg_zero && x == 0);
+  double a = std::fabs(x);
+  std::string body;
+  if (std::isnan(x) || std::isinf(x)) {
+    body = std::isnan(x) ? "nan" : "inf";
+    if (upper) body = std::isnan(x) ? "NAN" : "INF";
+    neg = std::signbit(x) && !std::isnan(x);
+  } else {
+    char buf[512];
+    int64_t p = s.precision < 0 ? 6 : s.precision;
+    if (p > 400) fail(ErrorKind::ValueError, "precision too big");
+    switch (type) {
+      case 'f': case 'F': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*f" : "%.*f", int(p), a); body = buf; break;
+      case 'e': case 'E': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*E" : "%.*e", int(p), a); body = buf; break;
+      case '%': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*f" : "%.*f", int(p), a * 100); body = std::string(buf) + "%"; break;
+      case 'g': case 'G': case 'n': body = general(a, p, false, s.alternate, upper); break;
+      default:
+        body = s.precision < 0 ? repr_float(a) : general(a, s.precision, true, s.alternate, false);
+    }
+    if (type == 'E') {
+      std::snprintf(buf, sizeof buf, s.alternate ? "%#.*E" : "%.*E", int(p), a);
+      body = buf;
+    }
+  }
+  if (s.grouping) body = group(body, s.grouping, 3);
+  std::string sign = neg ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
+  return pad(s, sign, body, '>');
+}
+
+std::string format_str(const std::string& v, const Spec& s) {
+  if (s.type && s.type != 's') fail(ErrorKind::ValueError, "Unknown format code '{}' for object of type 'str'", s.type);
+  if (s.sign != '-') fail(ErrorKind::ValueError, "Sign not allowed in string format specifier");
+  if (s.align == '=') fail(ErrorKind::ValueError, "'=' alignment not allowed in string format specifier");
+  std::string body = v;
+  if (s.precision >= 0) {  // the first `precision` code points
+    size_t k = 0, n = 0;
+    while (k < body.size() && n < size_t(s.precision)) {
+      ++k;
+      while (k < body.size() && (static_cast<unsigned char>(body[k]) & 0xC0) == 0x80) ++k;
+      ++n;
+    }
+    body.resize(k);
+  }
+  return pad(s, "", body, '<');
+}
+
+}  // namespace
+
+std::string Interpreter::format(const Value& v, const std::string& spec) {
+  if (v.is(Type::Tensor)) {
+    if (tensor_dim(v) == 0) {  // Tensor.__format__: a 0-dim tensor formats as its item
+      Value item = dispatch_->call(op_named("item"), &v, {}, CallArgs{}, false);
+      return format(item, spec);
+    }
+    if (spec.empty()) return str(v);
+    fail(ErrorKind::TypeError, "unsupported format string passed to Tensor.__format__");
+  }
+  if (v.is(Type::Instance)) {
+    Value m = special(v, "__format__");
+    if (!m.is(Type::Unbound)) {
+      CallArgs args{{Value::str(spec)}, {}};
+      Value r = call(m, args);
+      if (!r.is(Type::Str)) fail(ErrorKind::TypeError, "__format__ must return a str, not {}", type_name(r));
+      return r.as_str();
+    }
+  }
+  if (spec.empty()) return str(v);
+  if (v.is(Type::Str)) return format_str(v.as_str(), parse_spec(spec, "str"));
+  if (v.is_int_like()) {
+    Spec s = parse_spec(spec, type_name(v).c_str());
+    if (!s.type || std::strchr("bcdoxXn", s.type)) {
+      if (s.precision >= 0) fail(ErrorKind::ValueError, "Precision not allowed in integer format specifier");
+      return format_int(v.as_int(), s);
+    }
+    if (std::strchr("eEfFgG%", s.type)) return format_float(double(v.as_int()), s);
+    fail(ErrorKind::ValueError, "Unknown format code '{}' for object of type '{}'", s.type, type_name(v));
+  }
+  if (v.is(Type::Float)) {
+    Spec s = parse_spec(spec, "float");
+    if (s.type && !std::strchr("eEfFgGn%", s.type))
+      fail(ErrorKind::ValueError, "Unknown format code '{}' for object of type 'float'", s.type);
+    return format_float(v.as_float(), s);
+  }
+  fail(ErrorKind::TypeError, "unsupported format string passed to {}.__format__", type_name(v));
+}
+
+// ---- %-formatting ----
+
+Value percent_format(Interpreter& in, const std::string& fmt, const Value& args) {
+  std::vector<Value> items;
+  bool mapping = args.is(Type::Dict);
+  if (args.is(Type::Tuple)) items = args.items();
+  else items.push_back(args);
+  size_t next = 0;
+  auto take = [&]() -> Value {
+    if (next >= items.size()) fail(ErrorKind::TypeError, "not enough arguments for format string");
+    return items[next++];
+  };
+  std::string out;
+  size_t i = 0, n = fmt.size();
+  bool used_mapping = false;
+  while (i < n) {
+    char c = fmt[i++];
+    if (c != '%') {
+      out += c;
+      continue;
+    }
+    if (i >= n) fail(ErrorKind::ValueError, "incomplete format");
+    Value arg;
+    bool have = false;
+    if (fmt[i] == '(') {
+      size_t close = fmt.find(')', i);
+      if (close == std::string::npos) fail(ErrorKind::ValueError, "incomplete format key");
+      if (!mapping) fail(ErrorKind::TypeError, "format requires a mapping");
+      arg = in.getitem(args, Value::str(fmt.substr(i + 1, close - i - 1)));
+      have = used_mapping = true;
+      i = close + 1;
+    }
+    Spec s;
+    for (; i < n && std::strchr("-+ #0", fmt[i]); ++i) {
+      if (fmt[i] == '-') s.align = '<';
+      else if (fmt[i] == '+') s.sign = '+';
+      else if (fmt[i] == ' ' && s.sign != '+') s.sign = ' ';
+      else if (fmt[i] == '#') s.alternate = true;
+      else if (fmt[i] == '0') s.zero = true;
+    }
+    auto number = [&](int64_t& field) {
+      if (i < n && fmt[i] == '*') {
+        ++i;
+        Value w = take();
+        if (!w.is_int_like()) fail(ErrorKind::TypeError, "* wants int");
+        field = w.as_int();
+        return;
+      }
+      int64_t v = -1;
+      while (i < n && std::isdigit(static_cast<unsigned char>(fmt[i]))) v = std::max<int64_t>(v, 0) * 10 + (fmt[i++] - '0');
+      field = v;
+    };
+    number(s.width);
+    if (s.width < -1) {
+      s.align = '<';
+      s.width = -s.width;
+    }
+    if (i < n && fmt[i] == '.') {
+      ++i;
+      number(s.precision);
+      if (s.precision < 0) s.precision = 0;
+    }
+    while (i < n && std::strchr("hlL", fmt[i])) ++i;
+    if (i >= n) fail(ErrorKind::ValueError, "incomplete format");
+    char type = fmt[i++];
+    if (type == '%') {
+      out += '%';
+      continue;
+    }
+    if (!have) arg = take();
+    if (!s.align) s.align = '>';
+    if (s.zero && s.align == '>' && type != 's' && type != 'r' && type != 'a' && type != 'c') {
+      s.fill = "0";
+      s.align = '=';
+    }
+    switch (type) {
+      case 's': case 'r': case 'a': {
+        Spec t = s;
+        t.sign = '-';
+        out += format_str(type == 's' ? in.str(arg) : in.repr(arg), t);
+        break;
+      }
+      case 'd': case 'i': case 'u': case 'x': case 'X': case 'o': {
+        Value v = arg;
+        if (v.is(Type::Tensor)) v = in.dispatch().call(op_named("item"), &v, {}, CallArgs{}, false);
+        if (v.is(Type::Float) && (type == 'd' || type == 'i' || type == 'u')) {
+          double f = std::trunc(v.as_float());
+          if (!std::isfinite(f)) fail(ErrorKind::OverflowError, "cannot convert float {} to integer", repr_float(v.as_float()));
+          v = Value(int64_t(f));
+        }
+        if (!v.is_int_like())
+          fail(ErrorKind::TypeError, "%{} format: {} is required, not {}", type,
+               type == 'x' || type == 'X' || type == 'o' ? "an integer" : "a real number", type_name(arg));
+        Spec t = s;
+        t.type = type == 'i' || type == 'u' ? 'd' : type;
+        t.precision = -1;
+        out += format_int(v.as_int(), t);
+        break;
+      }
+      case 'e': case 'E': case 'f': case 'F': case 'g': case 'G': {
+        Value v = arg;
+        if (v.is(Type::Tensor)) v = in.dispatch().call(op_named("item"), &v, {}, CallArgs{}, false);
+        if (!v.is_number()) fail(ErrorKind::TypeError, "must be real number, not {}", type_name(arg));
+        Spec t = s;
+        t.type = type;
+        out += format_float(v.as_float(), t);
+        break;
+      }
+      case 'c': {
+        Spec t = s;
+        t.type = 'c';
+        if (arg.is(Type::Str)) out += format_str(arg.as_str(), Spec{t.fill, t.align, '-', 0, 0, false, false, false, t.width, -1});
+        else out += format_int(arg.as_int(), t);
+        break;
+      }
+      default:
+        fail(ErrorKind::ValueError, "unsupported format character '{}' (0x{:x}) at index {}", type, int(type), i - 1);
+    }
+  }
+  if (!mapping && next < items.size()) fail(ErrorKind::TypeError, "not all arguments converted during string formatting");
+  (void)used_mapping;
+  return Value::str(std::move(out));
+}
+
+// ---- str.format ----
+
+namespace {
+
+Value format_method(Interpreter& in, const std::string& fmt, CallArgs& a) {
+  std::string out;
+  size_t i = 0, n = fmt.size();
+  int auto_index = 0;
+  bool manual = false, automatic = false;
+  // The value a field name names: an argument, then .attr and [key] lookups.
+  auto field_value = [&](const std::string& name) -> Value {
+    size_t k = 0;
+    while (k < name.size() && name[k] != '.' && name[k] != '[') ++k;
+    std::string head = name.substr(0, k);
+    Value v;
+    if (head.empty() || std::all_of(head.begin(), head.end(), ::isdigit)) {
+      size_t idx;
+      if (head.empty()) {
+        if (manual) fail(ErrorKind::ValueError, "cannot switch from manual field specification to automatic field numbering");
+        automatic = true;
+        idx = size_t(auto_index++);
+      } else {
+        if (automatic) fail(ErrorKind::ValueError, "cannot switch from automatic field numbering to manual field specification");
+        manual = true;
+        idx = size_t(std::stoul(head));
+      }
+      if (idx >= a.args.size())
+        fail(ErrorKind::IndexError, "Replacement index {} out of range for positional args tuple", idx);
+      v = a.args[idx];
+    } else {
+      bool found = false;
+      for (auto& [key, x] : a.kwargs)
+        if (key == head) v = x, found = true;
+      if (!found) fail(ErrorKind::KeyError, "'{}'", head);
+    }
+    while (k < name.size()) {
+      if (name[k] == '.') {
+        size_t e = k + 1;
+        while (e < name.size() && name[e] != '.' && name[e] != '[') ++e;
+        v = in.getattr(v, name.substr(k + 1, e - k - 1));
+        k = e;
+      } else {
+        size_t e = name.find(']', k);
+        if (e == std::string::npos) fail(ErrorKind::ValueError, "Missing ']' in format string");
+        std::string key = name.substr(k + 1, e - k - 1);
+        bool digits = !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit);
+        v = in.getitem(v, digits ? Value(int64_t(std::stoll(key))) : Value::str(key));
+        k = e + 1;
+      }
+    }
+    return v;
+  };
+  std::function<std::string(const std::string&, int)> expand = [&](const std::string& text, int depth) {
+    std::string result;
+    size_t j = 0, m = text.size();
+    while (j < m) {
+      char c = text[j];
+      if (c == '{' && j + 1 < m && text[j + 1] == '{') {
+        result += '{';
+        j += 2;
+        continue;
+      }
+      if (c == '}' && j + 1 < m && text[j + 1] == '}') {
+        result += '}';
+        j += 2;
+        continue;
+      }
+      if (c == '}') fail(ErrorKind::ValueError, "Single '}}' encountered in format string");
+      if (c != '{') {
+        result += c;
+        ++j;
+        continue;
+      }
+      if (depth > 1) fail(ErrorKind::ValueError, "Max string recursion exceeded");
+      // The field runs to the matching '}' (a spec may hold nested fields).
+      size_t e = j + 1;
+      int nest = 1;
+      while (e < m && nest) {
+        if (text[e] == '{') ++nest;
+        else if (text[e] == '}') --nest;
+        if (nest) ++e;
+      }
+      if (e >= m) fail(ErrorKind::ValueError, "expected '}}' before end of string");
+      std::string field = text.substr(j + 1, e - j - 1);
+      j = e + 1;
+      size_t colon = std::string::npos, bang = std::string::npos;
+      for (size_t k = 0, br = 0; k < field.size(); ++k) {
+        if (field[k] == '[') ++br;
+        else if (field[k] == ']' && br) --br;
+        else if (!br && field[k] == '!' && bang == std::string::npos && colon == std::string::npos) bang = k;
+        else if (!br && field[k] == ':') {
+          colon = k;
+          break;
+        }
+      }
+      std::string name = field.substr(0, std::min(bang, colon));
+      Value v = field_value(name);
+      if (bang != std::string::npos) {
+        std::string conv = field.substr(bang + 1, colon == std::string::npos ? std::string::npos : colon - bang - 1);
+        if (conv == "r" || conv == "a") v = Value::str(in.repr(v));
+        else if (conv == "s") v = Value::str(in.str(v));
+        else fail(ErrorKind::ValueError, "Unknown conversion specifier {}", conv);
+      }
+      std::string spec = colon == std::string::npos ? "" : expand(field.substr(colon + 1), depth + 1);
+      result += in.format(v, spec);
+    }
+    return result;
+  };
+  out = expand(fmt, 0);
+  (void)i;
+  (void)n;
+  return Value::str(std::move(out));
+}
+
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+}  // namespace
+
+Value Interpreter::str_method(const Value& self, const std::string& name) {
+  const std::string& s = self.as_str();
+  auto need = [name](CallArgs& a, size_t lo, size_t hi) { method_arity(name, a, lo, hi); };
+  auto str_arg = [name](const Value& v, const char* what = "argument") -> const std::string& {
+    if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "{} {} must be str, not {}", name, what, type_name(v));
+    return v.as_str();
+  };
+  auto fn = [&](NativeFn f) { return make_builtin(name, std::move(f)); };
+  if (name == "upper" || name == "lower")
+    return fn([self, need, up = name == "upper"](Interpreter&, CallArgs& a) {
+      need(a, 0, 0);
+      std::string out = self.as_str();
+      for (char& c : out) c = char(up ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
+      return Value::str(std::move(out));
+    });
+  if (name == "strip" || name == "lstrip" || name == "rstrip")
+    return fn([self, need, name](Interpreter&, CallArgs& a) {
+      need(a, 0, 1);
+      std::string chars;
+      bool ws = a.args.empty() || a.args[0].is_none();
+      if (!ws) {
+        if (!a.args[0].is(Type::Str)) fail(ErrorKind::TypeError, "{} arg must be None or str", name);
+        chars = a.args[0].as_str();
+      }
+      auto strip_char = [&](char c) { return ws ? is_space(c) : chars.find(c) != std::string::npos; };
+      const std::string& t = self.as_str();
+      size_t b = 0, e = t.size();
+      if (name != "rstrip")
+        while (b < e && strip_char(t[b])) ++b;
+      if (name != "lstrip")
+        while (e > b && strip_char(t[e - 1])) --e;
+      return Value::str(t.substr(b, e - b));
+    });
+  if (name == "split")
+    return fn([self](Interpreter&, CallArgs& a) {
+      Value sep, maxsplit(int64_t(-1));
+      if (a.args.size() > 2) fail(ErrorKind::TypeError, "split() takes at most 2 arguments ({} given)", a.args.size());
+      if (a.args.size() > 0) sep = a.args[0];
+      if (a.args.size() > 1) maxsplit = a.args[1];
+      for (auto& [k, v] : a.kwargs) {
+        if (k == "sep") sep = v;
+        else if (k == "maxsplit") maxsplit = v;
+        else fail(ErrorKind::TypeError, "split() got an unexpected keyword argument '{}'", k);
+      }
+      int64_t limit = maxsplit.as_int();
+      const std::string& t = self.as_str();
+      std::vector<Value> parts;
+      if (sep.is_none()) {
+        size_t i = 0;
+        while (true) {
+          while (i < t.size() && is_space(t[i])) ++i;
+          if (i >= t.size()) break;
+          if (limit >= 0 && int64_t(parts.size()) == limit) {
+            size_t e = t.size();
+            while (e > i && is_space(t[e - 1])) --e;
+            parts.push_back(Value::str(t.substr(i, e - i)));
+            break;
+          }
+          size_t j = i;
+          while (j < t.size() && !is_space(t[j])) ++j;
+          parts.push_back(Value::str(t.substr(i, j - i)));
+          i = j;
+        }
+        return Value::list(std::move(parts));
+      }
+      if (!sep.is(Type::Str)) fail(ErrorKind::TypeError, "must be str or None, not {}", type_name(sep));
+      const std::string& d = sep.as_str();
+      if (d.empty()) fail(ErrorKind::ValueError, "empty separator");
+      size_t i = 0;
+      while (true) {
+        size_t j = t.find(d, i);
+        if (j == std::string::npos || (limit >= 0 && int64_t(parts.size()) == limit)) {
+          parts.push_back(Value::str(t.substr(i)));
+          break;
+        }
+        parts.push_back(Value::str(t.substr(i, j - i)));
+        i = j + d.size();
+      }
+      return Value::list(std::move(parts));
+    });
+  if (name == "join")
+    return fn([self, need](Interpreter& in, CallArgs& a) {
+      need(a, 1, 1);
+      std::string out;
+      bool first = true;
+      int64_t i = 0;
+      for (const Value& x : in.iterate(a.args[0])) {
+        if (!x.is(Type::Str)) fail(ErrorKind::TypeError, "sequence item {}: expected str instance, {} found", i, type_name(x));
+        if (!first) out += self.as_str();
+        out += x.as_str();
+        first = false;
+        ++i;
+      }
+      return Value::str(std::move(out));
+    });
+  if (name == "replace")
+    return fn([self, need, str_arg](Interpreter&, CallArgs& a) {
+      need(a, 2, 3);
+      const std::string &from = str_arg(a.args[0], "arg 1"), &to = str_arg(a.args[1], "arg 2");
+      int64_t count = a.args.size() > 2 ? a.args[2].as_int() : -1;
+      const std::string& t = self.as_str();
+      std::string out;
+      size_t i = 0;
+      int64_t done = 0;
+      if (from.empty()) {  // between every character
+        for (size_t k = 0; k <= t.size(); ++k) {
+          if (count < 0 || done < count) out += to, ++done;
+          if (k < t.size()) out += t[k];
+        }
+        return Value::str(std::move(out));
+      }
+      while (true) {
+        size_t j = count >= 0 && done >= count ? std::string::npos : t.find(from, i);
+        if (j == std::string::npos) break;
+        out += t.substr(i, j - i) + to;
+        i = j + from.size();
+        ++done;
+      }
+      return Value::str(out + t.substr(i));
+    });
+  if (name == "startswith" || name == "endswith")
+    return fn([self, need, start = name == "startswith", name](Interpreter&, CallArgs& a) {
+      need(a, 1, 1);
+      std::vector<Value> options = a.args[0].is(Type::Tuple) ? a.args[0].items() : std::vector<Value>{a.args[0]};
+      const std::string& t = self.as_str();
+      for (const Value& o : options) {
+        if (!o.is(Type::Str))
+          fail(ErrorKind::TypeError, "{} first arg must be str or a tuple of str, not {}", name, type_name(o));
+        const std::string& x = o.as_str();
+        if (x.size() <= t.size() && (start ? t.compare(0, x.size(), x) : t.compare(t.size() - x.size(), x.size(), x)) == 0)
+          return Value(true);
+      }
+      return Value(false);
+    });
+  if (name == "find" || name == "rfind" || name == "index" || name == "count")
+    return fn([self, need, str_arg, name](Interpreter&, CallArgs& a) {
+      need(a, 1, 1);
+      const std::string &t = self.as_str(), &x = str_arg(a.args[0]);
+      if (name == "count") {
+        if (x.empty()) return Value(int64_t(utf8_length(t) + 1));
+        int64_t c = 0;
+        for (size_t i = t.find(x); i != std::string::npos; i = t.find(x, i + x.size())) ++c;
+        return Value(c);
+      }
+      size_t i = name == "rfind" ? t.rfind(x) : t.find(x);
+      if (i == std::string::npos) {
+        if (name == "index") fail(ErrorKind::ValueError, "substring not found");
+        return Value(int64_t(-1));
+      }
+      return Value(int64_t(i));
+    });
+  if (name == "format")
+    return fn([self](Interpreter& in, CallArgs& a) { return format_method(in, self.as_str(), a); });
+  if (name == "isdigit" || name == "isalpha" || name == "isspace" || name == "isalnum")
+    return fn([self, need, name](Interpreter&, CallArgs& a) {
+      need(a, 0, 0);
+      const std::string& t = self.as_str();
+      auto ok = [&](unsigned char c) {
+        if (name == "isdigit") return std::isdigit(c) != 0;
+        if (name == "isalpha") return std::isalpha(c) != 0;
+        if (name == "isspace") return is_space(char(c));
+        return std::isalnum(c) != 0;
+      };
+      return Value(!t.empty() && std::all_of(t.begin(), t.end(), [&](char c) { return ok(static_cast<unsigned char>(c)); }));
+    });
+  if (name == "ljust" || name == "rjust" || name == "center" || name == "zfill")
+    return fn([self, need, name](Interpreter&, CallArgs& a) {
+      need(a, 1, name == "zfill" ? 1 : 2);
+      Spec sp;
+      sp.width = a.args[0].as_int();
+      if (a.args.size() > 1) sp.fill = a.args[1].as_str();
+      const std::string& t = self.as_str();
+      if (name == "zfill") {
+        bool sign = !t.empty() && (t[0] == '-' || t[0] == '+');
+        sp.fill = "0";
+        sp.align = '=';
+        return Value::str(pad(sp, sign ? t.substr(0, 1) : "", sign ? t.substr(1) : t, '='));
+      }
+      sp.align = name == "ljust" ? '<' : name == "rjust" ? '>' : '^';
+      return Value::str(pad(sp, "", t, '<'));
+    });
+  (void)s;
+  fail(ErrorKind::AttributeError, "'str' object has no attribute '{}'", name);
+}
+
+}  // namespace thn

@@ -1,0 +1,288 @@
+#include "interp/objects.h"
+
+#include <cmath>
+#include <cstring>
+
+namespace thn {
+
+// ---- hashing (CPython's numeric hash, so equal numbers hash alike) ----
+
+namespace {
+
+constexpr uint64_t kModulus = (uint64_t(1) << 61) - 1;  // CPython's _PyHASH_MODULUS
+
+int64_t hash_int(int64_t v) {
+  uint64_t m = v < 0 ? uint64_t(-(v + 1)) + 1 : uint64_t(v);
+  int64_t h = int64_t(m % kModulus);
+  if (v < 0) h = -h;
+  return h == -1 ? -2 : h;
+}
+
+int64_t hash_float(double v) {
+  if (std::isinf(v)) return v > 0 ? 314159 : -314159;
+  if (std::isnan(v)) return 0;
+  int e;
+  double m = std::frexp(v, &e);
+  int sign = 1;
+  if (m < 0) {
+    sign = -1;
+    m = -m;
+  }
+  uint64_t x = 0;
+  while (m) {  // 28 bits at a time, as CPython's _Py_HashDouble
+    x = ((x << 28) & kModulus) | x >> (61 - 28);
+    m *= 268435456.0;
+    e -= 28;
+    uint64_t y = uint64_t(m);
+    m -= double(y);
+    x += y;
+    if (x >= kModulus) x -= kModulus;
+  }
+  e = e >= 0 ? e % 61 : 61 - 1 - ((-1 - e) % 61);
+  x = ((x << e) & kModulus) | x >> (61 - e);
+  int64_t h = int64_t(x) * sign;
+  return h == -1 ? -2 : h;
+}
+
+// CPython's tuple hash (xxHash-based, 3.8+).
+int64_t hash_tuple(const std::vector<Value>& items) {
+  const uint64_t p1 = 11400714785074694791ULL, p2 = 14029467366897019727ULL, p5 = 2870177450012600261ULL;
+  uint64_t acc = p5;
+  for (const Value& x : items) {
+    uint64_t lane = uint64_t(hash_value(x));
+    acc += lane * p2;
+    acc = (acc << 31) | (acc >> 33);
+    acc *= p1;
+  }
+  acc += items.size() ^ (p5 ^ 3527539UL);
+  if (acc == uint64_t(-1)) return 1546275796;
+  return int64_t(acc);
+}
+
+}  // namespace
+
+int64_t hash_value(const Value& v) {
+  switch (v.type()) {
+    case Type::None: return 0x5f3759df;
+    case Type::Bool: case Type::Int: return hash_int(v.as_int());
+    case Type::Float: {
+      double f = v.as_float();
+      if (f == std::floor(f) && std::fabs(f) < 9.2e18) return hash_int(int64_t(f));
+      return hash_float(f);
+    }
+    case Type::Str: return int64_t(std::hash<std::string>()(v.as_str()) >> 1);
+    case Type::Tuple: return hash_tuple(v.items());
+    case Type::List: case Type::Dict: fail(ErrorKind::TypeError, "unhashable type: '{}'", type_name(v));
+    case Type::DType: return int64_t(v.as_dtype()) + 1000003;
+    case Type::TypeObj: return int64_t(v.as_type()) + 2000003;
+    default: return int64_t(reinterpret_cast<uintptr_t>(v.object().get()) >> 4);
+  }
+}
+
+bool key_equals(const Value& a, const Value& b) {
+  if (a.is_number() && b.is_number()) {
+    if (a.is(Type::Float) || b.is(Type::Float)) return a.as_float() == b.as_float();
+    return a.as_int() == b.as_int();
+  }
+  if (a.type() != b.type()) return false;
+  switch (a.type()) {
+    case Type::None: case Type::Ellipsis: return true;
+    case Type::Str: return a.as_str() == b.as_str();
+    case Type::Tuple: {
+      auto &x = a.items(), &y = b.items();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (!key_equals(x[i], y[i])) return false;
+      return true;
+    }
+    case Type::DType: return a.as_dtype() == b.as_dtype();
+    case Type::TypeObj: return a.as_type() == b.as_type();
+    default: return a.object() == b.object();
+  }
+}
+
+// ---- dicts ----
+
+Value* DictObj::find(const Value& key) {
+  auto [lo, hi] = index.equal_range(hash_value(key));
+  for (auto it = lo; it != hi; ++it)
+    if (key_equals(entries[it->second].key, key)) return &entries[it->second].value;
+  return nullptr;
+}
+
+void DictObj::set(const Value& key, Value v) {
+  if (Value* slot = find(key)) {
+    *slot = std::move(v);
+    return;
+  }
+  index.emplace(hash_value(key), entries.size());
+  entries.push_back(Entry{key, std::move(v), true});
+  ++count;
+}
+
+bool DictObj::erase(const Value& key) {
+  auto [lo, hi] = index.equal_range(hash_value(key));
+  for (auto it = lo; it != hi; ++it) {
+    Entry& e = entries[it->second];
+    if (!key_equals(e.key, key)) continue;
+    e.live = false;
+    e.key = Value();
+    e.value = Value();
+    index.erase(it);
+    --count;
+    if (entries.size() > 8 && count * 2 < entries.size()) {  // compact
+      std::vector<Entry> kept;
+      kept.reserve(count);
+      index.clear();
+      for (Entry& x : entries)
+        if (x.live) {
+          index.emplace(hash_value(x.key), kept.size());
+          kept.push_back(std::move(x));
+        }
+      entries = std::move(kept);
+    }
+    return true;
+  }
+  return false;
+}
+
+std::vector<Value> DictObj::keys() const {
+  std::vector<Value> out;
+  out.reserve(count);
+  each([&](const Value& k, const Value&) { out.push_back(k); });
+  return out;
+}
+
+void DictObj::visit(const std::function<void(Container*)>& f) const {
+  for (const Entry& e : entries) {
+    if (Container* c = container_of(e.key)) f(c);
+    if (Container* c = container_of(e.value)) f(c);
+  }
+}
+
+void DictObj::clear() {
+  std::vector<Entry>().swap(entries);
+  index.clear();
+  count = 0;
+}
+
+Value make_dict() { return Value(Type::Dict, std::make_shared<DictObj>()); }
+
+Value* dict_get(const Value& dict, const std::string& key) {
+  return dict.obj<DictObj>().find(Value::str(key));
+}
+
+// ---- classes and instances ----
+
+const Value* ClassObj::lookup(const std::string& name) const {
+  Value key = Value::str(name);
+  for (const ClassObj* c = this; c; c = c->base.get())
+    if (const Value* v = c->dict.obj<DictObj>().find(key)) return v;
+  return nullptr;
+}
+
+bool ClassObj::derives_from(const ClassObj& other) const {
+  for (const ClassObj* c = this; c; c = c->base.get())
+    if (c == &other) return true;
+  return false;
+}
+
+bool ClassObj::is_exception() const {
+  const ClassObj* c = this;
+  while (c->base) c = c->base.get();
+  return c->name == "BaseException" && c->kind;
+}
+
+InstanceObj::InstanceObj(std::shared_ptr<ClassObj> c) : cls(std::move(c)), dict(make_dict()) { enroll(); }
+
+void InstanceObj::visit(const std::function<void(Container*)>& f) const {
+  if (dict.object()) f(static_cast<DictObj*>(dict.object().get()));
+}
+
+void InstanceObj::clear() { dict = Value(); }
+
+// ---- exceptions ----
+
+namespace {
+
+struct ExceptionTable {
+  std::vector<std::pair<std::string, Value>> classes;
+  std::unordered_map<int, Value> by_kind;
+
+  Value add(const std::string& name, const char* base, std::optional<ErrorKind> kind) {
+    auto c = std::make_shared<ClassObj>();
+    c->name = name;
+    c->module = "builtins";
+    c->dict = make_dict();
+    c->kind = kind;
+    if (base)
+      for (auto& [n, v] : classes)
+        if (n == base) c->base = std::static_pointer_cast<ClassObj>(v.object());
+    Value v(Type::Class, c);
+    classes.emplace_back(name, v);
+    if (kind) by_kind.emplace(int(*kind), v);
+    return v;
+  }
+
+  ExceptionTable() {
+    using K = ErrorKind;
+    // Python's hierarchy; the abstract classes stand for RuntimeError when raised bare.
+    add("BaseException", nullptr, K::RuntimeError);
+    add("Exception", "BaseException", K::RuntimeError);
+    add("KeyboardInterrupt", "BaseException", K::KeyboardInterrupt);
+    add("ArithmeticError", "Exception", K::RuntimeError);
+    add("LookupError", "Exception", K::RuntimeError);
+    add("RuntimeError", "Exception", K::RuntimeError);
+    add("ZeroDivisionError", "ArithmeticError", K::ZeroDivisionError);
+    add("OverflowError", "ArithmeticError", K::OverflowError);
+    add("IndexError", "LookupError", K::IndexError);
+    add("KeyError", "LookupError", K::KeyError);
+    add("ValueError", "Exception", K::ValueError);
+    add("TypeError", "Exception", K::TypeError);
+    add("NameError", "Exception", K::NameError);
+    add("UnboundLocalError", "NameError", K::UnboundLocalError);
+    add("AttributeError", "Exception", K::AttributeError);
+    add("AssertionError", "Exception", K::AssertionError);
+    add("NotImplementedError", "RuntimeError", K::NotImplementedError);
+    add("RecursionError", "RuntimeError", K::RecursionError);
+    add("ImportError", "Exception", K::ImportError);
+    add("ModuleNotFoundError", "ImportError", K::ModuleNotFoundError);
+    add("SyntaxError", "Exception", K::SyntaxError);
+    add("IndentationError", "SyntaxError", K::IndentationError);
+    add("TabError", "IndentationError", K::TabError);
+    add("MemoryError", "Exception", K::MemoryError);
+    // The first class added for a kind stands for it: RuntimeError's is RuntimeError.
+    by_kind[int(K::RuntimeError)] = classes[5].second;
+  }
+};
+
+const ExceptionTable& table() {
+  static const ExceptionTable t;
+  return t;
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, Value>>& exception_classes() { return table().classes; }
+
+Value exception_class(ErrorKind k) { return table().by_kind.at(int(k)); }
+
+Value make_exception(const Value& cls, std::vector<Value> args) {
+  auto inst = std::make_shared<InstanceObj>(std::static_pointer_cast<ClassObj>(cls.object()));
+  inst->dict.obj<DictObj>().set(Value::str("args"), Value::tuple(std::move(args)));
+  return Value(Type::Instance, inst);
+}
+
+void raise_key_error(const Value& key) {
+  throw RaisedError(ErrorKind::KeyError, to_repr(key), Loc{}, make_exception(exception_class(ErrorKind::KeyError), {key}),
+                    "KeyError");
+}
+
+Value exception_value(const Error& e) {
+  if (auto* r = dynamic_cast<const RaisedError*>(&e)) return r->exception;
+  std::vector<Value> args;
+  if (*e.what() || e.kind() != ErrorKind::KeyboardInterrupt) args.push_back(Value::str(e.what()));
+  return make_exception(exception_class(e.kind()), std::move(args));
+}
+
+}  // namespace thn

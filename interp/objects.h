@@ -1,0 +1,125 @@
+#pragma once
+// Dicts, classes and their instances, bound methods and exceptions: the
+// values of language v2 that hold other values by name or by key.
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "interp/interpreter.h"
+#include "interp/value.h"
+
+namespace thn {
+
+// Python's index normalisation for sequences (IndexError "WHAT index out
+// of range"), and slice.indices(n): start, step, count.
+int64_t seq_index(const Value& idx, int64_t n, const char* what);
+struct SliceRange {
+  int64_t start, step, count;
+};
+SliceRange slice_range(const SliceObj& s, int64_t n);
+// A method's argument count check, with Python's messages.
+void method_arity(const std::string& name, const CallArgs& a, size_t lo, size_t hi);
+
+// Python's hash of a key (equal numbers hash alike: hash(1) == hash(1.0) ==
+// hash(True)); str, numbers, None and tuples of them by value, other
+// objects by identity. Lists and dicts are unhashable (TypeError).
+int64_t hash_value(const Value& v);
+// Key equality: by value for the hashable-by-value kinds, else identity.
+bool key_equals(const Value& a, const Value& b);
+
+// A dict: entries in insertion order, indexed by hash. A deleted entry
+// leaves a hole until the holes outnumber the entries.
+struct DictObj : Object, Container, std::enable_shared_from_this<DictObj> {
+  struct Entry {
+    Value key, value;
+    bool live = true;
+  };
+  std::vector<Entry> entries;
+  std::unordered_multimap<int64_t, size_t> index;
+  size_t count = 0;
+
+  DictObj() { enroll(); }
+  ~DictObj() override { unenroll(); }
+  Value* find(const Value& key);
+  void set(const Value& key, Value v);
+  bool erase(const Value& key);
+  // The live entries, in order.
+  template <class F> void each(F&& f) const {
+    for (const Entry& e : entries)
+      if (e.live) f(e.key, e.value);
+  }
+  std::vector<Value> keys() const;
+
+  void visit(const std::function<void(Container*)>& f) const override;
+  long uses() const override { return weak_from_this().use_count(); }
+  std::shared_ptr<const void> keep() override { return weak_from_this().lock(); }
+  void clear() override;
+};
+Value make_dict();
+// A str-keyed dict's item, or null.
+Value* dict_get(const Value& dict, const std::string& key);
+
+// A class: its name, base and namespace (a dict of str). The built-in
+// exception classes are classes too, with the ErrorKind they stand for.
+struct ClassObj : Object {
+  std::string name;
+  std::string module;  // the defining module's name, for repr
+  std::shared_ptr<ClassObj> base;
+  Value dict;  // a DictObj
+  std::optional<ErrorKind> kind;  // a built-in exception class
+  // The attribute from this class or its nearest base that has it.
+  const Value* lookup(const std::string& name) const;
+  bool derives_from(const ClassObj& other) const;
+  bool is_exception() const;  // derives from BaseException
+};
+// An instance: its class and its attributes (a dict of str, in the order
+// they were first set).
+struct InstanceObj : Object, Container, std::enable_shared_from_this<InstanceObj> {
+  std::shared_ptr<ClassObj> cls;
+  Value dict;
+  explicit InstanceObj(std::shared_ptr<ClassObj> c);
+  ~InstanceObj() override { unenroll(); }
+  void visit(const std::function<void(Container*)>& f) const override;
+  long uses() const override { return weak_from_this().use_count(); }
+  std::shared_ptr<const void> keep() override { return weak_from_this().lock(); }
+  void clear() override;
+};
+// obj.method: the function with its first argument bound.
+struct MethodObj : Object {
+  Value self, fn;
+};
+// @staticmethod f: f, unbound when read from a class or an instance.
+struct StaticMethodObj : Object {
+  Value fn;
+};
+// super(): attribute lookup from `cls`'s base, bound to `self`.
+struct SuperObj : Object {
+  std::shared_ptr<ClassObj> cls;
+  Value self;
+};
+
+// The built-in exception classes by name (Exception, ValueError, ...), and
+// the one standing for an ErrorKind.
+const std::vector<std::pair<std::string, Value>>& exception_classes();
+Value exception_class(ErrorKind k);
+// An exception instance of `cls` with these args.
+Value make_exception(const Value& cls, std::vector<Value> args);
+// KeyError(key): the exception carries the key itself, as Python's does.
+[[noreturn]] void raise_key_error(const Value& key);
+// What `except` sees for a C++ error: the instance a `raise` carried, or
+// one made for the error's kind and message.
+Value exception_value(const Error& e);
+
+// An error raised by `raise`: the exception instance goes with it, so an
+// `except ... as e` gets the same object back, and a traceback names its class.
+class RaisedError : public TracedError {
+ public:
+  RaisedError(ErrorKind k, std::string msg, Loc loc, Value exc, std::string type)
+      : TracedError(k, std::move(msg), loc), exception(std::move(exc)), type_name(std::move(type)) {}
+  const char* kind_name() const override { return type_name.c_str(); }
+  Value exception;
+  std::string type_name;
+};
+
+}  // namespace thn
