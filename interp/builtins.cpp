@@ -262,9 +262,14 @@ Value jit_builtin(Interpreter& in, CallArgs& a) {
       b.kwargs = {{"cache", cache}, {"shapes", shapes}};
       return jit_builtin(in, b);
     });
-  const Value& f = a.args[0];
-  if (!f.is(Type::Function) && !f.is(Type::Builtin))
-    fail(ErrorKind::TypeError, "jit() expects a function, not '{}'", type_name(f));
+  Value f = a.args[0];
+  if (f.is(Type::Instance)) {  // jit(model): its __call__, bound to it
+    Value c = in.special(f, "__call__");
+    if (c.is(Type::Unbound)) fail(ErrorKind::TypeError, "jit() expects a function or a callable object, not '{}'", type_name(f));
+    f = c;
+  }
+  if (!f.is(Type::Function) && !f.is(Type::Builtin) && !f.is(Type::Method))
+    fail(ErrorKind::TypeError, "jit() expects a function or a callable object, not '{}'", type_name(f));
   if (in.options().make_jit) return in.options().make_jit(in, f, cache.as_str(), shapes.as_str());
   return f;
 }

@@ -1,7 +1,9 @@
 #include "interp/objects.h"
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace thn {
 
@@ -170,6 +172,99 @@ Value make_dict() { return Value(Type::Dict, std::make_shared<DictObj>()); }
 
 Value* dict_get(const Value& dict, const std::string& key) {
   return dict.obj<DictObj>().find(Value::str(key));
+}
+
+// ---- dicts in jit outputs ----
+
+namespace {
+
+// Whether v is, or a list or tuple inside it holds, a value `match` takes
+// (each sequence visited once: a list may hold itself).
+bool holds(const Value& v, bool (*match)(const Value&), std::vector<const Object*>& open) {
+  if (match(v)) return true;
+  if (!v.is_sequence() || v.is_proxy()) return false;
+  if (std::find(open.begin(), open.end(), v.object().get()) != open.end()) return false;
+  open.push_back(v.object().get());
+  bool found = false;
+  for (const Value& x : v.items())
+    if ((found = holds(x, match, open))) break;
+  open.pop_back();
+  return found;
+}
+
+bool is_mapping(const Value& v) { return v.is(Type::Dict) || v.is(Type::Instance); }
+
+bool is_encoded(const Value& v) {
+  return v.is(Type::Tuple) && !v.is_proxy() && v.obj<ListObj>().return_type == "__dict__";
+}
+
+}  // namespace
+
+Value encode_entries(const DictObj& d) {
+  std::vector<Value> keys, values;
+  d.each([&](const Value& k, const Value& v) {
+    keys.push_back(k);
+    values.push_back(encode_mappings(v));
+  });
+  return return_tuple("__dict__", {Value::tuple(std::move(keys)), Value::tuple(std::move(values))});
+}
+
+Value encode_mappings(const Value& v) {
+  if (v.is(Type::Dict)) return encode_entries(v.obj<DictObj>());
+  if (v.is(Type::Instance))
+    fail(ErrorKind::TypeError,
+         "jit: a jitted function cannot return a '{}' object yet; return its tensors, or a dict of them",
+         type_name(v));
+  std::vector<const Object*> open;
+  if (!holds(v, is_mapping, open)) return v;
+  std::vector<Value> items;
+  for (const Value& x : v.items()) items.push_back(encode_mappings(x));
+  return v.like(std::move(items));
+}
+
+void decode_entries_into(DictObj& d, const Value& encoded) {
+  d.clear();
+  const auto& keys = encoded.items()[0].items();
+  const auto& values = encoded.items()[1].items();
+  for (size_t i = 0; i < keys.size(); ++i) d.set(keys[i], decode_mappings(values[i]));
+}
+
+namespace {
+
+Value decode(const Value& v, std::vector<const Object*>& open) {
+  if (is_encoded(v)) {
+    Value d = make_dict();
+    decode_entries_into(d.obj<DictObj>(), v);
+    return d;
+  }
+  if (!v.is_sequence() || v.is_proxy() || std::find(open.begin(), open.end(), v.object().get()) != open.end()) return v;
+  std::vector<const Object*> probe;
+  if (!holds(v, is_encoded, probe)) return v;
+  open.push_back(v.object().get());
+  std::vector<Value> items;
+  for (const Value& x : v.items()) items.push_back(decode(x, open));
+  open.pop_back();
+  if (v.is(Type::List)) {  // a list keeps its identity (output links may point at it)
+    v.items() = std::move(items);
+    return v;
+  }
+  return v.like(std::move(items));
+}
+
+}  // namespace
+
+Value decode_mappings(const Value& v) {
+  std::vector<const Object*> open;
+  return decode(v, open);
+}
+
+const Value& child_at(const Value& v, size_t i) {
+  if (v.is_sequence()) return v.items()[i];
+  const DictObj& d = v.is(Type::Instance) ? v.obj<InstanceObj>().dict.obj<DictObj>() : v.obj<DictObj>();
+  if (d.entries.size() == d.count) return d.entries[i].value;
+  for (const DictObj::Entry& e : d.entries)
+    if (e.live && i-- == 0) return e.value;
+  throw std::out_of_range("child_at: no such entry");
 }
 
 // ---- classes and instances ----

@@ -111,6 +111,19 @@ Value make_exception(const Value& cls, std::vector<Value> args);
 // one made for the error's kind and message.
 Value exception_value(const Error& e);
 
+// A jit trace's output holds lists and tuples only: a dict in it is
+// encoded as a tuple (keys, values) marked "__dict__", and decoded back
+// after the run. An object in a jit function's result is an error.
+Value encode_mappings(const Value& v);
+Value decode_mappings(const Value& v);
+// A dict's entries as an encoded tuple, and an encoded tuple's entries
+// written into `d` (replacing what it held).
+Value encode_entries(const DictObj& d);
+void decode_entries_into(DictObj& d, const Value& encoded);
+// The i-th item of a list or tuple, the i-th value of a dict, or the i-th
+// attribute of an object, in insertion order.
+const Value& child_at(const Value& v, size_t i);
+
 // An error raised by `raise`: the exception instance goes with it, so an
 // `except ... as e` gets the same object back, and a traceback names its class.
 class RaisedError : public TracedError {

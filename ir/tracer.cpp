@@ -9,6 +9,7 @@
 
 #include "ir/decompose.h"
 #include "ir/executor.h"
+#include "interp/objects.h"
 #include "runtime/error.h"
 #include "runtime/random.h"
 
@@ -161,6 +162,37 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     leaves.push_back(leaf);
     return leaf.proxy;
   }
+  if ((arg.is(Type::Dict) || arg.is(Type::Instance)) &&
+      std::find(open_mappings_.begin(), open_mappings_.end(), arg.object().get()) == open_mappings_.end()) {
+    // A dict or an object: the traced code sees a copy holding the leaves'
+    // values (an object's copy has the same class).
+    leaf.kind = InputLeaf::Mapping;
+    leaves.push_back(leaf);
+    const bool object = arg.is(Type::Instance);
+    std::vector<std::pair<Value, Value>> entries;
+    (object ? arg.obj<InstanceObj>().dict : arg).obj<DictObj>().each(
+        [&](const Value& k, const Value& v) { entries.emplace_back(k, v); });
+    open_mappings_.push_back(arg.object().get());
+    Value copy = make_dict();
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const Value& k = entries[i].first;
+      bool word = k.is(Type::Str) && !k.as_str().empty() && k.as_str().size() < 32 &&
+                  std::all_of(k.as_str().begin(), k.as_str().end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+      std::string item = name.size() >= 64 ? fmt::format("{}_leaf{}", root_name_, leaves.size())
+                         : word ? fmt::format("{}_{}", name, k.as_str()) : fmt::format("{}_{}", name, i);
+      entries[i].second = flatten(entries[i].second, self, int(i), item, leaves);
+      copy.obj<DictObj>().set(k, entries[i].second);
+    }
+    open_mappings_.pop_back();
+    Value traced = copy;
+    if (object) {
+      auto inst = std::make_shared<InstanceObj>(arg.obj<InstanceObj>().cls);
+      inst->dict = copy;
+      traced = Value(Type::Instance, inst);
+    }
+    mappings_.push_back({self, traced, std::move(entries)});
+    return traced;
+  }
   if (arg.is(Type::List)) {
     auto [it, fresh] = list_index_.try_emplace(arg.object().get(), lists_.size());
     if (!fresh) {
@@ -244,15 +276,28 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     std::reverse(path.begin(), path.end());
     return path;
   };
-  std::vector<const ListArgument*> changed;
+  std::vector<Value> changed;  // the changed lists, and the changed dicts' and objects' encoded entries
   for (const ListArgument& l : lists_) {
     const std::vector<Value>& now = l.list.items();
     bool same = now.size() == l.items.size();
     for (size_t i = 0; same && i < now.size(); ++i) same = same_item(now[i], l.items[i]);
     if (same) continue;
     r.list_updates.push_back(argument_path(l.leaf));
-    changed.push_back(&l);
+    changed.push_back(l.list);
   }
+  for (const MappingArgument& m : mappings_) {
+    const DictObj& now = (m.traced.is(Type::Instance) ? m.traced.obj<InstanceObj>().dict : m.traced).obj<DictObj>();
+    bool same = now.count == m.entries.size();
+    size_t i = 0;
+    now.each([&](const Value& k, const Value& v) {
+      same = same && key_equals(k, m.entries[i].first) && same_item(v, m.entries[i].second);
+      ++i;
+    });
+    if (same) continue;
+    r.list_updates.push_back(argument_path(m.leaf));
+    changed.push_back(encode_entries(now));
+  }
+  out = encode_mappings(out);
   Links links{r.output_links, {}, argument_path, {}};
   for (const ListArgument& l : lists_) links.arguments.emplace(l.list.object().get(), l.leaf);
   std::vector<int> path;
@@ -262,9 +307,9 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     std::vector<Value> outputs;
     path.push_back(0);
     outputs.push_back(link_output(out, path, false, links));
-    for (const ListArgument* l : changed) {
+    for (const Value& c : changed) {
       path.back() = int(outputs.size());
-      outputs.push_back(link_output(l->list, path, true, links));
+      outputs.push_back(link_output(c, path, true, links));
     }
     trace_.output = Value::tuple(std::move(outputs));
   }

@@ -43,13 +43,16 @@ struct TraceOptions {
 };
 
 // One node of the call's arguments, flattened in the order the prologue
-// checks them: a parameter or an item of a list/tuple argument.
+// checks them: a parameter, an item of a list/tuple argument, or a value of
+// a dict argument or an attribute of an object argument (Thunder's pytrees).
 struct InputLeaf {
   // Same: a list met before (passed twice, or holding itself); the traced
   // code sees one list, so the prologue checks it is still the same object.
-  enum Kind : uint8_t { Tensor, Number, Sequence, Constant, Same } kind = Constant;
-  int parent = -1;  // the Sequence leaf holding it; -1 for a parameter
-  int index = 0;    // parameter index or item index
+  // Mapping: a dict or a class instance; its keys (attribute names) and its
+  // class are checked, its values are leaves in insertion order.
+  enum Kind : uint8_t { Tensor, Number, Sequence, Constant, Same, Mapping } kind = Constant;
+  int parent = -1;  // the Sequence or Mapping leaf holding it; -1 for a parameter
+  int index = 0;    // parameter index, item index, or entry index (insertion order)
   int same = -1;    // Same: the leaf of that list
   Value value;      // the argument itself
   std::string name;  // x, or p_0 for item 0 of p
@@ -96,10 +99,12 @@ struct TraceResult {
   // reshape that is a view or a copy by them, stride()) or on the storage
   // offsets of the inputs (storage_offset()).
   bool depends_on_strides = false, depends_on_offset = false;
-  // The list arguments the function changed (append, item assignment, ...),
-  // each by its path: the parameter's index, then item indices. The trace's
-  // output is then a tuple of the return value and each list's new items,
-  // which the caller's lists take after every run.
+  // The list, dict and object arguments the function changed (append, item
+  // assignment, `self.step += 1`, ...), each by its path: the parameter's
+  // index, then item or entry indices. The trace's output is then a tuple of
+  // the return value and each one's new contents (a list's items; a dict's
+  // or object's entries, encoded as dicts are in outputs), which the
+  // caller's arguments take after every run.
   std::vector<std::vector<int>> list_updates;
   // Lists the caller gets back as themselves, as eager returns them: an
   // argument list in the output (`return xs`), or a list the output holds
@@ -240,6 +245,15 @@ class Tracer : public OpDispatch {
     std::vector<Value> items;
   };
   std::vector<ListArgument> lists_;
+  // Dict and object arguments as the traced code sees them (copies holding
+  // the proxies), with their entries at the start.
+  struct MappingArgument {
+    int leaf;
+    Value traced;
+    std::vector<std::pair<Value, Value>> entries;
+  };
+  std::vector<MappingArgument> mappings_;
+  std::vector<const Object*> open_mappings_;  // the dicts and objects flatten is inside
   std::unordered_map<const Object*, size_t> list_index_;  // an argument list -> its lists_ entry
   std::unordered_map<const Object*, int> input_leaf_;      // an input tensor proxy -> its leaf
   std::vector<const Object*> leaf_objects_;                // by leaf: the argument's object

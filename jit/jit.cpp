@@ -10,6 +10,7 @@
 #include "jit/eager_cuda.h"
 #include "jit/trace_cache.h"
 #include "passes/buffer_plan.h"
+#include "interp/objects.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -19,6 +20,7 @@ namespace {
 // The jit callable: a builtin whose object also holds the cache.
 struct JitObj : BuiltinObj {
   Value function;  // the thn function it traces
+  Value self;      // jit(obj.method), jit(obj): the object, its first argument
   TraceOptions trace_opts;
   bool caching = true;
   JitOptions opts;
@@ -88,6 +90,7 @@ struct JitObj : BuiltinObj {
 
   Value call(Interpreter& in, CallArgs& args) {
     // Inside another trace f is traced inline; with the switch on, it is interpreted.
+    if (!self.is_none()) args.args.insert(args.args.begin(), self);
     if (in.dispatch().tracing() || *interpret) return in.call(function, args);
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
@@ -96,7 +99,7 @@ struct JitObj : BuiltinObj {
     std::vector<Value> inputs;
     if ((last = cache.find(in, params, inputs))) {
       ++hits;
-      return update_lists(params, execute(in, inputs));
+      return decode_mappings(update_lists(params, execute(in, inputs)));
     }
     ++misses;
     TraceResult r = Tracer(in, trace_opts).trace(function, params, param_names());
@@ -106,7 +109,7 @@ struct JitObj : BuiltinObj {
       r = Tracer(in, trace_opts).trace(function, params, param_names());
     last = cache.add(std::move(r), opts.pipeline, caching, inputs);
     report(*last);
-    return update_lists(params, execute(in, inputs));
+    return decode_mappings(update_lists(params, execute(in, inputs)));
   }
 
   // The lists eager would give back as themselves go into the trace's
@@ -115,7 +118,7 @@ struct JitObj : BuiltinObj {
   Value update_lists(const std::vector<Value>& params, Value r) const {
     auto at = [](const Value& root, std::span<const int> path) {
       Value v = root;
-      for (int i : path) v = v.items()[size_t(i)];
+      for (int i : path) v = child_at(v, size_t(i));
       return v;
     };
     for (const auto& link : last->output_links) {
@@ -128,7 +131,12 @@ struct JitObj : BuiltinObj {
     std::vector<Value> lists;
     for (const std::vector<int>& path : last->list_updates)
       lists.push_back(at(params[size_t(path[0])], std::span(path).subspan(1)));
-    for (size_t k = 0; k < lists.size(); ++k) lists[k].items() = r.items()[k + 1].items();
+    for (size_t k = 0; k < lists.size(); ++k) {
+      const Value& now = r.items()[k + 1];
+      if (lists[k].is(Type::List)) lists[k].items() = now.items();
+      else if (lists[k].is(Type::Dict)) decode_entries_into(lists[k].obj<DictObj>(), now);
+      else decode_entries_into(lists[k].obj<InstanceObj>().dict.obj<DictObj>(), now);
+    }
     return r.items()[0];
   }
 
@@ -263,9 +271,17 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
   auto registry = std::make_shared<JitRegistry>();
   install_eager_cuda();
   opts.make_jit = [jit, registry](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
-    if (!fn.is(Type::Function)) return fn;  // a builtin runs as it is
-    auto j = std::make_shared<JitObj>(fn.obj<FunctionObj>().def->name);
-    j->function = fn;
+    if (!fn.is(Type::Function) && !fn.is(Type::Method)) return fn;  // a builtin runs as it is
+    // jit(obj.method) and jit(obj) (its __call__): the function, with obj its first argument.
+    Value function = fn, bound;
+    if (fn.is(Type::Method)) {
+      function = fn.obj<MethodObj>().fn;
+      bound = fn.obj<MethodObj>().self;
+      if (!function.is(Type::Function)) return fn;
+    }
+    auto j = std::make_shared<JitObj>(function.obj<FunctionObj>().def->name);
+    j->function = function;
+    j->self = bound;
     j->trace_opts.symbolic_numbers = cache == "symbolic";
     j->trace_opts.symbolic_shapes = shapes == "symbolic";
     j->trace_opts.auto_shapes = shapes == "auto";
@@ -286,7 +302,7 @@ void install_jit_builtins(Interpreter& in, bool interpreted) {
   auto& b = in.builtins();
   if (interpreted) {
     auto function_arg = [](const char* fn, CallArgs& a) {
-      introspected(fn, a, [](const Value& v) { return v.is(Type::Function) || v.is(Type::Builtin); });
+      introspected(fn, a, [](const Value& v) { return v.is(Type::Function) || v.is(Type::Builtin) || v.is(Type::Method); });
     };
     for (const char* name : {"cache_hits", "cache_misses"})
       b[name] = make_builtin(name, [name, function_arg](Interpreter&, CallArgs& a) {

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "interp/objects.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -224,6 +225,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
     int reg = refs_++;
     reg_of[k] = reg;
     if (l.parent < 0) code_.push_back({Op::Param, 0, reg, l.index, 0});
+    else if (r.leaves[size_t(l.parent)].kind == InputLeaf::Mapping) code_.push_back({Op::Entry, 0, reg, reg_of[size_t(l.parent)], l.index});
     else code_.push_back({Op::Item, 0, reg, reg_of[size_t(l.parent)], l.index});
     const std::string& name = l.name;
     switch (l.kind) {
@@ -240,6 +242,23 @@ void Prologue::compile_leaves(const TraceResult& r) {
                          int32_t(l.value.items().size())});
         line(fmt::format("check_{}({}, len={})", type_label(l.value), name, l.value.items().size()));
         break;
+      case InputLeaf::Mapping: {
+        MappingKind kind;
+        const bool object = l.value.is(Type::Instance);
+        if (object) kind.cls = l.value.obj<InstanceObj>().cls;
+        std::vector<std::string> keys;
+        (object ? l.value.obj<InstanceObj>().dict : l.value).obj<DictObj>().each([&](const Value& k, const Value&) {
+          kind.keys.push_back(k);
+          keys.push_back(to_repr(k));
+        });
+        mappings_.push_back(std::move(kind));
+        code_.push_back({Op::Mapping, 0, int32_t(mappings_.size() - 1), reg, 0});
+        if (object)
+          line(fmt::format("check_object({}, {}, attributes=[{}])", name, type_name(l.value), fmt::join(keys, ", ")));
+        else
+          line(fmt::format("check_dict({}, keys=[{}])", name, fmt::join(keys, ", ")));
+        break;
+      }
       case InputLeaf::Tensor: {
         const Tensor& t = l.value.as_tensor();
         auto& p = tensor_proxy(l.proxy);
@@ -357,6 +376,20 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           refs[size_t(i.dst)] = &params[size_t(i.a)];
           break;
         case Op::Item: refs[size_t(i.dst)] = &refs[size_t(i.a)]->items()[size_t(i.b)]; break;
+        case Op::Entry: refs[size_t(i.dst)] = &child_at(*refs[size_t(i.a)], size_t(i.b)); break;
+        case Op::Mapping: {
+          // The same class (an object) and the same keys in the same order.
+          const Value& v = *refs[size_t(i.a)];
+          const MappingKind& kind = mappings_[size_t(i.dst)];
+          if (kind.cls ? !v.is(Type::Instance) || v.obj<InstanceObj>().cls != kind.cls : !v.is(Type::Dict)) return false;
+          const DictObj& d = (kind.cls ? v.obj<InstanceObj>().dict : v).obj<DictObj>();
+          if (d.count != kind.keys.size()) return false;
+          size_t k = 0;
+          bool same = true;
+          d.each([&](const Value& key, const Value&) { same = same && key_equals(key, kind.keys[k++]); });
+          if (!same) return false;
+          break;
+        }
         case Op::Sequence: {
           const Value& v = *refs[size_t(i.a)];
           if (!v.same_kind(kinds_[size_t(i.dst)]) || v.items().size() != size_t(i.b)) return false;

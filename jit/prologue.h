@@ -24,7 +24,10 @@ class Prologue {
   const std::string& text() const { return text_; }
 
  private:
-  enum class Op : uint8_t { Param, Item, Sequence, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap, Same, SameAs, Distinct };
+  enum class Op : uint8_t {
+    Param, Item, Entry, Sequence, Mapping, Tensor, Number, Constant, Size, Load, Expr, Assert, External, Overlap, Same,
+    SameAs, Distinct
+  };
   struct Instr {
     Op op;
     uint8_t type = 0;  // Sequence/Number: the Type; Expr: the NumberOp; Assert: by truth; Same/SameAs: is (1) or is not
@@ -50,6 +53,12 @@ class Prologue {
 
   std::vector<Instr> code_;
   std::vector<Value> kinds_;
+  // Mapping: a dict's keys, or an object's class and attribute names.
+  struct MappingKind {
+    std::shared_ptr<const Object> cls;  // null for a dict
+    std::vector<Value> keys;
+  };
+  std::vector<MappingKind> mappings_;
   int refs_ = 0;
   std::vector<Value> numbers_;  // register file template: constants filled in
   std::vector<TensorMeta> metas_;
