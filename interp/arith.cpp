@@ -567,8 +567,28 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
       }
       return out;
     }
-    default: fail(ErrorKind::TypeError, "'{}' object is not iterable", type_name(v));
+    case Type::Instance: {
+      // __iter__'s result, else Python's sequence protocol: v[0], v[1], ...
+      // until IndexError.
+      Value it = special(v, "__iter__");
+      CallArgs none;
+      if (!it.is(Type::Unbound)) return iterate(call(it, none));
+      Value get = special(v, "__getitem__");
+      if (get.is(Type::Unbound)) break;
+      std::vector<Value> out;
+      for (int64_t i = 0;; ++i) {
+        CallArgs at{{Value(i)}, {}};
+        try {
+          out.push_back(call(get, at));
+        } catch (Error& e) {
+          if (e.kind() != ErrorKind::IndexError) throw;
+          return out;
+        }
+      }
+    }
+    default: break;
   }
+  fail(ErrorKind::TypeError, "'{}' object is not iterable", type_name(v));
 }
 
 int64_t Interpreter::tensor_dim(const Value& t) {
@@ -644,7 +664,7 @@ std::vector<std::string> attribute_names(const Value& obj) {
       for (std::string_view f : return_fields(rt)) names.emplace_back(f);
   } else if (obj.is(Type::Str)) {
     names = {"count", "endswith", "find", "format", "isdigit", "join", "lower", "lstrip", "replace", "rstrip",
-             "split", "startswith", "strip", "upper"};
+             "split", "splitlines", "startswith", "strip", "upper"};
   } else if (obj.is(Type::Dict)) {
     names = {"clear", "copy", "get", "items", "keys", "pop", "setdefault", "update", "values"};
   } else if (obj.is(Type::Instance)) {

@@ -481,6 +481,7 @@ Value make_builtin_module(Interpreter&, const std::string& name) {
   if (name == "math") return math_module();
   if (name == "time") return time_module();
   if (name == "cuda") return cuda_module();
+  if (name == "safetensors") return safetensors_module();
   return Value();
 }
 
@@ -688,6 +689,7 @@ void install_builtins(Interpreter& in) {
     return Value::list(a.args.empty() ? std::vector<Value>{} : in.iterate(a.args[0]));
   });
   install_object_builtins(in);
+  install_file_builtins(in);
   b["__type_tuple"] = make_builtin("tuple", [](Interpreter& in, CallArgs& a) {
     no_kwargs("tuple", a);
     arity("tuple", a, 0, 1);

@@ -566,6 +566,20 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       }
       return Value::list(std::move(parts));
     });
+  if (name == "splitlines")
+    return fn([self, need](Interpreter&, CallArgs& a) {
+      need(a, 0, 0);
+      std::vector<Value> lines;
+      const std::string& t = self.as_str();
+      size_t i = 0;
+      while (i < t.size()) {
+        size_t j = t.find_first_of("\r\n", i);
+        if (j == std::string::npos) j = t.size();
+        lines.push_back(Value::str(t.substr(i, j - i)));
+        i = j < t.size() && t[j] == '\r' && j + 1 < t.size() && t[j + 1] == '\n' ? j + 2 : j + 1;
+      }
+      return Value::list(std::move(lines));
+    });
   if (name == "join")
     return fn([self, need](Interpreter& in, CallArgs& a) {
       need(a, 1, 1);

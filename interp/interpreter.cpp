@@ -124,6 +124,7 @@ ModuleObj& Interpreter::load_module(const std::string& name, const std::string& 
   m->ast = parse(src);
   resolve(*m->ast);
   m->globals["__name__"] = Value::str(name);
+  m->globals["__file__"] = Value::str(path);
   // Registered before it runs, so circular imports see the partial module as in Python.
   modules_[name] = Value(Type::Module, m);
   auto frame = std::make_shared<Frame>();

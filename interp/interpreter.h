@@ -189,6 +189,9 @@ void install_builtins(Interpreter& in);
 // The builtins of classes, dicts and strings: dict, type, repr, format,
 // getattr, super, staticmethod, the exception classes, ... (interp/builtins_objects.cpp).
 void install_object_builtins(Interpreter& in);
+// save_npy / load_npy, and the safetensors module (interp/files.cpp).
+void install_file_builtins(Interpreter& in);
+Value safetensors_module();
 // fmt % args (interp/format.cpp).
 Value percent_format(Interpreter& in, const std::string& fmt, const Value& args);
 Value make_builtin_module(Interpreter& in, const std::string& name);  // None when there is none

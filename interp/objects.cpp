@@ -346,6 +346,8 @@ struct ExceptionTable {
     add("IndentationError", "SyntaxError", K::IndentationError);
     add("TabError", "IndentationError", K::TabError);
     add("MemoryError", "Exception", K::MemoryError);
+    add("OSError", "Exception", K::OSError);
+    add("FileNotFoundError", "OSError", K::FileNotFoundError);
     // The first class added for a kind stands for it: RuntimeError's is RuntimeError.
     by_kind[int(K::RuntimeError)] = classes[5].second;
   }

@@ -236,8 +236,16 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   for (size_t i = 0; i < params.size(); ++i) {
     root_name_ = names[i];
     Value v = flatten(params[i], -1, int(i), names[i], r.leaves);
-    if (f && f->def->params[i].kwonly) args.kwargs.emplace_back(names[i], std::move(v));
-    else args.args.push_back(std::move(v));
+    const ast::Param* p = f ? &f->def->params[i] : nullptr;
+    if (p && p->star) {  // *args: its items, positionally
+      for (const Value& x : v.items()) args.args.push_back(x);
+    } else if (p && p->dstar) {  // **kwargs: its entries, by name
+      v.obj<DictObj>().each([&](const Value& k, const Value& x) { args.kwargs.emplace_back(k.as_str(), x); });
+    } else if (p && p->kwonly) {
+      args.kwargs.emplace_back(names[i], std::move(v));
+    } else {
+      args.args.push_back(std::move(v));
+    }
   }
 
   Value out;

@@ -13,7 +13,7 @@ namespace thn {
   X(OverflowError) X(NotImplementedError) X(NameError) X(UnboundLocalError)               \
   X(AttributeError) X(AssertionError) X(RecursionError) X(ModuleNotFoundError)            \
   X(ImportError) X(KeyError) X(SyntaxError) X(IndentationError) X(TabError)             \
-  X(KeyboardInterrupt) X(MemoryError)
+  X(KeyboardInterrupt) X(MemoryError) X(OSError) X(FileNotFoundError)
 enum class ErrorKind {
 #define THN_X(k) k,
   THN_ERROR_KINDS(THN_X)

@@ -28,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -120,9 +121,13 @@ def read_skip_list(skip_file):
 
 
 def run_program(command, path, timeout):
+    # Each program runs in an empty folder of its own: files it writes
+    # (save_npy, save_file) stay out of the tree and out of other runs' way.
     try:
-        proc = subprocess.run(command[:1] + ["run", str(path)] + command[1:],
-                              capture_output=True, timeout=timeout)
+        with tempfile.TemporaryDirectory(prefix="thn-lang-") as cwd:
+            thn = os.path.abspath(command[0]) if os.sep in command[0] else command[0]
+            proc = subprocess.run([thn, "run", str(Path(path).resolve())] + command[1:],
+                                  capture_output=True, timeout=timeout, cwd=cwd)
     except subprocess.TimeoutExpired as e:
         return RunResult(None, (e.stdout or b"").decode(errors="replace"),
                          (e.stderr or b"").decode(errors="replace"))

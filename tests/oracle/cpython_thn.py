@@ -40,9 +40,11 @@ import math
 import os
 import sys
 import time
+import struct
 import types
 from pathlib import Path
 
+import numpy
 import torch
 
 STDLIB_DIR = Path(__file__).resolve().parents[2] / "stdlib"
@@ -54,7 +56,7 @@ PYTHON_BUILTINS = ("print len range min max abs sum int float bool str list tupl
                    "RuntimeError ZeroDivisionError OverflowError IndexError KeyError ValueError TypeError "
                    "NameError UnboundLocalError AttributeError AssertionError NotImplementedError "
                    "RecursionError ImportError ModuleNotFoundError SyntaxError IndentationError TabError "
-                   "MemoryError").split()
+                   "MemoryError OSError FileNotFoundError").split()
 NOT_FROM_TORCH = {"range", "complex", "pi", "e", "inf", "nan"}
 DTYPES = "float32 float64 float16 bfloat16 int32 int64".split()
 MATH_NAMES = "sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()
@@ -93,6 +95,54 @@ def jit(f=None, **options):
     return f if f is not None else (lambda g: g)
 
 
+def save_npy(t, path):
+    numpy.save(path, t.detach().cpu().numpy(), allow_pickle=False)
+
+
+def load_npy(path):
+    a = numpy.load(path, allow_pickle=False)
+    return torch.from_numpy(numpy.array(a, dtype=a.dtype.newbyteorder("="), order="C"))
+
+
+class SafetensorsModule(types.ModuleType):
+    """safetensors.torch's save_file / load_file, written from the format's
+    specification (Debian has no python3-safetensors): an 8-byte
+    little-endian header length, a JSON header, the tensors' bytes."""
+    DTYPES = {torch.bool: "BOOL", torch.int32: "I32", torch.int64: "I64", torch.float16: "F16",
+              torch.bfloat16: "BF16", torch.float32: "F32", torch.float64: "F64"}
+
+    def save_file(self, tensors, filename, metadata=None):
+        order = sorted(tensors, key=lambda k: (-tensors[k].element_size(), k))
+        header, buffer = {}, b""
+        if metadata is not None:
+            header["__metadata__"] = dict(sorted(metadata.items()))
+        for name in order:
+            t = tensors[name].detach().cpu().contiguous()
+            data = t.view(torch.uint8).numpy().tobytes() if t.dim() else t.reshape(1).view(torch.uint8).numpy().tobytes()
+            header[name] = {"dtype": self.DTYPES[t.dtype], "shape": list(t.shape),
+                            "data_offsets": [len(buffer), len(buffer) + len(data)]}
+            buffer += data
+        text = json.dumps(dict(sorted(header.items(), key=lambda kv: (kv[0] != "__metadata__", kv[0]))),
+                          separators=(",", ":"))
+        text += " " * ((8 - (8 + len(text)) % 8) % 8)
+        Path(filename).write_bytes(struct.pack("<Q", len(text)) + text.encode() + buffer)
+
+    def load_file(self, filename, device="cpu"):
+        raw = Path(filename).read_bytes()
+        (n,) = struct.unpack("<Q", raw[:8])
+        header = json.loads(raw[8:8 + n])
+        header.pop("__metadata__", None)
+        by_name = {v: k for k, v in self.DTYPES.items()}
+        out = {}
+        for name in sorted(header):
+            info = header[name]
+            begin, end = info["data_offsets"]
+            data = bytearray(raw[8 + n + begin:8 + n + end])
+            t = torch.frombuffer(data, dtype=torch.uint8) if data else torch.empty(0, dtype=torch.uint8)
+            out[name] = t.view(by_name[info["dtype"]]).reshape(info["shape"]).to(device)
+        return out
+
+
 def thn_builtins():
     names = {name: getattr(builtins, name) for name in PYTHON_BUILTINS}
     names.update((n, getattr(torch, n)) for n in torch.__all__ if n not in NOT_FROM_TORCH
@@ -101,6 +151,7 @@ def thn_builtins():
     names["linear"] = torch.nn.functional.linear
     names.update((n, torch_or_python(n)) for n in set(torch.__all__) & set(vars(builtins))
                  if n not in NOT_FROM_TORCH)
+    names.update(save_npy=save_npy, load_npy=load_npy)
     names.update(jit=jit, __import__=thn_import, __thn_int64__=int64, __build_class__=builtins.__build_class__)
     return names
 
@@ -113,7 +164,8 @@ def builtin_module(name, source, attrs):
 
 
 BUILTIN_MODULES = {"math": builtin_module("math", math, MATH_NAMES),
-                   "time": builtin_module("time", time, ["perf_counter"])}
+                   "time": builtin_module("time", time, ["perf_counter"]),
+                   "safetensors": SafetensorsModule("safetensors")}
 
 
 def thn_import(name, globals=None, locals=None, fromlist=(), level=0):
@@ -198,6 +250,27 @@ class ThnFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
     def exec_module(self, module):
         run_in(module.__dict__, module.__spec__.origin)
+        if module.__name__ == "nn":
+            use_torch_nn(module.__dict__)
+
+
+def use_torch_nn(names):
+    """nn's module classes are torch.nn's (RMSNorm, which PyTorch 1.13 lacks,
+    is a torch.nn.Module over nn's rms_norm)."""
+    for name in "Module ModuleList Linear Embedding LayerNorm Dropout GELU ReLU SiLU".split():
+        names[name] = getattr(torch.nn, name)
+    rms_norm = names["rms_norm"]
+
+    class RMSNorm(torch.nn.Module):
+        def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+            super().__init__()
+            shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+            self.normalized_shape, self.eps = shape, eps
+            self.weight = torch.nn.Parameter(torch.ones(shape, device=device, dtype=dtype)) if elementwise_affine else None
+
+        def forward(self, input):
+            return rms_norm(input, self.normalized_shape, self.weight, self.eps)
+    names["RMSNorm"] = RMSNorm
 
 
 class PrintRecorder:
@@ -254,13 +327,14 @@ def main(argv):
     ThnFinder.script_dir = Path(path).resolve().parent
     sys.meta_path.insert(0, ThnFinder())
     torch.set_num_threads(1)  # a reduction's order must not depend on the machine
+    torch.set_grad_enabled(False)  # thn has no autograd yet: no grad_fn in what prints
     record_path = os.environ.get("THN_ORACLE_RECORD")
     recorder = PrintRecorder(path)
     if record_path:
         THN_BUILTINS["print"] = recorder
     error = None
     try:
-        run_in({"__name__": "__main__"}, path)
+        run_in({"__name__": "__main__", "__file__": path}, path)
     except Exception as e:
         error = e
     sys.stdout.flush()

@@ -41,8 +41,10 @@ def run_recorded(path):
     with tempfile.TemporaryDirectory() as tmp:
         record_path = Path(tmp) / "record.json"
         env = dict(os.environ, THN_ORACLE_RECORD=str(record_path))
-        proc = subprocess.run([str(CPYTHON_THN), "run", str(path)], capture_output=True,
-                              text=True, env=env, timeout=600)
+        work = Path(tmp) / "cwd"  # the program's files land here, as tests/lang/run.py's do
+        work.mkdir()
+        proc = subprocess.run([str(CPYTHON_THN), "run", str(Path(path).resolve())], capture_output=True,
+                              text=True, env=env, timeout=600, cwd=work)
         if not record_path.exists():
             raise RuntimeError(f"{path}: cpython_thn.py failed:\n{proc.stderr}")
         record = json.loads(record_path.read_text())

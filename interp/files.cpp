@@ -1,0 +1,570 @@
+// Tensor files: NumPy's .npy (format versions 1.0, 2.0 and 3.0) through
+// save_npy / load_npy, and safetensors through the `safetensors` module's
+// save_file / load_file, each as its specification lays the bytes out. A
+// malformed file (a wrong magic string, a truncated header or buffer, a
+// header length past the file, overlapping or out-of-range offsets, a
+// dtype thn does not have) is a ValueError naming the file and the fault;
+// nothing is allocated before the file's size is known to hold it.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "interp/interpreter.h"
+#include "interp/objects.h"
+#include "runtime/cuda.h"
+#include "runtime/elementwise.h"
+#include "runtime/views.h"
+
+namespace thn {
+
+namespace {
+
+[[noreturn]] void bad_file(const std::string& fn, const std::string& path, const std::string& why) {
+  fail(ErrorKind::ValueError, "{}: '{}' {}", fn, path, why);
+}
+
+std::string read_file(const std::string& fn, const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) fail(ErrorKind::FileNotFoundError, "[Errno 2] No such file or directory: '{}'", path);
+  if (S_ISDIR(st.st_mode)) fail(ErrorKind::OSError, "[Errno 21] Is a directory: '{}'", path);
+  if (!S_ISREG(st.st_mode)) bad_file(fn, path, "is not a regular file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ErrorKind::OSError, "[Errno 13] Permission denied: '{}'", path);
+  std::string bytes(size_t(st.st_size), '\0');
+  in.read(bytes.data(), std::streamsize(bytes.size()));
+  if (size_t(in.gcount()) != bytes.size()) bad_file(fn, path, "could not be read to its end");
+  return bytes;
+}
+
+void write_file(const std::string& path, const std::string& bytes) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) fail(ErrorKind::OSError, "cannot write '{}': {}", path, std::strerror(errno));
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      fail(ErrorKind::OSError, "cannot write '{}': {}", path, std::strerror(errno));
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    fail(ErrorKind::OSError, "cannot write '{}': {}", path, std::strerror(errno));
+  }
+}
+
+const std::string& str_arg(const char* fn, const char* what, const Value& v) {
+  if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "{}(): {} must be a str, not {}", fn, what, type_name(v));
+  return v.as_str();
+}
+
+// A tensor's elements as contiguous little-endian bytes on the host.
+std::string tensor_bytes(const Tensor& t) {
+  Tensor host = contiguous(t.device().type == DeviceType::CPU ? t : cuda::to_device(t, kCPU));
+  return std::string(static_cast<const char*>(host.raw_data()), size_t(host.numel() * itemsize(host.dtype())));
+}
+
+// A tensor of `sizes` whose elements are `n` bytes at `data` (byte-swapped
+// from big-endian when `swap`).
+Tensor tensor_from(const Dims& sizes, DType dtype, const char* data, bool swap) {
+  Tensor t = empty(sizes, dtype);
+  size_t n = size_t(t.numel() * itemsize(dtype)), w = size_t(itemsize(dtype));
+  auto* out = static_cast<char*>(t.raw_data());
+  if (n) std::memcpy(out, data, n);
+  if (swap && w > 1)
+    for (size_t i = 0; i < n; i += w) std::reverse(out + i, out + i + w);
+  return t;
+}
+
+// numel of sizes from a file, refusing overflow.
+int64_t checked_numel(const std::string& fn, const std::string& path, const Dims& sizes, int64_t item) {
+  int64_t n = 1;
+  for (int64_t s : sizes) {
+    if (s < 0) bad_file(fn, path, "has a negative size in its shape");
+    if (s && n > INT64_MAX / item / s) bad_file(fn, path, "has a shape too large to hold");
+    n *= s;
+  }
+  return n;
+}
+
+// ---- .npy ----
+
+struct NpyType {
+  DType dtype;
+  const char* descr;  // little-endian (or byte-order free) spelling
+};
+constexpr NpyType kNpyTypes[] = {{DType::Bool, "|b1"}, {DType::Int32, "<i4"}, {DType::Int64, "<i8"},
+                                 {DType::Float16, "<f2"}, {DType::Float32, "<f4"}, {DType::Float64, "<f8"}};
+
+// The header's dict: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  Dims shape;
+};
+
+NpyHeader parse_npy_header(const std::string& fn, const std::string& path, std::string_view h) {
+  size_t i = 0;
+  auto bad = [&](const char* what) -> void { bad_file(fn, path, std::string("has a malformed header: ") + what); };
+  auto ws = [&] {
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\n')) ++i;
+  };
+  auto expect = [&](char c) {
+    ws();
+    if (i >= h.size() || h[i] != c) bad(fmt::format("expected '{}'", c).c_str());
+    ++i;
+  };
+  auto string = [&] {
+    ws();
+    if (i >= h.size() || (h[i] != '\'' && h[i] != '"')) bad("expected a string");
+    char q = h[i++];
+    size_t end = h.find(q, i);
+    if (end == std::string_view::npos) bad("unterminated string");
+    std::string s(h.substr(i, end - i));
+    i = end + 1;
+    return s;
+  };
+  NpyHeader out;
+  bool seen[3] = {false, false, false};
+  expect('{');
+  while (true) {
+    ws();
+    if (i < h.size() && h[i] == '}') break;
+    std::string key = string();
+    expect(':');
+    ws();
+    if (key == "descr") {
+      out.descr = string();
+      seen[0] = true;
+    } else if (key == "fortran_order") {
+      if (h.substr(i, 4) == "True") out.fortran = true, i += 4;
+      else if (h.substr(i, 5) == "False") i += 5;
+      else bad("fortran_order is not True or False");
+      seen[1] = true;
+    } else if (key == "shape") {
+      expect('(');
+      while (true) {
+        ws();
+        if (i < h.size() && h[i] == ')') break;
+        size_t start = i;
+        int64_t v = 0;
+        while (i < h.size() && std::isdigit(static_cast<unsigned char>(h[i]))) {
+          if (v > (INT64_MAX - 9) / 10) bad("a size does not fit in 64 bits");
+          v = v * 10 + (h[i++] - '0');
+        }
+        if (i == start) bad("a size is not a non-negative integer");
+        out.shape.push_back(v);
+        ws();
+        if (i < h.size() && h[i] == ',') ++i;
+        if (out.shape.size() > 64) bad("more than 64 dimensions");
+      }
+      ++i;
+      seen[2] = true;
+    } else {
+      bad(fmt::format("unknown key {}", repr_string(key)).c_str());
+    }
+    ws();
+    if (i < h.size() && h[i] == ',') ++i;
+  }
+  if (!seen[0] || !seen[1] || !seen[2]) bad("it needs the keys 'descr', 'fortran_order' and 'shape'");
+  return out;
+}
+
+Value load_npy(Interpreter&, CallArgs& a) {
+  method_arity("load_npy", a, 1, 1);
+  const std::string& path = str_arg("load_npy", "path", a.args[0]);
+  std::string bytes = read_file("load_npy", path);
+  static const char magic[] = "\x93NUMPY";
+  if (bytes.size() < 10 || bytes.compare(0, 6, magic, 6) != 0)
+    bad_file("load_npy", path, "is not a .npy file (it does not start with the magic string \\x93NUMPY)");
+  int major = static_cast<unsigned char>(bytes[6]);
+  size_t header_len, start;
+  if (major == 1) {
+    header_len = size_t(static_cast<unsigned char>(bytes[8])) | size_t(static_cast<unsigned char>(bytes[9])) << 8;
+    start = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) bad_file("load_npy", path, "is truncated in its header");
+    header_len = 0;
+    for (int k = 3; k >= 0; --k) header_len = header_len << 8 | static_cast<unsigned char>(bytes[size_t(8 + k)]);
+    start = 12;
+  } else {
+    bad_file("load_npy", path, fmt::format("has format version {}.{}, which thn does not read (1.0, 2.0, 3.0)", major,
+                                           int(static_cast<unsigned char>(bytes[7]))));
+  }
+  if (header_len > bytes.size() - start)
+    bad_file("load_npy", path, fmt::format("is truncated: its header is {} bytes, the file has {} after the magic", header_len, bytes.size() - start));
+  NpyHeader h = parse_npy_header("load_npy", path, std::string_view(bytes).substr(start, header_len));
+  const NpyType* type = nullptr;
+  bool swap = false;
+  for (const NpyType& t : kNpyTypes) {
+    std::string_view d = t.descr;
+    if (h.descr == d || (d[0] == '<' && h.descr == "=" + std::string(d.substr(1))) ||
+        (d[0] == '|' && h.descr == "<" + std::string(d.substr(1)))) type = &t;
+    if (d[0] == '<' && h.descr == ">" + std::string(d.substr(1))) type = &t, swap = true;
+  }
+  if (!type) bad_file("load_npy", path, fmt::format("holds dtype {}, which is not one of thn's dtypes", repr_string(h.descr)));
+  int64_t numel = checked_numel("load_npy", path, h.shape, itemsize(type->dtype));
+  size_t data = start + header_len, need = size_t(numel * itemsize(type->dtype));
+  if (bytes.size() - data < need)
+    bad_file("load_npy", path, fmt::format("is truncated: its shape needs {} bytes of data, the file has {}", need, bytes.size() - data));
+  if (!h.fortran) return Value::tensor(tensor_from(h.shape, type->dtype, bytes.data() + data, swap));
+  // Column-major: the reversed shape in row-major order, transposed back.
+  Dims reversed(h.shape.rbegin(), h.shape.rend());
+  Tensor t = tensor_from(reversed, type->dtype, bytes.data() + data, swap);
+  Dims perm;
+  for (int64_t d = int64_t(reversed.size()) - 1; d >= 0; --d) perm.push_back(d);
+  return Value::tensor(contiguous(permute(t, perm)));
+}
+
+Value save_npy(Interpreter&, CallArgs& a) {
+  method_arity("save_npy", a, 2, 2);
+  if (!a.args[0].is(Type::Tensor)) fail(ErrorKind::TypeError, "save_npy(): argument 1 must be a Tensor, not {}", type_name(a.args[0]));
+  const Tensor& t = a.args[0].as_tensor();
+  const std::string& path = str_arg("save_npy", "path", a.args[1]);
+  const NpyType* type = nullptr;
+  for (const NpyType& n : kNpyTypes)
+    if (n.dtype == t.dtype()) type = &n;
+  if (!type) fail(ErrorKind::TypeError, "save_npy(): NumPy has no {} dtype; convert the tensor first (t.float())", dtype_name(t.dtype()));
+  std::string shape;
+  for (int64_t s : t.sizes()) shape += fmt::format("{}, ", s);
+  if (t.dim() > 1) shape.erase(shape.size() - 2);
+  else if (t.dim() == 1) shape.pop_back();
+  std::string dict = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': ({}), }}", type->descr, shape);
+  // Padded with spaces and ended by '\n' so the data starts 64-byte aligned.
+  bool v2 = dict.size() + 11 > 65535;
+  size_t prefix = v2 ? 12 : 10, total = (prefix + dict.size() + 1 + 63) / 64 * 64;
+  dict += std::string(total - prefix - dict.size() - 1, ' ') + "\n";
+  std::string out("\x93NUMPY", 6);
+  out += char(v2 ? 2 : 1);
+  out += char(0);
+  for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) out += char((dict.size() >> (8 * k)) & 0xff);
+  out += dict;
+  out += tensor_bytes(t);
+  write_file(path, out);
+  return Value();
+}
+
+// ---- JSON (what a safetensors header holds) ----
+
+struct Json {
+  enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
+  bool b = false;
+  int64_t i = 0;
+  bool integral = true;
+  std::string s;
+  std::vector<Json> items;
+  std::vector<std::pair<std::string, Json>> fields;
+};
+
+class JsonParser {
+ public:
+  JsonParser(std::string_view text, const std::string& path) : t_(text), path_(path) {}
+  Json document() {
+    Json v = value(0);
+    ws();
+    if (i_ != t_.size()) bad("text after the header's object");
+    return v;
+  }
+
+ private:
+  std::string_view t_;
+  const std::string& path_;
+  size_t i_ = 0;
+  [[noreturn]] void bad(const std::string& why) {
+    bad_file("load_file", path_, fmt::format("has a malformed JSON header at byte {}: {}", i_, why));
+  }
+  void ws() {
+    while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r')) ++i_;
+  }
+  Json value(int depth) {
+    if (depth > 64) bad("nested too deeply");
+    ws();
+    if (i_ >= t_.size()) bad("unexpected end");
+    Json v;
+    char c = t_[i_];
+    if (c == '{') {
+      v.kind = Json::Object;
+      ++i_;
+      ws();
+      if (i_ < t_.size() && t_[i_] == '}') return ++i_, v;
+      while (true) {
+        ws();
+        if (i_ >= t_.size() || t_[i_] != '"') bad("expected a key");
+        std::string key = string();
+        ws();
+        if (i_ >= t_.size() || t_[i_] != ':') bad("expected ':'");
+        ++i_;
+        for (auto& f : v.fields)
+          if (f.first == key) bad("key " + repr_string(key) + " appears twice");
+        v.fields.emplace_back(std::move(key), value(depth + 1));
+        ws();
+        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+        if (i_ < t_.size() && t_[i_] == '}') return ++i_, v;
+        bad("expected ',' or '}'");
+      }
+    }
+    if (c == '[') {
+      v.kind = Json::Array;
+      ++i_;
+      ws();
+      if (i_ < t_.size() && t_[i_] == ']') return ++i_, v;
+      while (true) {
+        v.items.push_back(value(depth + 1));
+        ws();
+        if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
+        if (i_ < t_.size() && t_[i_] == ']') return ++i_, v;
+        bad("expected ',' or ']'");
+      }
+    }
+    if (c == '"') {
+      v.kind = Json::String;
+      v.s = string();
+      return v;
+    }
+    if (t_.substr(i_, 4) == "true" || t_.substr(i_, 5) == "false") {
+      v.kind = Json::Bool;
+      v.b = t_[i_] == 't';
+      i_ += v.b ? 4 : 5;
+      return v;
+    }
+    if (t_.substr(i_, 4) == "null") return i_ += 4, v;
+    if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      v.kind = Json::Number;
+      size_t start = i_;
+      if (c == '-') ++i_;
+      while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || std::strchr(".eE+-", t_[i_]))) {
+        if (!std::isdigit(static_cast<unsigned char>(t_[i_]))) v.integral = false;
+        ++i_;
+      }
+      std::string text(t_.substr(start, i_ - start));
+      if (v.integral) {
+        errno = 0;
+        v.i = std::strtoll(text.c_str(), nullptr, 10);
+        if (errno == ERANGE) bad("a number does not fit in 64 bits");
+      }
+      return v;
+    }
+    bad("unexpected character");
+  }
+  std::string string() {
+    ++i_;  // the opening quote
+    std::string out;
+    while (true) {
+      if (i_ >= t_.size()) bad("unterminated string");
+      char c = t_[i_++];
+      if (c == '"') return out;
+      if (static_cast<unsigned char>(c) < 0x20) bad("a control character in a string");
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (i_ >= t_.size()) bad("unterminated string");
+      char e = t_[i_++];
+      switch (e) {
+        case '"': case '\\': case '/': out += e; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          if (i_ + 4 > t_.size()) bad("a truncated \\u escape");
+          uint32_t cp = uint32_t(std::stoul(std::string(t_.substr(i_, 4)), nullptr, 16));
+          i_ += 4;
+          if (cp < 0x80) out += char(cp);
+          else if (cp < 0x800) out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
+          else out += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
+          break;
+        }
+        default: bad("an unknown escape");
+      }
+    }
+  }
+};
+
+std::string json_string(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') out += '\\', out += char(c);
+    else if (c < 0x20) out += fmt::format("\\u{:04x}", c);
+    else out += char(c);
+  }
+  return out + "\"";
+}
+
+// ---- safetensors ----
+
+struct SafeType {
+  DType dtype;
+  const char* name;
+};
+constexpr SafeType kSafeTypes[] = {{DType::Bool, "BOOL"}, {DType::Int32, "I32"}, {DType::Int64, "I64"},
+                                   {DType::Float16, "F16"}, {DType::BFloat16, "BF16"}, {DType::Float32, "F32"},
+                                   {DType::Float64, "F64"}};
+constexpr uint64_t kMaxHeader = 100'000'000;  // the reference implementation's limit
+
+Value save_file(Interpreter&, CallArgs& a) {
+  Value metadata;
+  for (auto& [k, v] : a.kwargs) {
+    if (k != "metadata") fail(ErrorKind::TypeError, "save_file() got an unexpected keyword argument '{}'", k);
+    metadata = v;
+  }
+  if (a.args.size() < 2 || a.args.size() > 3)
+    fail(ErrorKind::TypeError, "save_file() takes 2 or 3 arguments (tensors, filename, metadata=None), got {}", a.args.size());
+  if (a.args.size() == 3) metadata = a.args[2];
+  if (!a.args[0].is(Type::Dict)) fail(ErrorKind::TypeError, "save_file(): tensors must be a dict of str to Tensor, not {}", type_name(a.args[0]));
+  const std::string& path = str_arg("save_file", "filename", a.args[1]);
+  // Largest items first, then by name: every tensor starts aligned to its item size.
+  std::vector<std::pair<std::string, Tensor>> tensors;
+  a.args[0].obj<DictObj>().each([&](const Value& k, const Value& v) {
+    if (!k.is(Type::Str)) fail(ErrorKind::TypeError, "save_file(): tensor names must be str, not {}", type_name(k));
+    if (!v.is(Type::Tensor)) fail(ErrorKind::TypeError, "save_file(): {} is a {}, not a Tensor", repr_string(k.as_str()), type_name(v));
+    if (k.as_str() == "__metadata__") fail(ErrorKind::ValueError, "save_file(): '__metadata__' is not a tensor name");
+    tensors.emplace_back(k.as_str(), v.as_tensor());
+  });
+  std::sort(tensors.begin(), tensors.end(), [](const auto& x, const auto& y) {
+    int64_t a = itemsize(x.second.dtype()), b = itemsize(y.second.dtype());
+    return a != b ? a > b : x.first < y.first;
+  });
+  std::map<std::string, std::string> entries;  // by name: the header sorts them
+  std::string buffer;
+  for (auto& [name, t] : tensors) {
+    const char* dtype = nullptr;
+    for (const SafeType& s : kSafeTypes)
+      if (s.dtype == t.dtype()) dtype = s.name;
+    std::string shape;
+    for (int64_t s : t.sizes()) shape += (shape.empty() ? "" : ",") + std::to_string(s);
+    size_t begin = buffer.size();
+    buffer += tensor_bytes(t);
+    entries[name] = fmt::format("{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", dtype, shape, begin, buffer.size());
+  }
+  std::string header = "{";
+  if (!metadata.is_none()) {
+    if (!metadata.is(Type::Dict)) fail(ErrorKind::TypeError, "save_file(): metadata must be a dict of str to str");
+    std::map<std::string, std::string> meta;
+    metadata.obj<DictObj>().each([&](const Value& k, const Value& v) {
+      if (!k.is(Type::Str) || !v.is(Type::Str)) fail(ErrorKind::TypeError, "save_file(): metadata must be a dict of str to str");
+      meta[k.as_str()] = v.as_str();
+    });
+    header += "\"__metadata__\":{";
+    bool first = true;
+    for (auto& [k, v] : meta) header += (first ? "" : ",") + json_string(k) + ":" + json_string(v), first = false;
+    header += "}";
+  }
+  for (auto& [name, e] : entries) header += (header.size() > 1 ? "," : "") + json_string(name) + ":" + e;
+  header += "}";
+  header += std::string((8 - (8 + header.size()) % 8) % 8, ' ');  // the buffer starts 8-byte aligned
+  std::string out;
+  for (int k = 0; k < 8; ++k) out += char((uint64_t(header.size()) >> (8 * k)) & 0xff);
+  write_file(path, out + header + buffer);
+  return Value();
+}
+
+Value load_file(Interpreter&, CallArgs& a) {
+  Value device = Value::str("cpu");
+  for (auto& [k, v] : a.kwargs) {
+    if (k != "device") fail(ErrorKind::TypeError, "load_file() got an unexpected keyword argument '{}'", k);
+    device = v;
+  }
+  if (a.args.empty() || a.args.size() > 2) fail(ErrorKind::TypeError, "load_file() takes 1 or 2 arguments (filename, device='cpu')");
+  if (a.args.size() == 2) device = a.args[1];
+  const std::string& path = str_arg("load_file", "filename", a.args[0]);
+  Device dev = device.is(Type::Device) ? device.as_device() : parse_device(str_arg("load_file", "device", device));
+  std::string bytes = read_file("load_file", path);
+  if (bytes.size() < 8) bad_file("load_file", path, "is truncated: it has no 8-byte header length");
+  uint64_t n = 0;
+  for (int k = 7; k >= 0; --k) n = n << 8 | static_cast<unsigned char>(bytes[size_t(k)]);
+  if (n > kMaxHeader) bad_file("load_file", path, fmt::format("has a header length of {} bytes, over the limit of {}", n, kMaxHeader));
+  if (n > bytes.size() - 8)
+    bad_file("load_file", path, fmt::format("is truncated: its header is {} bytes, the file has {} after the length", n, bytes.size() - 8));
+  std::string_view text = std::string_view(bytes).substr(8, size_t(n));
+  if (text.empty() || text[0] != '{') bad_file("load_file", path, "has a header that is not a JSON object");
+  Json header = JsonParser(text, path).document();
+  if (header.kind != Json::Object) bad_file("load_file", path, "has a header that is not a JSON object");
+  size_t buffer = 8 + size_t(n), size = bytes.size() - buffer;
+  struct Entry {
+    std::string name;
+    DType dtype;
+    Dims shape;
+    uint64_t begin, end;
+  };
+  std::vector<Entry> entries;
+  for (auto& [name, info] : header.fields) {
+    if (name == "__metadata__") {
+      if (info.kind != Json::Object) bad_file("load_file", path, "has a __metadata__ that is not an object");
+      for (auto& [k, v] : info.fields)
+        if (v.kind != Json::String) bad_file("load_file", path, fmt::format("has a __metadata__ value for {} that is not a string", repr_string(k)));
+      continue;
+    }
+    auto field = [&](const char* key) -> const Json& {
+      for (auto& f : info.fields)
+        if (f.first == key) return f.second;
+      bad_file("load_file", path, fmt::format("has no {} for tensor {}", key, repr_string(name)));
+    };
+    if (info.kind != Json::Object) bad_file("load_file", path, fmt::format("describes tensor {} with something other than an object", repr_string(name)));
+    const Json &dt = field("dtype"), &shape = field("shape"), &offsets = field("data_offsets");
+    Entry e{name, DType::Float32, {}, 0, 0};
+    const SafeType* st = nullptr;
+    for (const SafeType& s : kSafeTypes)
+      if (dt.kind == Json::String && dt.s == s.name) st = &s;
+    if (!st) bad_file("load_file", path, fmt::format("holds tensor {} of dtype {}, which is not one of thn's dtypes", repr_string(name), dt.kind == Json::String ? dt.s : "?"));
+    e.dtype = st->dtype;
+    if (shape.kind != Json::Array || shape.items.size() > 64) bad_file("load_file", path, fmt::format("has a malformed shape for tensor {}", repr_string(name)));
+    for (const Json& s : shape.items) {
+      if (s.kind != Json::Number || !s.integral || s.i < 0) bad_file("load_file", path, fmt::format("has a malformed shape for tensor {}", repr_string(name)));
+      e.shape.push_back(s.i);
+    }
+    if (offsets.kind != Json::Array || offsets.items.size() != 2 || offsets.items[0].kind != Json::Number ||
+        offsets.items[1].kind != Json::Number || offsets.items[0].i < 0 || offsets.items[1].i < offsets.items[0].i)
+      bad_file("load_file", path, fmt::format("has malformed data_offsets for tensor {}", repr_string(name)));
+    e.begin = uint64_t(offsets.items[0].i);
+    e.end = uint64_t(offsets.items[1].i);
+    if (e.end > size)
+      bad_file("load_file", path, fmt::format("is truncated: tensor {} ends at byte {} of a {}-byte buffer", repr_string(name), e.end, size));
+    int64_t numel = checked_numel("load_file", path, e.shape, itemsize(e.dtype));
+    if (uint64_t(numel * itemsize(e.dtype)) != e.end - e.begin)
+      bad_file("load_file", path, fmt::format("gives tensor {} {} bytes, its shape and dtype need {}", repr_string(name), e.end - e.begin, numel * itemsize(e.dtype)));
+    entries.push_back(std::move(e));
+  }
+  // The buffer is covered exactly, without overlaps or holes (the format's rule).
+  std::vector<const Entry*> order;
+  for (const Entry& e : entries) order.push_back(&e);
+  std::sort(order.begin(), order.end(), [](const Entry* x, const Entry* y) { return x->begin != y->begin ? x->begin < y->begin : x->end < y->end; });
+  uint64_t at = 0;
+  for (const Entry* e : order) {
+    if (e->begin < at) bad_file("load_file", path, fmt::format("has overlapping data for tensor {}", repr_string(e->name)));
+    if (e->begin > at) bad_file("load_file", path, fmt::format("has a hole in its buffer before tensor {}", repr_string(e->name)));
+    at = e->end;
+  }
+  if (at != size) bad_file("load_file", path, fmt::format("has {} bytes after its last tensor", size - at));
+  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.name < y.name; });
+  Value out = make_dict();
+  for (const Entry& e : entries) {
+    Tensor t = tensor_from(e.shape, e.dtype, bytes.data() + buffer + e.begin, false);
+    if (dev.type != DeviceType::CPU) t = cuda::to_device(t, dev);
+    out.obj<DictObj>().set(Value::str(e.name), Value::tensor(t));
+  }
+  return out;
+}
+
+}  // namespace
+
+void install_file_builtins(Interpreter& in) {
+  in.builtins()["save_npy"] = make_builtin("save_npy", save_npy);
+  in.builtins()["load_npy"] = make_builtin("load_npy", load_npy);
+}
+
+Value safetensors_module() {
+  auto m = std::make_shared<ModuleObj>();
+  m->name = "safetensors";
+  m->globals["save_file"] = make_builtin("save_file", save_file);
+  m->globals["load_file"] = make_builtin("load_file", load_file);
+  return Value(Type::Module, m);
+}
+
+}  // namespace thn
