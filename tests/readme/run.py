@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs every code block of README.md.
+"""Runs every code block of README.md (or of the --readme file: docs/language.md).
 
 Each fenced block is preceded by an HTML comment that says how it is tested:
 
@@ -205,7 +205,7 @@ def main():
             ran += 1
         if problems:
             failed += 1
-            print(f"README.md:{line}: FAILED ({directive or 'no directive'})")
+            print(f"{os.path.basename(args.readme)}:{line}: FAILED ({directive or 'no directive'})")
             for p in problems:
                 print("  " + p.replace("\n", "\n  "))
     print(f"readme: {ran} blocks run, {failed} failed")
