@@ -129,18 +129,32 @@ class Generator {
     choose_signature();
     std::vector<std::string> lines = body(r_.between(3, 10), 1);
     if (packed_) {
-      // The tensors come in one list: unpacked first; the list may change.
-      for (size_t i = 0; i < params_.size(); ++i) lines.insert(lines.begin() + long(i), fmt::format("    p{} = ps[{}]", i, i));
+      // The tensors come in one list, dict or object: unpacked first; the
+      // container may change (its new contents are written back).
+      for (size_t i = 0; i < params_.size(); ++i) {
+        std::string item = pack_ == Pack::List ? fmt::format("ps[{}]", i)
+                           : pack_ == Pack::Dict ? fmt::format("ps[\"p{}\"]", i) : fmt::format("ps.p{}", i);
+        lines.insert(lines.begin() + long(i), fmt::format("    p{} = {}", i, item));
+      }
       if (r_.chance(0.6)) {
         const Var* v = any();
-        lines.push_back(r_.chance(0.5) ? fmt::format("    ps.append({})", v->name)
-                                       : fmt::format("    ps[{}] = {}", r_.below(int(params_.size())), v->name));
+        bool add = r_.chance(0.5);
+        int k = r_.below(int(params_.size()));
+        if (pack_ == Pack::List)
+          lines.push_back(add ? fmt::format("    ps.append({})", v->name) : fmt::format("    ps[{}] = {}", k, v->name));
+        else if (pack_ == Pack::Dict)
+          lines.push_back(add ? fmt::format("    ps[\"extra\"] = {}", v->name) : fmt::format("    ps[\"p{}\"] = {}", k, v->name));
+        else
+          lines.push_back(add ? fmt::format("    ps.extra = {}", v->name) : fmt::format("    ps.p{} = {}", k, v->name));
       }
     }
     std::string ret = returns();
     std::string out =
         fmt::format("# thn fuzz --seed {} program {}{}\nimport math\nimport nn\n\n", seed, index, cuda_ ? " --device cuda" : "");
     out += "def show(t):\n    print(t.dtype, t.shape, t.tolist())\n\n\n";
+    if (pack_ == Pack::Object)
+      out += "class Box:\n    def __init__(self, **tensors):\n        for k, t in tensors.items():\n"
+             "            setattr(self, k, t)\n\n\n";
     // Some float inputs hold infinities and NaNs (make).
     out += "def special(t):\n    k = randint(0, 8, t.shape)\n"
            "    return where(k == 0, math.inf, where(k == 1, -math.inf, where(k == 2, math.nan, t)))\n\n\n";
@@ -163,7 +177,8 @@ class Generator {
   int rank_ = 2;  // sizes named 1..rank_ shape the inputs
   std::vector<Var> params_;
   bool has_n_ = false, has_s_ = false, zero_sizes_ = false;
-  bool packed_ = false;  // f takes its tensors as one list, ps
+  bool packed_ = false;  // f takes its tensors as one list, dict or object, ps
+  enum class Pack { List, Dict, Object } pack_ = Pack::List;
   std::string cache_, shapes_;
   std::vector<Var> vars_;  // in scope in f's body
   std::vector<Var> returned_;
@@ -217,6 +232,7 @@ class Generator {
       params_.push_back(p);
     }
     packed_ = r_.chance(0.15);
+    if (packed_) pack_ = r_.pick(std::vector<Pack>{Pack::List, Pack::Dict, Pack::Object});
     has_n_ = r_.chance(0.6);
     has_s_ = r_.chance(0.35);
     cache_ = r_.pick(std::vector<std::string>{"auto", "auto", "constant", "symbolic", "symbolic", "none"});
@@ -1033,7 +1049,7 @@ class Generator {
       parts.push_back(v->name);
       returned_.push_back(*v);
     }
-    if (packed_ && r_.chance(0.25)) {
+    if (packed_ && pack_ == Pack::List && r_.chance(0.25)) {
       parts.push_back("ps");  // the caller's list itself, as eager returns it
       Var list;
       list.name = "ps";
@@ -1194,7 +1210,12 @@ class Generator {
       }
       std::vector<std::string> call_args = args;
       if (packed_) {
-        out += fmt::format("l = [{}]\n", join(args));
+        std::vector<std::string> named;
+        for (size_t p = 0; p < args.size(); ++p)
+          named.push_back(pack_ == Pack::Dict ? fmt::format("\"p{}\": {}", p, args[p]) : fmt::format("p{}={}", p, args[p]));
+        if (pack_ == Pack::List) out += fmt::format("l = [{}]\n", join(args));
+        else if (pack_ == Pack::Dict) out += fmt::format("l = {{{}}}\n", join(named));
+        else out += fmt::format("l = Box({})\n", join(named));
         call_args = {"l"};
       }
       std::string shapes_key, numbers_key, kinds_key;
@@ -1228,7 +1249,9 @@ class Generator {
       }
       // A returned view of an input must still be one: write through it.
       if (!results.empty() && r_.chance(0.5)) out += fmt::format("{}.fill_(7)\n", r_.pick(results));
-      if (packed_) out += "for t in l:\n    show(t)\n";
+      if (packed_ && pack_ == Pack::List) out += "for t in l:\n    show(t)\n";
+      if (packed_ && pack_ == Pack::Dict) out += "for k, t in l.items():\n    print(k)\n    show(t)\n";
+      if (packed_ && pack_ == Pack::Object) out += "for k, t in l.__dict__.items():\n    print(k)\n    show(t)\n";
       for (const std::string& b : bases) out += fmt::format("show({})\n", b);
     }
     return out;

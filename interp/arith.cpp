@@ -577,6 +577,7 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
       if (get.is(Type::Unbound)) break;
       std::vector<Value> out;
       for (int64_t i = 0;; ++i) {
+        if (interrupt_requested() && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
         CallArgs at{{Value(i)}, {}};
         try {
           out.push_back(call(get, at));
