@@ -248,6 +248,9 @@ Interpreter::Flow Interpreter::exec_handlers(const Try& t, Frame& f, Value& ret)
     flow = exec(t.body, f, ret);
   } catch (Error& e) {
     if (t.handlers.empty()) throw;
+    // What only tracing cannot do (`jit: cannot branch on ...`) is no
+    // exception of the program: eager would not raise it, so no handler sees it.
+    if (dispatch_->tracing() && std::string_view(e.what()).starts_with("jit: ")) throw;
     std::exception_ptr error = std::current_exception();
     Value exc = exception_value(e);
     for (auto& h : t.handlers) {
