@@ -306,6 +306,14 @@ struct Printer {
         opt(r.cause, d + 1, "from:");
         return;
       }
+      case StmtKind::With: {
+        auto& w = static_cast<const With&>(s);
+        line(d, s.loc, "With");
+        for (auto& i : w.items) opt(i, d + 1, "context:");
+        label(d + 1, "do:");
+        body(w.body, d + 2);
+        return;
+      }
       case StmtKind::Delete:
         line(d, s.loc, "Delete");
         for (auto& t : static_cast<const Delete&>(s).targets) expr(*t, d + 1);

@@ -177,7 +177,7 @@ struct FormattedValue : Expr {
 // ---- statements ----
 #define THN_STMT_KINDS(X) \
   X(ExprStmt) X(Assign) X(AugAssign) X(If) X(While) X(For) X(Break) X(Continue) X(Pass) X(Return) \
-  X(FunctionDef) X(Import) X(FromImport) X(Assert) X(Try) X(Raise) X(Delete) X(ClassDef)
+  X(FunctionDef) X(Import) X(FromImport) X(Assert) X(Try) X(Raise) X(Delete) X(ClassDef) X(With)
 
 enum class StmtKind {
 #define THN_X(k) k,
@@ -303,6 +303,12 @@ struct Raise : Stmt {
 struct Delete : Stmt {
   std::vector<ExprPtr> targets;  // Names, Subscripts, Attributes
   explicit Delete(Loc l) : Stmt(StmtKind::Delete, l) {}
+};
+// `with no_grad():` / `with enable_grad():` (the only context managers).
+struct With : Stmt {
+  std::vector<ExprPtr> items;
+  Body body;
+  explicit With(Loc l) : Stmt(StmtKind::With, l) {}
 };
 // The body runs once in its own frame (slots for comprehension variables
 // only); the names it binds become the class's attributes.

@@ -116,7 +116,14 @@ class Builder {
     if (auto* x = cs->funcdef()) return out.push_back(funcdef(x, {}));
     if (auto* x = cs->classdef()) return out.push_back(classdef(x, {}));
     if (auto* x = cs->try_stmt()) return out.push_back(try_stmt(x));
-    if (auto* x = cs->with_stmt()) error(loc(x), "'with' is not supported in thn");
+    if (auto* x = cs->with_stmt()) {
+      if (!x->NAME().empty())
+        error(loc(x->NAME(0)->getSymbol()), "'with ... as' is not supported in thn: the only context managers are no_grad() and enable_grad()");
+      auto w = std::make_unique<With>(loc(x));
+      for (auto* e : x->expr()) w->items.push_back(expr(e));
+      w->body = block(x->block());
+      return out.push_back(std::move(w));
+    }
     auto* d = cs->decorated();
     std::vector<ExprPtr> decorators;
     for (auto* dec : d->decorator()) decorators.push_back(expr(dec->expr()));

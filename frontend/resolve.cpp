@@ -81,6 +81,7 @@ class Resolver {
       case StmtKind::Delete:
         for (auto& t : static_cast<const Delete&>(s).targets) collect_target(*t, out);
         break;
+      case StmtKind::With: collect(static_cast<const With&>(s).body, out); break;
       case StmtKind::Import:
         for (auto& a : static_cast<const Import&>(s).names) out.push_back(a.asname->id);
         break;
@@ -244,6 +245,12 @@ class Resolver {
       case StmtKind::Delete:
         for (auto& t : static_cast<Delete&>(s).targets) expr(*t);
         break;
+      case StmtKind::With: {
+        auto& w = static_cast<With&>(s);
+        for (auto& i : w.items) expr(*i);
+        body(w.body);
+        break;
+      }
       case StmtKind::Import:
         for (auto& a : static_cast<Import&>(s).names) name(*a.asname);
         break;

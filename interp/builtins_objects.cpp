@@ -74,6 +74,8 @@ void install_object_builtins(Interpreter& in) {
     return d;
   });
   for (auto& [name, cls] : exception_classes()) b[name] = cls;
+  b["no_grad"] = grad_mode_class(false);
+  b["enable_grad"] = grad_mode_class(true);
   b["type"] = make_builtin("type", [](Interpreter& in, CallArgs& a) {
     args_check("type", a, 1, 1);
     return type_of(in, a.args[0]);

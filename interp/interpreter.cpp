@@ -331,6 +331,21 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     case StmtKind::Delete:
       for (auto& t : static_cast<const Delete&>(s).targets) exec_delete(*t, f);
       return Flow::Normal;
+    case StmtKind::With: {
+      // no_grad() / enable_grad(): gradient mode for the body (no tensor
+      // requires grad before autograd, so the body runs as it is).
+      auto& w = static_cast<const With&>(s);
+      for (auto& item : w.items) {
+        Value ctx = eval(*item, f);
+        f.loc = &item->loc;
+        bool grad_mode = ctx.is(Type::Instance) && (ctx.obj<InstanceObj>().cls == grad_mode_class(false).object() ||
+                                                    ctx.obj<InstanceObj>().cls == grad_mode_class(true).object());
+        if (!grad_mode)
+          fail(ErrorKind::TypeError, "'{}' object does not support the context manager protocol (thn's are no_grad() and enable_grad())",
+               type_name(ctx));
+      }
+      return exec(w.body, f, ret);
+    }
     case StmtKind::ClassDef: {
       auto& c = static_cast<const ClassDef&>(s);
       store_name(*c.binding, decorate(exec_class(c, f), c.decorators, f), f);

@@ -362,6 +362,25 @@ const ExceptionTable& table() {
 
 const std::vector<std::pair<std::string, Value>>& exception_classes() { return table().classes; }
 
+Value grad_mode_class(bool enabled) {
+  static const Value classes[2] = {
+      [] {
+        auto c = std::make_shared<ClassObj>();
+        c->name = "no_grad";
+        c->module = "torch";
+        c->dict = make_dict();
+        return Value(Type::Class, c);
+      }(),
+      [] {
+        auto c = std::make_shared<ClassObj>();
+        c->name = "enable_grad";
+        c->module = "torch";
+        c->dict = make_dict();
+        return Value(Type::Class, c);
+      }()};
+  return classes[enabled];
+}
+
 Value exception_class(ErrorKind k) { return table().by_kind.at(int(k)); }
 
 Value make_exception(const Value& cls, std::vector<Value> args) {

@@ -99,6 +99,10 @@ struct SuperObj : Object {
   Value self;
 };
 
+// The classes of `no_grad()` and `enable_grad()`, the context managers of
+// `with` (gradient mode: autograd reads it).
+Value grad_mode_class(bool enabled);
+
 // The built-in exception classes by name (Exception, ValueError, ...), and
 // the one standing for an ErrorKind.
 const std::vector<std::pair<std::string, Value>>& exception_classes();

@@ -69,7 +69,7 @@ NOT_THN = {
     ast.GeneratorExp: "generator expressions are not supported in thn; use a list comprehension",
     ast.Set: "sets are not supported in thn; use a dict or a list",
     ast.SetComp: "sets are not supported in thn; use a dict or a list",
-    ast.With: "'with' is not supported in thn", ast.AsyncFunctionDef: "'async' and 'await' are not supported in thn",
+    ast.AsyncFunctionDef: "'async' and 'await' are not supported in thn",
     ast.NamedExpr: "assignment expressions (':=') are not supported in thn",
     ast.Match: "'match' is not supported in thn",
 }
@@ -213,6 +213,9 @@ def check_is_thn(tree, path, source):
             error.thn_lineno = node.lineno  # raised before the program runs: no frame has it
             raise error
         what = NOT_THN.get(type(node))
+        if isinstance(node, ast.With) and any(item.optional_vars for item in node.items):
+            what = ("'with ... as' is not supported in thn: the only context managers are no_grad() and "
+                    "enable_grad()")
         if what:
             raise syntax_error(what, path, node.lineno, source)
 
