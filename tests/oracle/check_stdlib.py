@@ -86,17 +86,21 @@ class Report:
             print("FAIL " + failure)
 
 
-def low_precision_cases(report, group, ours_fn, ref_fn, x, *extras):
+def low_precision_cases(report, group, ours_fn, ref_fn, x, *extras, exact_113=False):
     """float16 and bfloat16 against the float32 result rounded once (what
     PyTorch 2.x's CPU kernels compute), and bfloat16 against PyTorch 1.13's
-    own bfloat16 kernel, which rounds some intermediates to bfloat16. extras
-    (weights) are rounded to the dtype like x."""
-    for dt in (torch.bfloat16, torch.float16):
+    own bfloat16 kernel, which rounds some intermediates to bfloat16. With
+    exact_113 (silu, gelu tanh, log_softmax over the last dim, layer_norm:
+    nn rounds where that kernel rounds) bfloat16 must equal 1.13's kernel
+    bit for bit, and only float16 is compared with the float32 result.
+    extras (weights) are rounded to the dtype like x."""
+    for dt in (torch.float16,) if exact_113 else (torch.bfloat16, torch.float16):
         low = [t.to(dt) for t in (x,) + extras]
         report.compare(group, f"{dt} vs float32 rounded once", ours_fn(*low),
                        ref_fn(*[t.float() for t in low]).to(dt), TOL_LOW)
     low = [t.bfloat16() for t in (x,) + extras]
-    report.compare(group, "vs torch 1.13 bfloat16 kernel", ours_fn(*low), ref_fn(*low), TOL_LOW_113)
+    report.compare(group, "vs torch 1.13 bfloat16 kernel" + (", bit for bit" if exact_113 else ""),
+                   ours_fn(*low), ref_fn(*low), 0 if exact_113 else TOL_LOW_113)
 
 
 def check_softmax(report, dtype):
@@ -224,15 +228,24 @@ def check_low_precision(report):
     w, b = torch.randn(40), torch.randn(40)
     low_precision_cases(report, "softmax", lambda t: nn.softmax(t, -1), lambda t: F.softmax(t, -1), x)
     low_precision_cases(report, "log_softmax", lambda t: nn.log_softmax(t, -1),
-                        lambda t: F.log_softmax(t, -1), x)
+                        lambda t: F.log_softmax(t, -1), x, exact_113=True)
     low_precision_cases(report, "layer_norm", lambda t: nn.layer_norm(t, (40,)),
-                        lambda t: F.layer_norm(t, (40,)), x)
+                        lambda t: F.layer_norm(t, (40,)), x, exact_113=True)
     low_precision_cases(report, "layer_norm", lambda t, w, b: nn.layer_norm(t, (40,), w, b),
-                        lambda t, w, b: F.layer_norm(t, (40,), w, b), x, w, b)
+                        lambda t, w, b: F.layer_norm(t, (40,), w, b), x, w, b, exact_113=True)
     low_precision_cases(report, "gelu", nn.gelu, F.gelu, x)
     low_precision_cases(report, "gelu", lambda t: nn.gelu(t, approximate="tanh"),
-                        lambda t: F.gelu(t, approximate="tanh"), x)
-    low_precision_cases(report, "silu", nn.silu, F.silu, x)
+                        lambda t: F.gelu(t, approximate="tanh"), x, exact_113=True)
+    low_precision_cases(report, "silu", nn.silu, F.silu, x, exact_113=True)
+    # 64-wide rows, and other widths (the lane order of the sums and moments).
+    for n in (64, 7, 16, 17, 33, 200):
+        y = torch.randn(6, n) * 3
+        wy, by = torch.randn(n), torch.randn(n)
+        low_precision_cases(report, "log_softmax", lambda t: nn.log_softmax(t, -1),
+                            lambda t: F.log_softmax(t, -1), y, exact_113=True)
+        low_precision_cases(report, "layer_norm", lambda t, w, b: nn.layer_norm(t, (n,), w, b),
+                            lambda t, w, b: F.layer_norm(t, (n,), w, b), y, wy, by, exact_113=True)
+        low_precision_cases(report, "silu", nn.silu, F.silu, y, exact_113=True)
     for dt in (torch.bfloat16,):  # (PyTorch 1.13 has no float16 leaky_relu/softplus on the CPU)
         report.compare("leaky_relu", str(dt), nn.leaky_relu(x.to(dt)), F.leaky_relu(x.to(dt)), 0)
         report.compare("softplus", str(dt), nn.softplus(x.to(dt)), F.softplus(x.to(dt)), TOL_LOW_113)

@@ -1,14 +1,16 @@
-"""Checks that a .thn file stays inside the thn language (LANGUAGE.md).
+"""Checks that a .thn file stays inside the thn language (docs/language.md).
 
 CPython accepts far more than thn, so a script that runs under the oracle may
 still use a construct or a name that `thn run` rejects. check_file() parses
 the file with Python's ast and reports, with line numbers:
-- syntax outside the subset (classes, lambda, try, dicts, f-strings, global,
-  *args / **kwargs, generators, chained comparisons, ...);
+- syntax outside the subset (global, generators, sets, with ... as,
+  chained comparisons, ...);
 - global names that are neither bound in the file nor thn builtins, ops
   (docs/ops.md, generated from runtime/ops.def) or jit introspection;
 - attributes that are neither tensor methods (docs/ops.md), names of the
-  math / time modules, nor functions of an imported stdlib module.
+  math / time modules, functions or classes of a stdlib module, methods of
+  str, list and dict, special names, nor attributes the file sets
+  (`self.w = ...`) or methods its classes define.
 """
 import ast
 import pathlib
@@ -20,7 +22,17 @@ STDLIB = REPO / "stdlib"
 _BUILTINS = set("""print len range min max abs sum int float bool str list
 tuple isinstance zip enumerate round True False None jit last_traces
 last_prologue last_execution_trace cache_hits cache_misses float32 float64
-float16 bfloat16 int32 int64""".split())
+float16 bfloat16 int32 int64 dict type repr format divmod reversed map filter
+hash id callable getattr setattr hasattr delattr dir help super staticmethod
+object sorted any all no_grad enable_grad save_npy load_npy Tensor
+BaseException Exception KeyboardInterrupt ArithmeticError LookupError
+RuntimeError ZeroDivisionError OverflowError IndexError KeyError ValueError
+TypeError NameError UnboundLocalError AttributeError AssertionError
+NotImplementedError RecursionError ImportError ModuleNotFoundError SyntaxError
+MemoryError OSError FileNotFoundError __file__ __name__""".split())
+_VALUE_METHODS = set("""append extend insert pop reverse copy count index keys values items get
+update setdefault clear upper lower strip lstrip rstrip split splitlines join replace startswith
+endswith find rfind format isdigit isalpha isspace isalnum ljust rjust center zfill""".split())
 _MODULE_ATTRS = {
     "math": set("sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()),
     "time": {"perf_counter"},
@@ -33,6 +45,9 @@ _ALLOWED_NODES = (
     ast.Subscript, ast.Slice, ast.Name, ast.List, ast.Tuple, ast.ListComp,
     ast.comprehension, ast.arguments, ast.arg, ast.expr_context, ast.boolop,
     ast.operator, ast.unaryop, ast.cmpop,
+    # language v2
+    ast.ClassDef, ast.Raise, ast.Try, ast.ExceptHandler, ast.JoinedStr, ast.FormattedValue,
+    ast.Starred, ast.Dict, ast.DictComp, ast.Lambda, ast.Delete, ast.With, ast.withitem,
 )
 
 
@@ -47,7 +62,7 @@ def _stdlib_functions():
     names = set()
     for path in STDLIB.glob("*.thn"):
         tree = ast.parse(path.read_text())
-        names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+        names |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
     return names
 
 
@@ -58,7 +73,9 @@ def _bound_names(tree):
             bound.add(node.id)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
-        elif isinstance(node, ast.FunctionDef):
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
             bound.add(node.name)
         elif isinstance(node, ast.alias):
             bound.add((node.asname or node.name).split(".")[0])
@@ -71,12 +88,10 @@ def _syntax_problem(node):
     if isinstance(node, ast.Constant) and not isinstance(
             node.value, (bool, int, float, str, type(None), type(...))):
         return "constant " + repr(node.value) + " is not a thn literal"
-    if isinstance(node, ast.arguments) and (node.vararg or node.kwarg or node.posonlyargs):
-        return "*args, **kwargs and positional-only parameters are not in thn"
-    if isinstance(node, ast.Call) and any(
-            isinstance(a, ast.Starred) for a in node.args) or isinstance(
-            node, ast.keyword) and node.arg is None:
-        return "* and ** in calls are not in thn"
+    if isinstance(node, ast.arguments) and node.posonlyargs:
+        return "positional-only parameters are not in thn"
+    if isinstance(node, ast.withitem) and node.optional_vars is not None:
+        return "with ... as is not in thn"
     if isinstance(node, ast.Compare) and len(node.ops) > 1:
         return "chained comparison (thn compares left to right, pairwise)"
     return None
@@ -95,7 +110,12 @@ def check_file(path):
     tree = ast.parse(path.read_text(), str(path))
     functions, methods = _ops_names()
     known = _BUILTINS | functions | _bound_names(tree) | set(_MODULE_ATTRS)
-    attrs = methods | _stdlib_functions() | set().union(*_MODULE_ATTRS.values())
+    attrs = methods | _stdlib_functions() | set().union(*_MODULE_ATTRS.values()) | _VALUE_METHODS
+    for node in ast.walk(tree):  # what the file's objects hold: attributes it sets, methods it defines
+        if isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+            attrs.add(node.attr)
+        elif isinstance(node, ast.ClassDef):
+            attrs |= {n.name for n in node.body if isinstance(n, ast.FunctionDef)}
     problems = []
     for node, line in _walk_with_lines(tree):
         problem = _syntax_problem(node)
@@ -104,7 +124,7 @@ def check_file(path):
         if problem is None and isinstance(node, ast.Attribute):
             base = node.value.id if isinstance(node.value, ast.Name) else None
             allowed = _MODULE_ATTRS.get(base, attrs)
-            if node.attr not in allowed:
+            if node.attr not in allowed and not (node.attr.startswith("__") and node.attr.endswith("__")):
                 problem = "unknown attribute ." + node.attr
         if problem is not None:
             problems.append(f"{path}:{line}: {problem}")
