@@ -403,6 +403,15 @@ bool Interpreter::equals(const Value& a, const Value& b) {
     if (a.is(Type::Float) || b.is(Type::Float)) return exact(a) == exact(b);
     return a.as_int() == b.as_int();
   }
+  // An object's __eq__ (either side's, the left first), whatever the other is.
+  for (const Value* x : {&a, &b})
+    if (x->is(Type::Instance)) {
+      if (same_object(a, b)) return true;
+      Value m = special(*x, "__eq__");
+      if (m.is(Type::Unbound)) continue;
+      CallArgs args{{x == &a ? b : a}, {}};
+      return truth(call(m, args));
+    }
   if (a.type() != b.type()) return false;
   if (a.object() && same_object(a, b)) return true;  // identity first, as Python's containers
   switch (a.type()) {
@@ -426,12 +435,6 @@ bool Interpreter::equals(const Value& a, const Value& b) {
         same = w && equals(v, *w);
       });
       return same;
-    }
-    case Type::Instance: {
-      Value m = special(a, "__eq__");
-      if (m.is(Type::Unbound)) return false;
-      CallArgs args{{b}, {}};
-      return truth(call(m, args));
     }
     case Type::DType: return a.as_dtype() == b.as_dtype();
     case Type::Device: return a.as_device() == b.as_device();

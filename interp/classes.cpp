@@ -253,6 +253,7 @@ Interpreter::Flow Interpreter::exec_handlers(const Try& t, Frame& f, Value& ret)
     if (dispatch_->tracing() && std::string_view(e.what()).starts_with("jit: ")) throw;
     std::exception_ptr error = std::current_exception();
     Value exc = exception_value(e);
+    const Loc* raised_at = f.loc;  // an error no handler takes stays placed where it was raised
     for (auto& h : t.handlers) {
       if (h.type) {
         Value spec = eval(*h.type, f);
@@ -273,6 +274,7 @@ Interpreter::Flow Interpreter::exec_handlers(const Try& t, Frame& f, Value& ret)
       }
       return out;
     }
+    f.loc = raised_at;
     throw;
   }
   if (flow == Flow::Normal && !t.orelse.empty()) return exec(t.orelse, f, ret);

@@ -14,6 +14,7 @@ namespace {
 // [[fill]align][sign][z][#][0][width][grouping][.precision][type]
 struct Spec {
   std::string fill = " ";
+  bool fill_given = false;
   char align = 0, sign = '-', type = 0, grouping = 0;
   bool alternate = false, zero = false, no_neg_zero = false;
   int64_t width = -1, precision = -1;
@@ -34,6 +35,7 @@ Spec parse_spec(const std::string& text, const char* type_name) {
   while (first < n && (static_cast<unsigned char>(text[first]) & 0xC0) == 0x80) ++first;
   if (first < n && is_align(text[first])) {
     s.fill = text.substr(0, first);
+    s.fill_given = true;
     s.align = text[first];
     i = first + 1;
   } else if (i < n && is_align(text[i])) {
@@ -61,9 +63,9 @@ Spec parse_spec(const std::string& text, const char* type_name) {
   }
   if (i < n) s.type = text[i++];
   if (i < n) fail(ErrorKind::ValueError, "Invalid format specifier '{}' for object of type '{}'", text, type_name);
-  if (s.zero && !s.align) {
+  if (s.zero && !s.fill_given) {  // `0` zero-fills: after the sign unless an alignment is given
     s.fill = "0";
-    s.align = '=';
+    if (!s.align) s.align = '=';
   }
   return s;
 }
@@ -171,7 +173,7 @@ std::string format_float(double x, const Spec& s) {
     if (p > 400) fail(ErrorKind::ValueError, "precision too big");
     switch (type) {
       case 'f': case 'F': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*f" : "%.*f", int(p), a); body = buf; break;
-      case 'e': case 'E': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*E" : "%.*e", int(p), a); body = buf; break;
+      case 'e': case 'E': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*e" : "%.*e", int(p), a); body = buf; break;
       case '%': std::snprintf(buf, sizeof buf, s.alternate ? "%#.*f" : "%.*f", int(p), a * 100); body = std::string(buf) + "%"; break;
       case 'g': case 'G': case 'n': body = general(a, p, false, s.alternate, upper); break;
       default:
@@ -183,6 +185,8 @@ std::string format_float(double x, const Spec& s) {
     }
   }
   if (s.grouping) body = group(body, s.grouping, 3);
+  // z: a result that rounds to zero is positive zero (-0.04 -> "0.0").
+  if (neg && s.no_neg_zero && body.find_first_of("123456789") == std::string::npos) neg = false;
   std::string sign = neg ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
   return pad(s, sign, body, '>');
 }
@@ -190,7 +194,9 @@ std::string format_float(double x, const Spec& s) {
 std::string format_str(const std::string& v, const Spec& s) {
   if (s.type && s.type != 's') fail(ErrorKind::ValueError, "Unknown format code '{}' for object of type 'str'", s.type);
   if (s.sign != '-') fail(ErrorKind::ValueError, "Sign not allowed in string format specifier");
-  if (s.align == '=') fail(ErrorKind::ValueError, "'=' alignment not allowed in string format specifier");
+  Spec t = s;
+  if (s.zero && !s.fill_given && s.align == '=') t.align = '<';  // format("ab", "05"): zero-filled on the right
+  else if (s.align == '=') fail(ErrorKind::ValueError, "'=' alignment not allowed in string format specifier");
   std::string body = v;
   if (s.precision >= 0) {  // the first `precision` code points
     size_t k = 0, n = 0;
@@ -201,7 +207,7 @@ std::string format_str(const std::string& v, const Spec& s) {
     }
     body.resize(k);
   }
-  return pad(s, "", body, '<');
+  return pad(t, "", body, '<');
 }
 
 }  // namespace
@@ -332,6 +338,8 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
         if (v.is(Type::Float) && (type == 'd' || type == 'i' || type == 'u')) {
           double f = std::trunc(v.as_float());
           if (!std::isfinite(f)) fail(ErrorKind::OverflowError, "cannot convert float {} to integer", repr_float(v.as_float()));
+          if (f >= 9223372036854775808.0 || f < -9223372036854775808.0)
+            fail(ErrorKind::OverflowError, "int overflow: {} does not fit in a 64-bit int", repr_float(f));
           v = Value(int64_t(f));
         }
         if (!v.is_int_like())
@@ -355,7 +363,15 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
       case 'c': {
         Spec t = s;
         t.type = 'c';
-        if (arg.is(Type::Str)) out += format_str(arg.as_str(), Spec{t.fill, t.align, '-', 0, 0, false, false, false, t.width, -1});
+        if (arg.is(Type::Str)) {
+          if (arg.as_str().empty() || utf8_length(arg.as_str()) != 1)
+            fail(ErrorKind::TypeError, "%c requires an int or a unicode character, not a string of length {}", utf8_length(arg.as_str()));
+          Spec c;
+          c.fill = t.fill;
+          c.align = t.align;
+          c.width = t.width;
+          out += format_str(arg.as_str(), c);
+        }
         else out += format_int(arg.as_int(), t);
         break;
       }
@@ -678,7 +694,16 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
         sp.align = '=';
         return Value::str(pad(sp, sign ? t.substr(0, 1) : "", sign ? t.substr(1) : t, '='));
       }
-      sp.align = name == "ljust" ? '<' : name == "rjust" ? '>' : '^';
+      if (name == "center") {  // CPython: left = pad / 2 + (pad & width & 1)
+        int64_t len = int64_t(utf8_length(t)), width = sp.width, marg = width - len;
+        if (marg <= 0) return self;
+        int64_t left = marg / 2 + (marg & width & 1);
+        std::string l, r;
+        for (int64_t k = 0; k < left; ++k) l += sp.fill;
+        for (int64_t k = 0; k < marg - left; ++k) r += sp.fill;
+        return Value::str(l + t + r);
+      }
+      sp.align = name == "ljust" ? '<' : '>';
       return Value::str(pad(sp, "", t, '<'));
     });
   (void)s;

@@ -306,6 +306,31 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
       } else if (it.is(Type::List)) {  // a list is visited live, as in Python
         auto& items = it.items();
         for (size_t i = 0; i < items.size() && step(Value(items[i])); ++i) {}
+      } else if (it.is(Type::Dict)) {  // its keys; a change of its size is Python's RuntimeError
+        const auto& d = it.obj<DictObj>();
+        size_t n = d.count;
+        for (const Value& k : d.keys()) {
+          if (!step(k)) break;
+          if (d.count != n) {
+            f.loc = &fo.iter->loc;
+            fail(ErrorKind::RuntimeError, "dictionary changed size during iteration");
+          }
+        }
+      } else if (it.is(Type::Instance) && special(it, "__iter__").is(Type::Unbound) &&
+                 !special(it, "__getitem__").is(Type::Unbound)) {
+        // The sequence protocol, one item at a time: it[0], it[1], ... until IndexError.
+        Value get = special(it, "__getitem__");
+        for (int64_t i = 0;; ++i) {
+          CallArgs at{{Value(i)}, {}};
+          Value x;
+          try {
+            x = call(get, at);
+          } catch (Error& e) {
+            if (e.kind() != ErrorKind::IndexError) throw;
+            break;
+          }
+          if (!step(x)) break;
+        }
       } else {
         for (const Value& x : iterate(it))
           if (!step(x)) break;
@@ -640,6 +665,11 @@ Value Interpreter::eval_call(const Call& c, Frame& f) {
   for (auto& k : c.keywords) {
     Value v = eval(*k.value, f);
     if (!k.name.empty()) {
+      for (auto& [name, _] : args.kwargs)
+        if (name == k.name) {
+          f.loc = &k.loc;
+          fail(ErrorKind::TypeError, "got multiple values for keyword argument '{}'", name);
+        }
       args.kwargs.emplace_back(k.name, std::move(v));
       continue;
     }

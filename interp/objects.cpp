@@ -258,6 +258,38 @@ Value decode_mappings(const Value& v) {
   return decode(v, open);
 }
 
+namespace {
+
+void dict_entries(const Value& dict, std::vector<Value>& out) {
+  dict.obj<DictObj>().each([&](const Value& k, const Value& x) {
+    out.push_back(k);
+    out.push_back(x);
+  });
+}
+
+}  // namespace
+
+std::vector<Value> class_contents(const ClassObj& cls) {
+  std::vector<Value> out;
+  for (const ClassObj* c = &cls; c; c = c->base.get()) {
+    out.push_back(Value::str(c->name));
+    dict_entries(c->dict, out);
+  }
+  return out;
+}
+
+std::vector<Value> shallow_contents(const Value& v) {
+  if (v.is(Type::List)) return v.items();
+  std::vector<Value> out;
+  if (v.is(Type::Dict)) dict_entries(v, out);
+  if (v.is(Type::Instance)) {
+    out = class_contents(*v.obj<InstanceObj>().cls);
+    out.push_back(Value::ellipsis());  // (between the classes' attributes and the object's)
+    dict_entries(v.obj<InstanceObj>().dict, out);
+  }
+  return out;
+}
+
 const Value& child_at(const Value& v, size_t i) {
   if (v.is_sequence()) return v.items()[i];
   const DictObj& d = v.is(Type::Instance) ? v.obj<InstanceObj>().dict.obj<DictObj>() : v.obj<DictObj>();
@@ -397,7 +429,7 @@ void raise_key_error(const Value& key) {
 Value exception_value(const Error& e) {
   if (auto* r = dynamic_cast<const RaisedError*>(&e)) return r->exception;
   std::vector<Value> args;
-  if (*e.what() || e.kind() != ErrorKind::KeyboardInterrupt) args.push_back(Value::str(e.what()));
+  if (*e.what()) args.push_back(Value::str(e.what()));
   return make_exception(exception_class(e.kind()), std::move(args));
 }
 

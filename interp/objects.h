@@ -124,6 +124,13 @@ Value decode_mappings(const Value& v);
 // written into `d` (replacing what it held).
 Value encode_entries(const DictObj& d);
 void decode_entries_into(DictObj& d, const Value& encoded);
+// What a guard on a mutable value read from outside a trace compares: a
+// list's items; a dict's keys and values; an object's class, attributes,
+// and its classes' attributes (a class attribute may change too). Empty for
+// other values.
+std::vector<Value> shallow_contents(const Value& v);
+std::vector<Value> class_contents(const ClassObj& cls);  // each class of the chain: its name, then its entries
+
 // The i-th item of a list or tuple, the i-th value of a dict, or the i-th
 // attribute of an object, in insertion order.
 const Value& child_at(const Value& v, size_t i);

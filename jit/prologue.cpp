@@ -64,8 +64,9 @@ bool Prologue::External::holds() const {
   } else if (!same_constant(now, g.expected)) {
     return false;
   }
-  if (!now.is(Type::List)) return true;
-  const auto& items = now.items();
+  if (!now.is(Type::List) && !now.is(Type::Dict) && !now.is(Type::Instance)) return true;
+  // A mutable value: its contents (one level) must be what the trace read.
+  const std::vector<Value> items = shallow_contents(now);
   if (items.size() != g.items.size()) return false;
   for (size_t i = 0; i < items.size(); ++i)
     if (!same_constant(items[i], g.items[i])) return false;
@@ -166,6 +167,8 @@ Prologue::Prologue(const TraceResult& r) {
     code_.push_back({Op::External, 0, 0, int32_t(externals_.size() - 1), 0});
     std::string what = g.expected.is_number() || g.expected.is(Type::Str) ? "== " + to_repr(g.expected)
                        : g.expected.is(Type::List) ? fmt::format("is the same list of {} items", g.items.size())
+                       : g.expected.is(Type::Dict) ? fmt::format("is the same dict of {} entries, the same values", g.items.size() / 2)
+                       : g.expected.is(Type::Instance) ? fmt::format("is the same {} with the same attributes", type_name(g.expected))
                                                    : "is the same " + type_name(g.expected);
     line(fmt::format("check_name({})  # {}", g.name, what));
   }
@@ -245,7 +248,10 @@ void Prologue::compile_leaves(const TraceResult& r) {
       case InputLeaf::Mapping: {
         MappingKind kind;
         const bool object = l.value.is(Type::Instance);
-        if (object) kind.cls = l.value.obj<InstanceObj>().cls;
+        if (object) {
+          kind.cls = l.value.obj<InstanceObj>().cls;
+          kind.class_contents = class_contents(*l.value.obj<InstanceObj>().cls);
+        }
         std::vector<std::string> keys;
         (object ? l.value.obj<InstanceObj>().dict : l.value).obj<DictObj>().each([&](const Value& k, const Value&) {
           kind.keys.push_back(k);
@@ -384,6 +390,12 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           if (kind.cls ? !v.is(Type::Instance) || v.obj<InstanceObj>().cls != kind.cls : !v.is(Type::Dict)) return false;
           const DictObj& d = (kind.cls ? v.obj<InstanceObj>().dict : v).obj<DictObj>();
           if (d.count != kind.keys.size()) return false;
+          if (kind.cls) {
+            const std::vector<Value> now = class_contents(*v.obj<InstanceObj>().cls);
+            if (now.size() != kind.class_contents.size()) return false;
+            for (size_t c = 0; c < now.size(); ++c)
+              if (!same_constant(now[c], kind.class_contents[c])) return false;
+          }
           size_t k = 0;
           bool same = true;
           d.each([&](const Value& key, const Value&) { same = same && key_equals(key, kind.keys[k++]); });

@@ -57,6 +57,7 @@ class Prologue {
   struct MappingKind {
     std::shared_ptr<const Object> cls;  // null for a dict
     std::vector<Value> keys;
+    std::vector<Value> class_contents;  // an object's classes' attributes: a class attribute may change
   };
   std::vector<MappingKind> mappings_;
   int refs_ = 0;
