@@ -275,6 +275,7 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     for (const InputLeaf& l : r.leaves)
       if (!l.proxy.is_none()) inputs.push_back(l.value);
     TraceExecutor(trace_).run(in_, inputs);
+    write_back_before_failure(r.leaves);
     std::rethrow_exception(failed);
   }
   // A list argument the code changed: its new items become outputs.
@@ -365,6 +366,43 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   r.depends_on_strides = depends_on_strides_;
   r.depends_on_offset = depends_on_offset_;
   return r;
+}
+
+// The function raised while tracing: the dicts, objects and lists it
+// changed before that keep their changes, as eager's would, where the new
+// values are known without running the trace: numbers (a number proxy holds
+// this call's value), and arguments' own tensors and containers. One that
+// took a tensor computed by the trace keeps its old contents.
+void Tracer::write_back_before_failure(const std::vector<InputLeaf>& leaves) {
+  std::unordered_map<const Object*, Value> originals;  // a traced copy or input proxy -> the argument
+  for (const InputLeaf& l : leaves)
+    if (l.proxy.is_proxy() && l.proxy.is(Type::Tensor)) originals.emplace(l.proxy.object().get(), l.value);
+  for (const MappingArgument& m : mappings_) originals.emplace(m.traced.object().get(), leaves[size_t(m.leaf)].value);
+  for (const ListArgument& l : lists_) originals.emplace(l.list.object().get(), leaves[size_t(l.leaf)].value);
+  auto concrete = [&](const Value& v, bool& known) -> Value {
+    if (v.is_proxy() && !v.is(Type::Tensor)) return v.without_proxy();
+    if (!v.object()) return v;
+    if (auto it = originals.find(v.object().get()); it != originals.end()) return it->second;
+    if (v.is_proxy()) known = false;
+    return v;
+  };
+  for (const MappingArgument& m : mappings_) {
+    const DictObj& now = (m.traced.is(Type::Instance) ? m.traced.obj<InstanceObj>().dict : m.traced).obj<DictObj>();
+    bool known = true;
+    std::vector<std::pair<Value, Value>> entries;
+    now.each([&](const Value& k, const Value& v) { entries.emplace_back(k, concrete(v, known)); });
+    if (!known) continue;
+    const Value& original = leaves[size_t(m.leaf)].value;
+    DictObj& target = (original.is(Type::Instance) ? original.obj<InstanceObj>().dict : original).obj<DictObj>();
+    target.clear();
+    for (auto& [k, v] : entries) target.set(k, v);
+  }
+  for (const ListArgument& l : lists_) {
+    bool known = true;
+    std::vector<Value> items;
+    for (const Value& v : l.list.items()) items.push_back(concrete(v, known));
+    if (known) leaves[size_t(l.leaf)].value.items() = std::move(items);
+  }
 }
 
 std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {

@@ -182,6 +182,7 @@ class Tracer : public OpDispatch {
   // OutputLink puts a list (an update root is not linked itself).
   struct Links;
   Value link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links);
+  void write_back_before_failure(const std::vector<InputLeaf>& leaves);
   // A proxy of `meta` (a meta tensor, or a number's real 0-dim tensor)
   // on `device`.
   Value new_tensor(Tensor meta, Device device, const std::string& name = "");
