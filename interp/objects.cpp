@@ -174,7 +174,7 @@ Value* dict_get(const Value& dict, const std::string& key) {
   return dict.obj<DictObj>().find(Value::str(key));
 }
 
-// ---- dicts in jit outputs ----
+// ---- dicts and objects in jit outputs ----
 
 namespace {
 
@@ -192,40 +192,31 @@ bool holds(const Value& v, bool (*match)(const Value&), std::vector<const Object
   return found;
 }
 
-bool is_mapping(const Value& v) { return v.is(Type::Dict) || v.is(Type::Instance); }
-
 bool is_encoded(const Value& v) {
-  return v.is(Type::Tuple) && !v.is_proxy() && v.obj<ListObj>().return_type == "__dict__";
+  if (!v.is(Type::Tuple) || v.is_proxy()) return false;
+  const std::string& t = v.obj<ListObj>().return_type;
+  return t == "__dict__" || t == "__object__";
 }
 
 }  // namespace
 
-Value encode_entries(const DictObj& d) {
+Value encode_shallow(const Value& v) {
+  const DictObj& d = (v.is(Type::Instance) ? v.obj<InstanceObj>().dict : v).obj<DictObj>();
   std::vector<Value> keys, values;
-  d.each([&](const Value& k, const Value& v) {
+  d.each([&](const Value& k, const Value& x) {
     keys.push_back(k);
-    values.push_back(encode_mappings(v));
+    values.push_back(x);
   });
-  return return_tuple("__dict__", {Value::tuple(std::move(keys)), Value::tuple(std::move(values))});
-}
-
-Value encode_mappings(const Value& v) {
-  if (v.is(Type::Dict)) return encode_entries(v.obj<DictObj>());
-  if (v.is(Type::Instance))
-    fail(ErrorKind::TypeError,
-         "jit: a jitted function cannot return a '{}' object yet; return its tensors, or a dict of them",
-         type_name(v));
-  std::vector<const Object*> open;
-  if (!holds(v, is_mapping, open)) return v;
-  std::vector<Value> items;
-  for (const Value& x : v.items()) items.push_back(encode_mappings(x));
-  return v.like(std::move(items));
+  if (v.is(Type::Dict)) return return_tuple("__dict__", {Value::tuple(std::move(keys)), Value::tuple(std::move(values))});
+  return return_tuple("__object__", {Value(Type::Class, v.obj<InstanceObj>().cls), Value::tuple(std::move(keys)),
+                                     Value::tuple(std::move(values))});
 }
 
 void decode_entries_into(DictObj& d, const Value& encoded) {
   d.clear();
-  const auto& keys = encoded.items()[0].items();
-  const auto& values = encoded.items()[1].items();
+  const auto& items = encoded.items();
+  const auto& keys = items[items.size() - 2].items();
+  const auto& values = items.back().items();
   for (size_t i = 0; i < keys.size(); ++i) d.set(keys[i], decode_mappings(values[i]));
 }
 
@@ -235,7 +226,10 @@ Value decode(const Value& v, std::vector<const Object*>& open) {
   if (is_encoded(v)) {
     Value d = make_dict();
     decode_entries_into(d.obj<DictObj>(), v);
-    return d;
+    if (v.obj<ListObj>().return_type == "__dict__") return d;
+    auto inst = std::make_shared<InstanceObj>(std::static_pointer_cast<ClassObj>(v.items()[0].object()));
+    inst->dict = d;
+    return Value(Type::Instance, inst);
   }
   if (!v.is_sequence() || v.is_proxy() || std::find(open.begin(), open.end(), v.object().get()) != open.end()) return v;
   std::vector<const Object*> probe;

@@ -115,15 +115,16 @@ Value make_exception(const Value& cls, std::vector<Value> args);
 // one made for the error's kind and message.
 Value exception_value(const Error& e);
 
-// A jit trace's output holds lists and tuples only: a dict in it is
-// encoded as a tuple (keys, values) marked "__dict__", and decoded back
-// after the run. An object in a jit function's result is an error.
-Value encode_mappings(const Value& v);
+// A jit trace's output holds lists and tuples only: a dict in it is a
+// tuple marked "__dict__" holding (keys, values), an object one marked
+// "__object__" holding (class, keys, values); the values are the entries
+// as they are (the tracer links and encodes them in turn). decode_mappings
+// turns them back after the run (an object comes back as a new object of
+// its class); decode_entries_into writes one's entries into `d`.
+Value encode_shallow(const Value& v);
 Value decode_mappings(const Value& v);
-// A dict's entries as an encoded tuple, and an encoded tuple's entries
-// written into `d` (replacing what it held).
-Value encode_entries(const DictObj& d);
 void decode_entries_into(DictObj& d, const Value& encoded);
+
 // What a guard on a mutable value read from outside a trace compares: a
 // list's items; a dict's keys and values; an object's class, attributes,
 // and its classes' attributes (a class attribute may change too). Empty for

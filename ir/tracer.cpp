@@ -304,11 +304,11 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     });
     if (same) continue;
     r.list_updates.push_back(argument_path(m.leaf));
-    changed.push_back(encode_entries(now));
+    changed.push_back(encode_shallow(m.traced));
   }
-  out = encode_mappings(out);
   Links links{r.output_links, {}, argument_path, {}};
   for (const ListArgument& l : lists_) links.arguments.emplace(l.list.object().get(), l.leaf);
+  for (const MappingArgument& m : mappings_) links.arguments.emplace(m.traced.object().get(), m.leaf);
   std::vector<int> path;
   if (changed.empty()) {
     trace_.output = link_output(out, path, false, links);
@@ -441,6 +441,15 @@ Value Tracer::on_meta(const Value& v) {
 }
 
 Value Tracer::link_output(const Value& v, std::vector<int>& path, bool update_root, Links& links) {
+  if (v.is(Type::Dict) || v.is(Type::Instance)) {
+    // An argument's dict or object comes back as itself; another is encoded
+    // (a marked tuple of its entries, decoded after the run).
+    if (auto a = links.arguments.find(v.object().get()); a != links.arguments.end()) {
+      links.out.push_back({path, links.path_of(a->second), true});
+      return Value();
+    }
+    return link_output(encode_shallow(v), path, false, links);
+  }
   if (!v.is_sequence()) return traced(v);
   if (v.is(Type::List) && !update_root) {
     if (auto a = links.arguments.find(v.object().get()); a != links.arguments.end()) {
