@@ -45,6 +45,10 @@ class TracedError : public LocatedError {
   std::vector<TraceEntry> trace;
 };
 
+// Re-raises the error in flight with frame f added to its traceback (an
+// unplaced error placed at f's statement).
+[[noreturn]] void rethrow_with_frame(const Frame& f);
+
 struct InterpOptions {
   std::vector<std::string> module_path;  // folders searched by `import`, in order
   std::FILE* out = stdout;
