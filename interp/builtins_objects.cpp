@@ -12,14 +12,7 @@ namespace thn {
 
 namespace {
 
-void args_check(const char* name, const CallArgs& a, size_t lo, size_t hi) {
-  if (!a.kwargs.empty()) fail(ErrorKind::TypeError, "{}() takes no keyword arguments", name);
-  if (a.args.size() < lo || a.args.size() > hi) {
-    if (lo == hi) fail(ErrorKind::TypeError, "{}() takes exactly {} argument{} ({} given)", name, lo, lo == 1 ? "" : "s", a.args.size());
-    if (a.args.size() < lo) fail(ErrorKind::TypeError, "{} expected at least {} argument{}, got {}", name, lo, lo == 1 ? "" : "s", a.args.size());
-    fail(ErrorKind::TypeError, "{} expected at most {} argument{}, got {}", name, hi, hi == 1 ? "" : "s", a.args.size());
-  }
-}
+void args_check(const char* name, const CallArgs& a, size_t lo, size_t hi) { method_arity(name, a, lo, hi); }
 
 const std::string& attr_name(const char* fn, const Value& v) {
   if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "{}(): attribute name must be string, not '{}'", fn, type_name(v));
@@ -27,7 +20,7 @@ const std::string& attr_name(const char* fn, const Value& v) {
 }
 
 // The type of a value: its class for an instance, else the builtin type.
-Value type_of(Interpreter& in, const Value& v) {
+Value type_of(const Value& v) {
   switch (v.type()) {
     case Type::Instance: return Value(Type::Class, v.obj<InstanceObj>().cls);
     case Type::Bool: return Value(TypeTag::Bool);
@@ -42,12 +35,7 @@ Value type_of(Interpreter& in, const Value& v) {
     case Type::Device: return Value(TypeTag::Device);
     default: {
       // Types without a value of their own print as Python names them.
-      (void)in;
-      auto c = std::make_shared<ClassObj>();
-      c->name = type_name(v);
-      c->module = "builtins";
-      c->dict = make_dict();
-      return Value(Type::Class, c);
+      return make_class(type_name(v), "builtins");
     }
   }
 }
@@ -60,25 +48,22 @@ void install_object_builtins(Interpreter& in) {
   b["object"] = Value(TypeTag::Object);
   b["__type_object"] = make_builtin("object", [](Interpreter&, CallArgs& a) {
     args_check("object", a, 0, 0);
-    auto c = std::make_shared<ClassObj>();
-    c->name = "object";
-    c->module = "builtins";
-    c->dict = make_dict();
-    return Value(Type::Instance, std::make_shared<InstanceObj>(c));
+    static const Value object_class = make_class("object", "builtins");
+    return Value(Type::Instance, std::make_shared<InstanceObj>(std::static_pointer_cast<ClassObj>(object_class.object())));
   });
   b["__type_dict"] = make_builtin("dict", [](Interpreter& in, CallArgs& a) {
     if (a.args.size() > 1) fail(ErrorKind::TypeError, "dict expected at most 1 argument, got {}", a.args.size());
     Value d = make_dict();
-    if (!a.args.empty()) in.dict_update(d.obj<DictObj>(), a.args[0], "dict");
+    if (!a.args.empty()) in.dict_update(d.obj<DictObj>(), a.args[0]);
     for (auto& [k, v] : a.kwargs) d.obj<DictObj>().set(Value::str(k), v);
     return d;
   });
   for (auto& [name, cls] : exception_classes()) b[name] = cls;
   b["no_grad"] = grad_mode_class(false);
   b["enable_grad"] = grad_mode_class(true);
-  b["type"] = make_builtin("type", [](Interpreter& in, CallArgs& a) {
+  b["type"] = make_builtin("type", [](Interpreter&, CallArgs& a) {
     args_check("type", a, 1, 1);
-    return type_of(in, a.args[0]);
+    return type_of(a.args[0]);
   });
   b["repr"] = make_builtin("repr", [](Interpreter& in, CallArgs& a) {
     args_check("repr", a, 1, 1);

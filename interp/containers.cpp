@@ -96,7 +96,6 @@ Value dict_view(const char* kind, std::vector<Value> items) {
 }  // namespace
 
 Value Interpreter::dict_method(const Value& self, const std::string& name) {
-  auto& d = self.obj<DictObj>();
   auto need = [name](CallArgs& a, size_t lo, size_t hi) { method_arity(name, a, lo, hi); };
   auto fn = [&](NativeFn f) { return make_builtin(name, std::move(f)); };
   if (name == "keys")
@@ -147,7 +146,7 @@ Value Interpreter::dict_method(const Value& self, const std::string& name) {
     return fn([self](Interpreter& in, CallArgs& a) {
       if (a.args.size() > 1) fail(ErrorKind::TypeError, "update expected at most 1 argument, got {}", a.args.size());
       auto& d = self.obj<DictObj>();
-      if (!a.args.empty()) in.dict_update(d, a.args[0], "update");
+      if (!a.args.empty()) in.dict_update(d, a.args[0]);
       for (auto& [k, v] : a.kwargs) d.set(Value::str(k), v);
       return Value();
     });
@@ -164,11 +163,10 @@ Value Interpreter::dict_method(const Value& self, const std::string& name) {
       self.obj<DictObj>().clear();
       return Value();
     });
-  (void)d;
   fail(ErrorKind::AttributeError, "'dict' object has no attribute '{}'", name);
 }
 
-void Interpreter::dict_update(DictObj& d, const Value& from, const char* who) {
+void Interpreter::dict_update(DictObj& d, const Value& from) {
   if (from.is(Type::Dict)) {
     if (&from.obj<DictObj>() == &d) return;
     from.obj<DictObj>().each([&](const Value& k, const Value& v) { d.set(k, v); });
@@ -182,7 +180,6 @@ void Interpreter::dict_update(DictObj& d, const Value& from, const char* who) {
     d.set(pair[0], pair[1]);
     ++i;
   }
-  (void)who;
 }
 
 }  // namespace thn

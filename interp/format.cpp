@@ -264,7 +264,6 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
   };
   std::string out;
   size_t i = 0, n = fmt.size();
-  bool used_mapping = false;
   while (i < n) {
     char c = fmt[i++];
     if (c != '%') {
@@ -279,7 +278,7 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
       if (close == std::string::npos) fail(ErrorKind::ValueError, "incomplete format key");
       if (!mapping) fail(ErrorKind::TypeError, "format requires a mapping");
       arg = in.getitem(args, Value::str(fmt.substr(i + 1, close - i - 1)));
-      have = used_mapping = true;
+      have = true;
       i = close + 1;
     }
     Spec s;
@@ -380,7 +379,6 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
     }
   }
   if (!mapping && next < items.size()) fail(ErrorKind::TypeError, "not all arguments converted during string formatting");
-  (void)used_mapping;
   return Value::str(std::move(out));
 }
 
@@ -389,8 +387,6 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
 namespace {
 
 Value format_method(Interpreter& in, const std::string& fmt, CallArgs& a) {
-  std::string out;
-  size_t i = 0, n = fmt.size();
   int auto_index = 0;
   bool manual = false, automatic = false;
   // The value a field name names: an argument, then .attr and [key] lookups.
@@ -492,10 +488,7 @@ Value format_method(Interpreter& in, const std::string& fmt, CallArgs& a) {
     }
     return result;
   };
-  out = expand(fmt, 0);
-  (void)i;
-  (void)n;
-  return Value::str(std::move(out));
+  return Value::str(expand(fmt, 0));
 }
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
@@ -503,7 +496,6 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 }  // namespace
 
 Value Interpreter::str_method(const Value& self, const std::string& name) {
-  const std::string& s = self.as_str();
   auto need = [name](CallArgs& a, size_t lo, size_t hi) { method_arity(name, a, lo, hi); };
   auto str_arg = [name](const Value& v, const char* what = "argument") -> const std::string& {
     if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "{} {} must be str, not {}", name, what, type_name(v));
@@ -706,7 +698,6 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       sp.align = name == "ljust" ? '<' : '>';
       return Value::str(pad(sp, "", t, '<'));
     });
-  (void)s;
   fail(ErrorKind::AttributeError, "'str' object has no attribute '{}'", name);
 }
 

@@ -152,7 +152,7 @@ class Interpreter {
   Value dict_method(const Value& self, const std::string& name);
  public:
   // d.update(from): from a dict or an iterable of pairs.
-  void dict_update(DictObj& d, const Value& from, const char* who);
+  void dict_update(DictObj& d, const Value& from);
  private:
   Value str_method(const Value& self, const std::string& name);
   ModuleObj& load_module(const std::string& name, const std::string& path);

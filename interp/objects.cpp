@@ -295,6 +295,14 @@ const Value& child_at(const Value& v, size_t i) {
 
 // ---- classes and instances ----
 
+Value make_class(std::string name, std::string module) {
+  auto c = std::make_shared<ClassObj>();
+  c->name = std::move(name);
+  c->module = std::move(module);
+  c->dict = make_dict();
+  return Value(Type::Class, c);
+}
+
 const Value* ClassObj::lookup(const std::string& name) const {
   Value key = Value::str(name);
   for (const ClassObj* c = this; c; c = c->base.get())
@@ -331,15 +339,12 @@ struct ExceptionTable {
   std::unordered_map<int, Value> by_kind;
 
   Value add(const std::string& name, const char* base, std::optional<ErrorKind> kind) {
-    auto c = std::make_shared<ClassObj>();
-    c->name = name;
-    c->module = "builtins";
-    c->dict = make_dict();
-    c->kind = kind;
+    Value v = make_class(name, "builtins");
+    auto& c = v.obj<ClassObj>();
+    c.kind = kind;
     if (base)
-      for (auto& [n, v] : classes)
-        if (n == base) c->base = std::static_pointer_cast<ClassObj>(v.object());
-    Value v(Type::Class, c);
+      for (auto& [n, b] : classes)
+        if (n == base) c.base = std::static_pointer_cast<ClassObj>(b.object());
     classes.emplace_back(name, v);
     if (kind) by_kind.emplace(int(*kind), v);
     return v;
@@ -374,8 +379,9 @@ struct ExceptionTable {
     add("MemoryError", "Exception", K::MemoryError);
     add("OSError", "Exception", K::OSError);
     add("FileNotFoundError", "OSError", K::FileNotFoundError);
-    // The first class added for a kind stands for it: RuntimeError's is RuntimeError.
-    by_kind[int(K::RuntimeError)] = classes[5].second;
+    // RuntimeError stands for its kind, not the abstract classes added before it.
+    for (auto& [n, v] : classes)
+      if (n == "RuntimeError") by_kind[int(K::RuntimeError)] = v;
   }
 };
 
@@ -389,21 +395,7 @@ const ExceptionTable& table() {
 const std::vector<std::pair<std::string, Value>>& exception_classes() { return table().classes; }
 
 Value grad_mode_class(bool enabled) {
-  static const Value classes[2] = {
-      [] {
-        auto c = std::make_shared<ClassObj>();
-        c->name = "no_grad";
-        c->module = "torch";
-        c->dict = make_dict();
-        return Value(Type::Class, c);
-      }(),
-      [] {
-        auto c = std::make_shared<ClassObj>();
-        c->name = "enable_grad";
-        c->module = "torch";
-        c->dict = make_dict();
-        return Value(Type::Class, c);
-      }()};
+  static const Value classes[2] = {make_class("no_grad", "torch"), make_class("enable_grad", "torch")};
   return classes[enabled];
 }
 

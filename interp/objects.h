@@ -60,6 +60,10 @@ Value make_dict();
 // A str-keyed dict's item, or null.
 Value* dict_get(const Value& dict, const std::string& key);
 
+struct ClassObj;
+// A new class with an empty namespace (a builtin's when module is "builtins").
+Value make_class(std::string name, std::string module);
+
 // A class: its name, base and namespace (a dict of str). The built-in
 // exception classes are classes too, with the ErrorKind they stand for.
 struct ClassObj : Object {
