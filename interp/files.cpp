@@ -252,13 +252,18 @@ Value save_npy(Interpreter&, CallArgs& a) {
 // ---- JSON (what a safetensors header holds) ----
 
 struct Json {
+  struct Field;  // (a pair would need Json complete here: clang 14 with libstdc++ rejects it)
   enum Kind { Null, Bool, Number, String, Array, Object } kind = Null;
   bool b = false;
   int64_t i = 0;
   bool integral = true;
   std::string s;
   std::vector<Json> items;
-  std::vector<std::pair<std::string, Json>> fields;
+  std::vector<Field> fields;
+};
+struct Json::Field {
+  std::string first;
+  Json second;
 };
 
 class JsonParser {
@@ -301,7 +306,7 @@ class JsonParser {
         ++i_;
         for (auto& f : v.fields)
           if (f.first == key) bad("key " + repr_string(key) + " appears twice");
-        v.fields.emplace_back(std::move(key), value(depth + 1));
+        v.fields.push_back(Json::Field{std::move(key), value(depth + 1)});
         ws();
         if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
         if (i_ < t_.size() && t_[i_] == '}') return ++i_, v;
@@ -494,7 +499,9 @@ Value load_file(Interpreter&, CallArgs& a) {
     uint64_t begin, end;
   };
   std::vector<Entry> entries;
-  for (auto& [name, info] : header.fields) {
+  for (const Json::Field& entry : header.fields) {
+    const std::string& name = entry.first;  // (not a structured binding: clang 14 cannot capture one)
+    const Json& info = entry.second;
     if (name == "__metadata__") {
       if (info.kind != Json::Object) bad_file("load_file", path, "has a __metadata__ that is not an object");
       for (auto& [k, v] : info.fields)
