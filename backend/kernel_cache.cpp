@@ -347,6 +347,44 @@ std::string keep_source(const std::string& name, const std::string& source) {
   return p.string();
 }
 
+namespace {
+
+// The cache's regular files (not following links: a link is counted as itself).
+CacheSummary summarise(std::vector<fs::path>* files) {
+  CacheSummary c;
+  c.dir = kernel_cache_dir();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(c.dir, ec)) {
+    std::error_code e2;
+    if (e.is_directory(e2)) continue;
+    ++c.files;
+    if (e.is_regular_file(e2) && !e.is_symlink(e2)) c.bytes += e.file_size(e2);
+    const fs::path& p = e.path();
+    if (p.extension() == ".sum") {
+      const std::string data = p.stem().extension().string();  // KEY.sum: KEY.so's; NAME.cubin.sum: NAME.cubin's
+      if (data.empty()) ++c.host_modules;
+      else if (data == ".cubin" || data == ".ptx") ++c.device_images;
+    }
+    if (files) files->push_back(p);
+  }
+  return c;
+}
+
+}  // namespace
+
+CacheSummary cache_summary() { return summarise(nullptr); }
+
+CacheSummary clear_cache() {
+  std::vector<fs::path> files;
+  CacheSummary c = summarise(&files);
+  for (const fs::path& p : files) {
+    std::error_code ec;
+    fs::remove(p, ec);
+    if (ec) fail(ErrorKind::OSError, "cannot remove {}: {}", p.string(), ec.message());
+  }
+  return c;
+}
+
 std::shared_ptr<HostModule> cached_module(const std::string& key) {
   fs::path dir = kernel_cache_dir();
   fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");

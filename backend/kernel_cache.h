@@ -6,6 +6,7 @@
 // checksum beside them: an entry whose checksum fails is rebuilt, never
 // loaded. Compile failures report the compiler's log and the path of the
 // generated source.
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -61,6 +62,18 @@ std::string keep_source(const std::string& name, const std::string& source);
 
 // The directory of the disk cache (created on first use).
 std::string kernel_cache_dir();
+
+// What the disk cache holds (`thn cache`): its entries (host modules and
+// device images, each with its checksum) and the bytes of all its files.
+struct CacheSummary {
+  std::string dir;
+  size_t host_modules = 0, device_images = 0, files = 0;
+  uintmax_t bytes = 0;
+};
+CacheSummary cache_summary();
+// Removes every file of the cache (its entries, their locks and any kept
+// sources); what it held before.
+CacheSummary clear_cache();
 
 // A 128-bit hash of s as 32 hex digits (the cache key and checksum).
 std::string hash_hex(std::string_view s);

@@ -178,8 +178,12 @@ Completion complete(Interpreter& in, std::string_view line) {
     }
   }
   std::string_view word = line.substr(c.start);
+  // Private names (`_opmath`, `__init__`) only once a `_` is typed, as IPython.
+  auto last_part = [](std::string_view s) { return s.substr(s.rfind('.') == std::string_view::npos ? 0 : s.rfind('.') + 1); };
+  const bool privates = last_part(word).starts_with("_");
   for (std::string& p : pool)
-    if (std::string_view(p).starts_with(word)) c.candidates.push_back(std::move(p));
+    if (std::string_view(p).starts_with(word) && (privates || !last_part(p).starts_with("_")))
+      c.candidates.push_back(std::move(p));
   std::sort(c.candidates.begin(), c.candidates.end());
   c.candidates.erase(std::unique(c.candidates.begin(), c.candidates.end()), c.candidates.end());
   return c;

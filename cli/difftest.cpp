@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "cli/output_compare.h"
+#include "cli/progress.h"
+#include "cli/run.h"
 
 extern char** environ;
 
@@ -159,8 +161,12 @@ const char* kUsage = "usage: thn difftest FILE...\n";
 int difftest_command(int argc, char** argv) {
   std::vector<std::string> files;
   for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
     if (argv[i][0] == '-') {
-      std::fprintf(stderr, "thn difftest: unknown option: %s\n%s", argv[i], kUsage);
+      unknown_argument("thn difftest", argv[i], {"--help"}, kUsage);
       return 2;
     }
     files.push_back(argv[i]);
@@ -181,7 +187,10 @@ int difftest_command(int argc, char** argv) {
     else tests.push_back(file);
   }
   int differing = 0;
-  for (const auto& file : tests) {
+  Progress progress(stdout);
+  for (size_t i = 0; i < tests.size(); ++i) {
+    const std::string& file = tests[i];
+    progress.show(i, tests.size(), fmt::format("files, {} differ", differing), file);
     std::fflush(stdout);
     auto interpreted = run_self(file, true);
     auto jitted = interpreted ? run_self(file, false) : std::nullopt;
@@ -190,9 +199,11 @@ int difftest_command(int argc, char** argv) {
       return 2;
     }
     std::string found = differences(file, *interpreted, *jitted);
+    if (!found.empty()) progress.clear();
     std::fputs(found.c_str(), stdout);
     differing += found.empty() ? 0 : 1;
   }
+  progress.clear();
   std::printf("difftest: %zu files, %d differ\n", tests.size(), differing);
   return differing > 0 ? 1 : 0;
 }

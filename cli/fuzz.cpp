@@ -23,6 +23,8 @@
 
 #include "cli/difftest.h"
 #include "cli/fuzz_gen.h"
+#include "cli/progress.h"
+#include "cli/run.h"
 #include "runtime/cuda.h"
 
 namespace fs = std::filesystem;
@@ -242,7 +244,7 @@ int fuzz_command(int argc, char** argv) {
       std::fprintf(stderr, "thn fuzz: --device takes cpu or cuda\n%s", kUsage);
       return 2;
     } else {
-      std::fprintf(stderr, "thn fuzz: unknown option: %s\n%s", a.c_str(), kUsage);
+      unknown_argument("thn fuzz", a, {"--help", "--emit", "--seed", "--count", "--start", "--out", "--device"}, kUsage);
       return 2;
     }
   }
@@ -275,10 +277,8 @@ int fuzz_command(int argc, char** argv) {
   int failures = 0, both_failed = 0, calls = 0, hits = 0;
   std::map<std::string, int> by_kind;
   std::string fatal;
-  bool tty = isatty(1);
-  auto clear_bar = [&] {
-    if (tty) std::printf("\r\033[K");
-  };
+  Progress progress(stdout);
+  auto clear_bar = [&] { progress.clear(); };
 
   auto worker = [&](unsigned w) {
     fs::path file = scratch / fmt::format("w{}.thn", w), min_file = scratch / fmt::format("w{}.min.thn", w);
@@ -319,14 +319,9 @@ int fuzz_command(int argc, char** argv) {
   auto started = std::chrono::steady_clock::now();
   while (finished < opt.count && !broken) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    if (!tty) continue;
+    if (!progress.on()) continue;
     std::lock_guard lock(mu);
-    uint64_t done = finished;
-    int width = 30, filled = int(double(width) * double(done) / double(opt.count));
-    std::printf("\r\033[K[%s%s] %llu/%llu programs, %d failed", std::string(size_t(filled), '#').c_str(),
-                std::string(size_t(width - filled), '.').c_str(), (unsigned long long)done,
-                (unsigned long long)opt.count, failures);
-    std::fflush(stdout);
+    progress.show(finished, opt.count, fmt::format("programs, {} failed", failures));
   }
   for (auto& t : threads) t.join();
   clear_bar();

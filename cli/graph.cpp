@@ -42,8 +42,11 @@ class DotWriter {
     out_ = fmt::format("digraph {} {{\n", quote(title_));
     out_ += "  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n  edge [color=\"#555555\"];\n";
     out_ += fmt::format("  label={}; labelloc=b; fontname=\"sans-serif\"; fontsize=11;\n",
-                        quote("jit " + title_ + ": boxes in a cluster run as one fused kernel; red bold = written "
-                              "into an input's memory; blue dotted = a view (alias) of"));
+                        quote("jit " + title_ + "'s execution trace. Blue ellipses: inputs. Boxes in a green cluster: "
+                              "one fused kernel. Yellow boxes: library kernels (matmul, gathers, scans). Grey boxes: "
+                              "number and shape arithmetic.\nDashed boxes: views, their blue dotted edge to what they "
+                              "alias. Red: a write into an input's memory (the bold edge) and that input after the "
+                              "call. Labels leave out arguments at their defaults."));
     for (const Value& in : t_.inputs) input(in, "");
     for (const auto& [proxy, v] : t_.captured) input(proxy, " (captured)");
     int k = 0;
@@ -116,7 +119,7 @@ class DotWriter {
     if (size_t dot = sym.find('.'); dot != std::string::npos) sym = sym.substr(dot + 1);
     std::string args;
     if (!is_fusion(b)) {
-      for (const Value& a : b.args) args += (args.empty() ? "" : ", ") + render(a);
+      args = shown_args(b, [&](const Value& a) { return render(a); });
       if (args.size() > 40) args = args.substr(0, 37) + "...";
       args = "(" + args + ")";
     }
@@ -131,7 +134,13 @@ class DotWriter {
 
   // A write into input `target`: drawn to a node of its own below the
   // computation (the input's memory after the call), not back up to it.
+  // (A result written into the buffer of an intermediate that dies there is
+  // the buffer plan's business, not drawn: red means an input's memory.)
   void writes_into(const std::string& from, const Value& target) {
+    bool input = false;
+    for (const Value& in : t_.inputs) input |= in.is_proxy() && &in.symbolic() == &target.symbolic();
+    for (const auto& [proxy, v] : t_.captured) input |= &proxy.symbolic() == &target.symbolic();
+    if (!input) return;
     auto [it, fresh] = written_.try_emplace(&target.symbolic(), fmt::format("written_{}", written_.size()));
     if (fresh)
       out_ += fmt::format("  {} [label={}, shape=ellipse, style=filled, fillcolor=\"#fadbd8\"];\n", it->second,
@@ -271,7 +280,7 @@ int graph_command(int argc, char** argv) {
     if ((arg == "--fn" || arg == "-o") && i + 1 < argc) {
       (arg == "--fn" ? fn : out) = argv[++i];
     } else if (arg.starts_with("-") || !run.file.empty()) {
-      std::fprintf(stderr, "thn graph: unknown option or extra argument: %s\n%s", arg.c_str(), kGraphUsage);
+      unknown_argument("thn graph", arg, {"--fn"}, kGraphUsage);
       return 2;
     } else {
       run.file = arg;
@@ -304,7 +313,10 @@ int graph_command(int argc, char** argv) {
         std::fputs(dot.c_str(), stdout);
         return 0;
       }
-      return write_graph(dot, out);
+      const int rc = write_graph(dot, out);
+      if (rc == 0 && std::filesystem::exists(out))
+        std::fprintf(stderr, "thn graph: wrote %s's execution trace to %s\n", fn.c_str(), out.c_str());
+      return rc;
     });
   });
 }

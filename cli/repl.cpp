@@ -97,12 +97,14 @@ bool incomplete(const std::string& text, bool last_line_blank) {
 
 struct Session {
   bool interpret = false;
+  std::optional<int> exit_code;  // set by exit(), quit() or a SystemExit: the REPL ends
   std::shared_ptr<JitRegistry> jits;
   std::unique_ptr<Interpreter> interp;
 
   void reset() {
     InterpOptions opts;
     opts.module_path = {".", stdlib_dir()};
+    opts.library_dir = stdlib_dir();
     jits = install_jit(opts, JitOptions{});
     set_interpret(*jits, interpret);
     interp = std::make_unique<Interpreter>(opts);
@@ -115,13 +117,17 @@ struct Session {
     auto src = std::make_shared<const Source>(name, text);
     try {
       Value v = interp->run_interactive(src);
-      if (!v.is_none()) std::printf("%s\n", to_repr(v).c_str());
+      if (!v.is_none()) {
+        std::printf("%s\n", to_repr(v).c_str());
+        interp->main_module().globals["_"] = v;  // the last value, as Python's `_`
+      }
       std::fflush(stdout);
       // A Ctrl-C after the last statement ran: reported, not left for the next input.
       if (take_interrupt()) std::fputs("KeyboardInterrupt\n", stderr);
       return true;
     } catch (...) {
       take_interrupt();  // a Ctrl-C that arrived as the error was raised
+      if ((exit_code = system_exit())) return true;
       report_error();
       return false;
     }
@@ -149,7 +155,7 @@ struct Session {
       std::fprintf(stderr, ":trace: %s has not been called yet\n", name.c_str());
     } else {
       std::printf("# prologue\n%s\n", j->prologue.c_str());
-      for (const PassRecord& p : *j->passes) std::printf("%s\n", p.printed().c_str());
+      std::fputs(print_passes(*j->passes).c_str(), stdout);
     }
   }
 
@@ -269,6 +275,11 @@ struct Terminal {
   std::string history;
   static inline Terminal* self = nullptr;
   static inline std::vector<std::string> matches;
+  // Bracketed paste: the terminal wraps pasted text in ESC[200~ ... ESC[201~;
+  // the text goes here whole (blank lines inside a function and all) and
+  // the read ends. Bytes read past an ESC that began no paste wait in `held`.
+  static inline std::string pasted, held;
+  static inline std::string indent;  // typed for the user as the next line starts (auto-indent)
 
   explicit Terminal(Session& s) : session(&s) {
     self = this;
@@ -283,21 +294,30 @@ struct Terminal {
     rl_attempted_completion_function = attempt;
     rl_completion_append_character = '\0';
     rl_initialize();
+    std::fputs("\x1b[?2004h", stdout);  // bracketed paste on
+    std::fflush(stdout);
     using_history();
     stifle_history(1000);
     if (!history.empty()) read_history(history.c_str());
   }
 
-  // libedit reads characters through this: a read interrupted by SIGINT
-  // (or a ^C byte, when the terminal passes it on) ends the line.
-  static int getc_interruptible(FILE*) {
+  ~Terminal() {
+    std::fputs("\x1b[?2004l", stdout);  // bracketed paste off
+    std::fflush(stdout);
+  }
+
+  // One byte from the terminal (or EOF on Ctrl-C, or with none in `ms`
+  // milliseconds when ms >= 0).
+  static int byte(int ms = -1) {
     while (true) {
       if (sigint_seen) return EOF;
       pollfd fds[2] = {{0, POLLIN, 0}, {wake_pipe[0], POLLIN, 0}};
-      if (poll(fds, 2, -1) < 0) {
+      const int ready = poll(fds, 2, ms);
+      if (ready < 0) {
         if (errno == EINTR) continue;
         return EOF;
       }
+      if (ready == 0) return EOF;  // (ms passed)
       if (fds[1].revents & POLLIN) {  // the handler ran
         sigint_seen = 1;
         return EOF;
@@ -312,6 +332,44 @@ struct Terminal {
       if (n < 0 && errno == EINTR) continue;
       return EOF;
     }
+  }
+
+  // libedit reads characters through this: a read interrupted by SIGINT
+  // (or a ^C byte, when the terminal passes it on) ends the line; a paste
+  // is taken whole and ends it too.
+  static int getc_interruptible(FILE*) {
+    if (!held.empty()) {
+      const int c = static_cast<unsigned char>(held.front());
+      held.erase(0, 1);
+      return c;
+    }
+    const int c = byte();
+    if (c != 0x1b) return c;
+    const std::string start = "[200~", end = "\x1b[201~";
+    while (held.size() < start.size()) {
+      const int d = byte(20);
+      if (d == EOF) break;
+      held += char(d);
+      if (start.compare(0, held.size(), held) != 0) return c;  // another escape sequence: libedit's
+    }
+    if (held != start) return c;
+    held.clear();
+    std::string text;
+    while (!text.ends_with(end)) {
+      const int d = byte();
+      if (d == EOF) return EOF;
+      text += char(d);
+    }
+    text.resize(text.size() - end.size());
+    for (char& ch : text)
+      if (ch == '\r') ch = '\n';
+    pasted = text;
+    // Shown as typed: each line after the first behind a `... ` prompt.
+    std::string shown;
+    for (char ch : text) shown += ch == '\n' ? std::string("\n... ") : std::string(1, ch);
+    std::fputs(shown.c_str(), stdout);
+    std::fflush(stdout);
+    return '\n';
   }
 
   static char* next_match(const char*, int state) {
@@ -335,26 +393,50 @@ struct Terminal {
     return rl_completion_matches(text, next_match);
   }
 
+  // A line, or (a paste, or a block recalled from the history) several.
   Read read(const char* prompt, std::string& line) {
     char drain[64];
     while (::read(wake_pipe[0], drain, sizeof drain) > 0) {
     }
     sigint_seen = 0;
+    pasted.clear();
+    held = indent;  // (libedit clears text inserted before it reads: the indentation comes as keys)
     char* got = readline(prompt);
+    indent.clear();
     if (sigint_seen) {
       std::free(got);
       return Read::Interrupted;
     }
     if (!got) return Read::Eof;
-    line = got;
+    line = got + pasted;
     std::free(got);
-    if (line.find_first_not_of(" \t") != std::string::npos) {
-      add_history(line.c_str());
-      if (!history.empty()) write_history(history.c_str());
-    }
     return Read::Line;
   }
+
+  // One history entry per input: a whole block is recalled by one Up.
+  void remember(std::string text) {
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (text.find_first_not_of(" \t\n") == std::string::npos) return;
+    add_history(text.c_str());
+    if (!history.empty()) write_history(history.c_str());
+  }
 };
+
+// The indentation the line after `line` starts with inside a block: one
+// level more after a ':', one less after return/pass/break/continue/raise,
+// else the same.
+std::string next_indent(const std::string& line) {
+  const size_t start = line.find_first_not_of(' ');
+  if (start == std::string::npos) return "";
+  std::string lead(start, ' ');
+  std::string code = line.substr(start);
+  if (size_t hash = code.find('#'); hash != std::string::npos) code.resize(hash);
+  while (!code.empty() && (code.back() == ' ' || code.back() == '\t')) code.pop_back();
+  if (code.ends_with(":")) return lead + "    ";
+  for (const char* kw : {"return", "pass", "break", "continue", "raise"})
+    if (code == kw || code.starts_with(std::string(kw) + " ")) return lead.substr(0, lead.size() >= 4 ? lead.size() - 4 : 0);
+  return lead;
+}
 
 int repl_loop(bool interpret, bool tty) {
   Session s;
@@ -385,21 +467,30 @@ int repl_loop(bool interpret, bool tty) {
     if (r == Read::Eof) {
       if (!buffer.empty()) s.run(buffer);
       if (tty) std::printf("\n");
-      return 0;
+      return s.exit_code.value_or(0);
     }
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    blank = line.find_first_not_of(" \t") == std::string::npos;
+    // A paste, or a block recalled from the history: its lines at once,
+    // run as soon as no bracket or string is left open.
+    const bool several = line.find('\n') != std::string::npos;
+    if (!several && !line.empty() && line.back() == '\r') line.pop_back();
+    blank = line.find_first_not_of(" \t\n") == std::string::npos;
     if (buffer.empty()) {
       if (blank) continue;
-      if (line[0] == ':') {
-        if (!s.command(line)) return 0;
+      if (line[0] == ':' && !several) {
+        if (term) term->remember(line);
+        if (!s.command(line) || s.exit_code) return s.exit_code.value_or(0);
         continue;
       }
     }
     buffer += line + "\n";
-    if (incomplete(buffer, blank)) continue;
+    if (incomplete(buffer, blank || several)) {
+      if (term && !several) Terminal::indent = next_indent(line);
+      continue;
+    }
+    if (term) term->remember(buffer);
     s.run(buffer);
     buffer.clear();
+    if (s.exit_code) return *s.exit_code;
   }
 }
 
@@ -414,7 +505,7 @@ int repl_command(int argc, char** argv) {
     if (arg == "--interpret") {
       interpret = true;
     } else {
-      std::fprintf(stderr, "thn repl: unknown option: %s\n%s", arg.c_str(), kReplUsage);
+      unknown_argument("thn repl", arg, {"--interpret"}, kReplUsage);
       return 2;
     }
   }

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "build_config.h"
+#include "cli/progress.h"
 #include "frontend/parser.h"
 #include "frontend/resolve.h"
 #include "interp/interpreter.h"
@@ -122,16 +124,38 @@ std::string error_hint(ErrorKind kind, std::string_view message) {
   if (message.starts_with("jit: ") && message.find("cannot branch on") != std::string_view::npos)
     return "inside jit, choose between tensors with where(cond, a, b), or decide outside the jitted function and "
            "pass the decision in as a number";
+  if (message.starts_with("No module named 'torch") || message == "name 'torch' is not defined")
+    return "thn's names are PyTorch's without the prefix: zeros(3) for torch.zeros(3), x.sum() as ever; "
+           "torch.nn.functional is `import nn`, torch.optim `import optim`, torch.cuda `import cuda`";
   if (message.starts_with("CUDA is not available"))
     return "run on the CPU (leave out device=\"cuda\" and .to(\"cuda\")); `thn --version` shows the GPU thn sees";
   return "";
+}
+
+std::optional<int> system_exit() {
+  try {
+    throw;
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::SystemExit) return std::nullopt;
+    const std::string code = e.what();
+    if (code.empty()) return 0;
+    char* end = nullptr;
+    errno = 0;
+    const long long n = std::strtoll(code.c_str(), &end, 10);
+    if (*end == '\0' && errno == 0) return int(n & 0xff);  // (the status the shell sees, as Python's)
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", code.c_str());
+    return 1;
+  } catch (...) {
+    return std::nullopt;
+  }
 }
 
 ErrorKind report_error() {
   std::fflush(stdout);
   const bool colour = stderr_colour();
   auto located = [&](const LocatedError& e) {
-    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind_name(), e.what(), colour).c_str());
+    std::fprintf(stderr, "%s\n", format_located(e.loc(), e.kind_name(), e.what() + e.note(), colour).c_str());
   };
   ErrorKind kind = ErrorKind::RuntimeError;
   std::string message;
@@ -145,7 +169,7 @@ ErrorKind report_error() {
     located(e);
     kind = e.kind(), message = e.what();
   } catch (Error& e) {
-    std::fprintf(stderr, "thn: %s: %s\n", e.kind_name(), e.what());
+    std::fprintf(stderr, "thn: %s: %s%s\n", e.kind_name(), e.what(), e.note().c_str());
     kind = e.kind(), message = e.what();
   } catch (std::exception& e) {
     std::fprintf(stderr, "thn: internal error: %s\n", e.what());
@@ -171,6 +195,7 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
   InterpOptions opts;
   std::filesystem::path script(path);
   opts.module_path = {script.parent_path().empty() ? "." : script.parent_path().string(), stdlib_dir()};
+  opts.library_dir = stdlib_dir();
   opts.out = run.out;
   std::shared_ptr<JitRegistry> jits;
   if (!run.interpret) jits = install_jit(opts, run.jit);
@@ -178,11 +203,14 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
   install_jit_builtins(interp, run.interpret);
   struct Stats {  // --stats: reported however the script ends
     const std::shared_ptr<JitRegistry>& jits;
+    std::string* into;
     ~Stats() {
       std::fflush(stdout);
-      if (jits) std::fputs(jit_stats(*jits).c_str(), stderr);
+      if (!jits) return;
+      if (into) *into = jit_stats(*jits);
+      else std::fputs(jit_stats(*jits).c_str(), stderr);
     }
-  } stats{jits};
+  } stats{jits, run.stats_into};
   try {
     if (run.emit_ast) {
       std::unique_ptr<ast::Module> m = parse(Source::load(path));
@@ -192,10 +220,33 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
     interp.run_file(path);
     std::fflush(run.out);
   } catch (...) {
+    if (std::optional<int> code = system_exit()) return *code;
     // (Stopped by Ctrl-C: the shell's 128 + SIGINT, as Python's.)
     return report_error() == ErrorKind::KeyboardInterrupt ? 130 : 1;
   }
   return after && jits ? after(*jits) : 0;
+}
+
+bool use_device(const std::string& device, const char* command, const char* usage) {
+  if (device != "cpu" && device != "cuda") {
+    std::fprintf(stderr, "%s: --device takes cpu or cuda%s\n%s", command,
+                 device.empty() ? "" : fmt::format(", not '{}'", device).c_str(), usage);
+    return false;
+  }
+  if (device == "cuda") {
+    if (std::string why; !cuda::available(&why)) {
+      std::fprintf(stderr, "%s: --device cuda: CUDA is not available: %s\n", command, why.c_str());
+      return false;
+    }
+    set_default_device(Device{DeviceType::CUDA});
+  }
+  return true;
+}
+
+void unknown_argument(const char* command, const std::string& arg, const std::vector<std::string>& options,
+                      const char* usage) {
+  std::string note = arg.starts_with("-") ? did_you_mean(arg, options, false) : "";
+  std::fprintf(stderr, "%s: unknown option or extra argument: %s%s\n%s", command, arg.c_str(), note.c_str(), usage);
 }
 
 const char* kRunUsage =
@@ -220,19 +271,7 @@ int run_command(int argc, char** argv) {
     } else if (arg == "--stats") {
       run.jit.stats = true;
     } else if (arg == "--device") {
-      const std::string device = i + 1 < argc ? argv[++i] : "";
-      if (device != "cpu" && device != "cuda") {
-        std::fprintf(stderr, "thn run: --device takes cpu or cuda%s\n%s",
-                     device.empty() ? "" : fmt::format(", not '{}'", device).c_str(), kRunUsage);
-        return 2;
-      }
-      if (device == "cuda") {
-        if (std::string why; !cuda::available(&why)) {
-          std::fprintf(stderr, "thn run: --device cuda: CUDA is not available: %s\n", why.c_str());
-          return 2;
-        }
-        set_default_device(Device{DeviceType::CUDA});
-      }
+      if (!use_device(i + 1 < argc ? argv[++i] : "", "thn run", kRunUsage)) return 2;
     } else if (arg == "--verify-each") {
       run.jit.pipeline.verify_each = true;
     } else if (arg == "--emit=ast") {
@@ -251,7 +290,10 @@ int run_command(int argc, char** argv) {
       }
       run.jit.pipeline.print_after = pass;
     } else if (arg.starts_with("-") || !file.empty()) {
-      std::fprintf(stderr, "thn run: unknown option or extra argument: %s\n%s", arg.c_str(), kRunUsage);
+      unknown_argument("thn run", arg,
+                       {"--interpret", "--print-traces", "--time-passes", "--stats", "--device", "--verify-each",
+                        "--emit=ast", "--emit=trace", "--emit=kernels", "--print-after=", "--help"},
+                       kRunUsage);
       return 2;
     } else {
       file = arg;
@@ -279,7 +321,7 @@ int kernels_command(int argc, char** argv) {
     } else if (arg == "--print") {
       print = true;
     } else if (arg.starts_with("-") || !run.file.empty()) {
-      std::fprintf(stderr, "thn kernels: unknown option or extra argument: %s\n%s", arg.c_str(), kKernelsUsage);
+      unknown_argument("thn kernels", arg, {"--target", "--arch", "--print"}, kKernelsUsage);
       return 2;
     } else {
       run.file = arg;
@@ -302,12 +344,17 @@ int kernels_command(int argc, char** argv) {
   }
   int traces = 0, kernels = 0;
   std::string compiled_for = target == "cpu" ? "the host" : "";
+  Progress progress(stdout);  // (the count of traces is known as they come)
   run.jit.on_trace = [&](const std::string& name, const Trace& t) {
     int n = 0;
     for (const BoundSymbol& b : t.body) n += is_fusion(b);
     if (n == 0) return;
+    progress.show(0, 0, fmt::format("compiling {} kernel{} of {} (trace {}) for {}", n, n == 1 ? "" : "s", name,
+                                    traces + 1, target));
+
     Target tg = target == "cpu" ? Target::Cpu : Target::Cuda;
     std::string src = kernel_source(t, tg);
+    if (print) progress.clear();
     if (print) std::printf("// kernels of %s\n%s", name.c_str(), kernel_source(t, tg, false).c_str());
     if (target == "cpu") {
       host_module(src);
@@ -315,10 +362,12 @@ int kernels_command(int argc, char** argv) {
       CudaImage img = nvrtc_compile(src, arch);
       compiled_for = img.arch + (img.cubin ? " (cubin)" : " (PTX)");
     }
+    progress.clear();
     ++traces;
     kernels += n;
   };
   int rc = on_big_stack([&] { return run_script(run); });
+  progress.clear();
   if (rc == 0)
     std::printf("kernels: %d kernel%s of %d trace%s compiled for %s\n", kernels, kernels == 1 ? "" : "s", traces,
                 traces == 1 ? "" : "s", compiled_for.empty() ? "cuda" : compiled_for.c_str());

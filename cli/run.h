@@ -3,8 +3,10 @@
 // traceback plus the located message. Returns the process exit code.
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "jit/jit.h"
 #include "runtime/error.h"
@@ -19,6 +21,10 @@ std::string stdlib_dir();
 // traceback, the located message and, for the commonest mistakes, a
 // one-line hint, on stderr (in colour when stderr_colour()). Its kind.
 ErrorKind report_error();
+// Inside a catch: for a SystemExit in flight (exit(), quit(), raise
+// SystemExit(code)), the exit status (a message is printed, status 1);
+// nullopt for any other error.
+std::optional<int> system_exit();
 // Ctrl-C from here on raises KeyboardInterrupt in the program (a second
 // one before it is seen kills the process).
 void catch_interrupts();
@@ -37,6 +43,7 @@ struct RunOptions {
   bool interpret = false;    // jit is the identity: the reference path
   bool emit_ast = false;     // print the script's resolved AST before running it
   std::FILE* out = stdout;   // where the script prints
+  std::string* stats_into = nullptr;  // --stats' lines go here, not to stderr
   JitOptions jit;
 };
 // Runs a script as `thn run` does; when it ran cleanly, `after` (if set)
@@ -44,6 +51,14 @@ struct RunOptions {
 int run_script(const RunOptions& run, const std::function<int(const JitRegistry&)>& after = {});
 
 int run_command(int argc, char** argv);
+// `--device cpu|cuda` of a command: cuda makes tensors made without a
+// device CUDA tensors. False (the reason said on stderr) when the device is
+// neither or CUDA is not available.
+bool use_device(const std::string& device, const char* command, const char* usage);
+// "COMMAND: unknown option or extra argument: ARG", with the closest of a
+// command's options suggested, and its usage.
+void unknown_argument(const char* command, const std::string& arg, const std::vector<std::string>& options,
+                      const char* usage);
 // `thn kernels FILE --target cpu|cuda [--arch sm_90]`: runs the script and
 // compiles every kernel of each new trace of its jit functions for the
 // target (for CUDA, with NVRTC: no GPU needed); a compile error exits 1.

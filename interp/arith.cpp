@@ -620,12 +620,12 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
     }
     if (const Shorthand* sh = find_shorthand(name))
       return make_builtin(name, [obj, sh](Interpreter& in, CallArgs& args) { return sh->call(in, obj, args); });
-    fail(ErrorKind::AttributeError, "'Tensor' object has no attribute '{}'", name);
+    no_attribute(obj, name);
   }
   if (obj.is(Type::Module)) {
     auto& m = obj.obj<ModuleObj>();
     if (auto it = m.globals.find(name); it != m.globals.end()) return it->second;
-    fail(ErrorKind::AttributeError, "module '{}' has no attribute '{}'", m.name, name);
+    no_attribute(obj, name);
   }
   if (obj.is(Type::DType)) {
     DType d = obj.as_dtype();
@@ -643,45 +643,7 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
   if (obj.is(Type::Dict)) return dict_method(obj, name);
   Value v = object_attr(obj, name);
   if (!v.is(Type::Unbound)) return v;
-  if (obj.is(Type::Class)) fail(ErrorKind::AttributeError, "type object '{}' has no attribute '{}'", obj.obj<ClassObj>().name, name);
-  if (obj.is(Type::Super)) fail(ErrorKind::AttributeError, "'super' object has no attribute '{}'", name);
-  fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
-}
-
-std::vector<std::string> attribute_names(const Value& obj) {
-  std::vector<std::string> names;
-  if (obj.is(Type::Tensor)) {
-    names = tensor_member_names();
-    for (const Shorthand& sh : tensor_shorthands()) names.emplace_back(sh.name);
-  } else if (obj.is(Type::Module)) {
-    for (const auto& [name, v] : obj.obj<ModuleObj>().globals)
-      if (!name.starts_with("__")) names.push_back(name);
-  } else if (obj.is(Type::DType)) {
-    names = {"is_floating_point", "itemsize"};
-  } else if (obj.is(Type::Device)) {
-    names = {"type"};
-  } else if (obj.is(Type::List)) {
-    names = {"append", "copy", "count", "extend", "index", "insert", "pop", "reverse"};
-  } else if (obj.is(Type::Tuple)) {
-    names = {"count", "index"};
-    if (const std::string& rt = obj.obj<ListObj>().return_type; !rt.empty())
-      for (std::string_view f : return_fields(rt)) names.emplace_back(f);
-  } else if (obj.is(Type::Str)) {
-    names = {"count", "endswith", "find", "format", "isdigit", "join", "lower", "lstrip", "replace", "rstrip",
-             "split", "splitlines", "startswith", "strip", "upper"};
-  } else if (obj.is(Type::Dict)) {
-    names = {"clear", "copy", "get", "items", "keys", "pop", "setdefault", "update", "values"};
-  } else if (obj.is(Type::Instance)) {
-    obj.obj<InstanceObj>().dict.obj<DictObj>().each([&](const Value& k, const Value&) { names.push_back(k.as_str()); });
-    for (const ClassObj* c = obj.obj<InstanceObj>().cls.get(); c; c = c->base.get())
-      c->dict.obj<DictObj>().each([&](const Value& k, const Value&) {
-        if (!k.as_str().starts_with("__")) names.push_back(k.as_str());
-      });
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
+  no_attribute(obj, name);
 }
 
 Value Interpreter::getitem(const Value& obj, const Value& index) {

@@ -523,6 +523,14 @@ void install_builtins(Interpreter& in) {
   });
 
   b["print"] = make_builtin("print", print_builtin);
+  // exit(code=None) / quit(): SystemExit, as Python's site module gives them;
+  // the code (or a message, printed, with status 1) is the message.
+  for (const char* name : {"exit", "quit"})
+    b[name] = make_builtin(name, [name](Interpreter&, CallArgs& a) -> Value {
+      no_kwargs(name, a);
+      arity(name, a, 0, 1);
+      fail(ErrorKind::SystemExit, "{}", a.args.empty() || a.args[0].is_none() ? "" : to_str(a.args[0]));
+    });
   b["jit"] = make_builtin("jit", jit_builtin);
   // allocations(): (tensor buffers, bytes) allocated so far by this program;
   // for measuring what a step allocates (bench/jit/buffers.thn).

@@ -1,12 +1,18 @@
 // The builtins of language v2's values: dict, type, repr, format, divmod,
 // reversed, map, filter, hash, id, callable, getattr / setattr / hasattr
-// (on thn objects only), dir, super, staticmethod, object and the
-// exception classes.
+// (on thn objects only), dir, help, super, staticmethod, object and the
+// exception classes; each value's attribute names (dir, completion and
+// AttributeError's suggestion).
 #include <algorithm>
 #include <cmath>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include "interp/interpreter.h"
 #include "interp/objects.h"
+#include "interp/shorthands.h"
+#include "runtime/op_registry.h"
 
 namespace thn {
 
@@ -41,6 +47,96 @@ Value type_of(const Value& v) {
 }
 
 }  // namespace
+
+void no_attribute(const Value& obj, const std::string& name) {
+  std::string message = obj.is(Type::Class)    ? fmt::format("type object '{}' has no attribute '{}'", obj.obj<ClassObj>().name, name)
+                        : obj.is(Type::Module) ? fmt::format("module '{}' has no attribute '{}'", obj.obj<ModuleObj>().name, name)
+                                               : fmt::format("'{}' object has no attribute '{}'", type_name(obj), name);
+  throw Error(ErrorKind::AttributeError, std::move(message)).with_note(did_you_mean(name, attribute_names(obj)));
+}
+
+std::vector<std::string> attribute_names(const Value& obj) {
+  std::vector<std::string> names;
+  if (obj.is(Type::Tensor)) {
+    names = tensor_member_names();
+    for (const Shorthand& sh : tensor_shorthands()) names.emplace_back(sh.name);
+  } else if (obj.is(Type::Module)) {
+    for (const auto& [name, v] : obj.obj<ModuleObj>().globals)
+      if (!name.starts_with("__")) names.push_back(name);
+  } else if (obj.is(Type::DType)) {
+    names = {"is_floating_point", "itemsize"};
+  } else if (obj.is(Type::Device)) {
+    names = {"type"};
+  } else if (obj.is(Type::List)) {
+    names = {"append", "copy", "count", "extend", "index", "insert", "pop", "reverse"};
+  } else if (obj.is(Type::Tuple)) {
+    names = {"count", "index"};
+    if (const std::string& rt = obj.obj<ListObj>().return_type; !rt.empty())
+      for (std::string_view f : return_fields(rt)) names.emplace_back(f);
+  } else if (obj.is(Type::Str)) {
+    names = {"center", "count",  "endswith", "find",  "format",     "index",      "isalnum", "isalpha",
+             "isdigit", "isspace", "join",   "ljust", "lower",  "lstrip", "replace", "rfind",  "rjust",
+             "rstrip", "split",   "splitlines", "startswith", "strip", "upper",   "zfill"};
+  } else if (obj.is(Type::Dict)) {
+    names = {"clear", "copy", "get", "items", "keys", "pop", "setdefault", "update", "values"};
+  } else if (obj.is(Type::Instance) || obj.is(Type::Class)) {
+    if (obj.is(Type::Instance))
+      obj.obj<InstanceObj>().dict.obj<DictObj>().each([&](const Value& k, const Value&) { names.push_back(k.as_str()); });
+    for (const ClassObj* c = obj.is(Type::Class) ? &obj.obj<ClassObj>() : obj.obj<InstanceObj>().cls.get(); c; c = c->base.get())
+      c->dict.obj<DictObj>().each([&](const Value& k, const Value&) {
+        if (!k.as_str().starts_with("__")) names.push_back(k.as_str());
+      });
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// help(x): a function's signature and docstring (a jit function's, an
+// op's signature from the op table), a class's methods, else x's attributes.
+std::string help_text(Interpreter& in, const Value& v) {
+  auto docstring = [](const ast::Body& body) -> std::string {
+    if (body.empty() || body[0]->kind != ast::StmtKind::ExprStmt) return "";
+    const auto* e = static_cast<const ast::ExprStmt&>(*body[0]).value.get();
+    if (e->kind != ast::ExprKind::Constant || static_cast<const ast::Constant*>(e)->type != ast::Constant::Type::Str) return "";
+    std::string out;
+    std::string_view doc = static_cast<const ast::Constant*>(e)->s;
+    while (!doc.empty()) {
+      const size_t nl = doc.find('\n');
+      std::string_view l = doc.substr(0, nl);
+      l.remove_prefix(std::min(l.size(), l.find_first_not_of(' ')));
+      out.append("    ").append(l).append("\n");
+      if (nl == std::string_view::npos) break;
+      doc.remove_prefix(nl + 1);
+    }
+    return out;
+  };
+  auto signature = [&](const FunctionObj& f) {
+    std::vector<std::string> ps;
+    for (size_t i = 0; i < f.def->params.size(); ++i) {
+      const ast::Param& p = f.def->params[i];
+      std::string s = p.star ? "*" : p.dstar ? "**" : "";
+      s += p.name;
+      if (i < f.has_default.size() && f.has_default[i]) s.append("=").append(in.repr(f.defaults[i]));
+      ps.push_back(s);
+    }
+    return fmt::format("{}({})\n{}", f.def->name, fmt::join(ps, ", "), docstring(f.def->body));
+  };
+  if (v.is(Type::Builtin)) {
+    const Value inner = v.obj<BuiltinObj>().wrapped();
+    if (inner.is(Type::Function))
+      return fmt::format("Help on {}:\n\n{}", v.obj<BuiltinObj>().repr(), signature(inner.obj<FunctionObj>()));
+    if (const OpDef* op = find_function(v.obj<BuiltinObj>().name))
+      return fmt::format("Help on built-in function {}:\n\n{}{}\n", op->name, op->name, op->signature);
+  }
+  if (v.is(Type::Function)) return fmt::format("Help on function {}:\n\n{}", v.obj<FunctionObj>().def->name, signature(v.obj<FunctionObj>()));
+  if (v.is(Type::Method) && v.obj<MethodObj>().fn.is(Type::Function))
+    return fmt::format("Help on {}:\n\n{}", in.repr(v), signature(v.obj<MethodObj>().fn.obj<FunctionObj>()));
+  std::string text = "Help on " + (v.is(Type::Class) ? in.repr(v) : v.is(Type::Module) ? in.repr(v) : type_name(v) + " object") + ":\n\n";
+  for (auto& n : attribute_names(v)) text += "    " + n + "\n";
+  return text;
+}
 
 void install_object_builtins(Interpreter& in) {
   auto& b = in.builtins();
@@ -179,9 +275,7 @@ void install_object_builtins(Interpreter& in) {
   });
   b["help"] = make_builtin("help", [](Interpreter& in, CallArgs& a) {
     args_check("help", a, 1, 1);
-    std::string text = "Help on " + in.repr(a.args[0]) + ":\n";
-    for (auto& n : attribute_names(a.args[0])) text += "    " + n + "\n";
-    std::fputs(text.c_str(), in.out());
+    std::fputs(help_text(in, a.args[0]).c_str(), in.out());
     return Value();
   });
   b["staticmethod"] = make_builtin("staticmethod", [](Interpreter&, CallArgs& a) {

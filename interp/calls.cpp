@@ -92,7 +92,12 @@ void Interpreter::bind_arguments(const FunctionObj& fn, CallArgs& args, Value* s
     size_t i = 0;
     while (i < params.size() && (params[i].name != k || params[i].star || params[i].dstar)) ++i;
     if (i == params.size()) {
-      if (dstar < 0) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+      if (dstar < 0) {
+        std::vector<std::string> names;
+        for (const auto& p : params)
+          if (!p.star && !p.dstar) names.push_back(p.name);
+        unexpected_keyword(name, k, names);
+      }
       if (extra.obj<DictObj>().find(Value::str(k)))
         fail(ErrorKind::TypeError, "{}() got multiple values for keyword argument '{}'", name, k);
       extra.obj<DictObj>().set(Value::str(k), std::move(v));

@@ -189,7 +189,7 @@ void Interpreter::delattr(const Value& obj, const std::string& name) {
                : obj.is(Type::Class) ? &obj.obj<ClassObj>().dict.obj<DictObj>() : nullptr;
   if (!d) fail(ErrorKind::AttributeError, "'{}' object attribute '{}' is read-only", type_name(obj), name);
   if (!d->erase(Value::str(name)))
-    fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(obj), name);
+    no_attribute(obj, name);
 }
 
 bool Interpreter::isinstance(const Value& v, const Value& cls) {

@@ -80,7 +80,7 @@ Value Interpreter::method(const Value& self, const std::string& name) {
       return Value(count);
     });
   }
-  fail(ErrorKind::AttributeError, "'{}' object has no attribute '{}'", type_name(self), name);
+  no_attribute(self, name);
 }
 
 
@@ -163,7 +163,7 @@ Value Interpreter::dict_method(const Value& self, const std::string& name) {
       self.obj<DictObj>().clear();
       return Value();
     });
-  fail(ErrorKind::AttributeError, "'dict' object has no attribute '{}'", name);
+  no_attribute(self, name);
 }
 
 void Interpreter::dict_update(DictObj& d, const Value& from) {

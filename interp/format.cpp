@@ -698,7 +698,7 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       sp.align = name == "ljust" ? '<' : '>';
       return Value::str(pad(sp, "", t, '<'));
     });
-  fail(ErrorKind::AttributeError, "'str' object has no attribute '{}'", name);
+  no_attribute(self, name);
 }
 
 }  // namespace thn

@@ -23,10 +23,12 @@ void rethrow_with_frame(const Frame& f) {
   } catch (LocatedError& e) {
     // A syntax error in an imported module: keep its place, add the importer.
     TracedError t(e.kind(), e.what(), e.loc());
+    t.with_note(e.note());
     t.trace.push_back({f.name, here});
     throw t;
   } catch (Error& e) {
     TracedError t(e.kind(), e.what(), here);
+    t.with_note(e.note());
     t.trace.push_back({f.name, here});
     throw t;
   } catch (std::bad_alloc&) {
@@ -116,6 +118,10 @@ ModuleObj& Interpreter::load_module(const std::string& name, const std::string& 
   auto m = std::make_shared<ModuleObj>();
   m->name = name;
   m->path = path;
+  if (!opts_.library_dir.empty()) {
+    std::error_code ec;
+    m->library = std::filesystem::equivalent(std::filesystem::path(path).parent_path(), opts_.library_dir, ec);
+  }
   m->ast = parse(src);
   resolve(*m->ast);
   m->globals["__name__"] = Value::str(name);
@@ -176,18 +182,41 @@ Value& Interpreter::name_slot(const Name& n, Frame& f) {
   return env->slots[size_t(n.slot)];
 }
 
+// What CPython 3.12 adds to a NameError: `self.x` in a method whose object
+// has x, else the closest name the frame sees (its locals, the module's
+// globals, the builtins), else the import a module name lacks.
+std::string Interpreter::name_note(const std::string& id, const Frame& f) {
+  std::vector<std::string> names, more;
+  if (f.function) names = f.function->def->locals;
+  for (const auto& [k, v] : f.module->globals) more.push_back(k);
+  std::sort(more.begin(), more.end());
+  names.insert(names.end(), more.begin(), more.end());
+  more.clear();
+  for (const auto& [k, v] : builtins_) more.push_back(k);
+  std::sort(more.begin(), more.end());
+  names.insert(names.end(), more.begin(), more.end());
+  if (f.function && !f.slots.empty() && f.function->def->locals.front() == "self" && f.slots[0].is(Type::Instance) &&
+      !object_attr(f.slots[0], id).is(Type::Unbound))
+    return fmt::format(". Did you mean: 'self.{}'?", id);
+  std::string note = did_you_mean(id, names);
+  if (!note.empty()) return note;
+  for (const char* m : {"math", "time", "cuda", "nn", "optim", "safetensors"})
+    if (id == m) return fmt::format(". Did you forget to import '{}'?", id);
+  return "";
+}
+
 Value Interpreter::load_name(const Name& n, Frame& f) {
   if (n.scope == Scope::Class)  // a class body's name, until it is bound there: a global's
     if (const Value* v = f.class_ns.obj<DictObj>().find(Value::str(n.id))) return *v;
   if (n.scope == Scope::Global || n.scope == Scope::Class) {
     auto& g = f.module->globals;
     if (auto it = g.find(n.id); it != g.end()) {
-      if (dispatch_->tracing()) dispatch_->external_load(n.id, it->second);
+      if (dispatch_->tracing() && !f.module->library) dispatch_->external_load(n.id, it->second);
       return it->second;
     }
     if (auto it = builtins_.find(n.id); it != builtins_.end()) return it->second;
     f.loc = &n.loc;
-    fail(ErrorKind::NameError, "name '{}' is not defined", n.id);
+    throw Error(ErrorKind::NameError, fmt::format("name '{}' is not defined", n.id)).with_note(name_note(n.id, f));
   }
   Value& v = name_slot(n, f);
   if (n.scope != Scope::Local && dispatch_->tracing() && !v.is(Type::Unbound)) {

@@ -51,6 +51,10 @@ class TracedError : public LocatedError {
 
 struct InterpOptions {
   std::vector<std::string> module_path;  // folders searched by `import`, in order
+  // The standard library's folder (one of module_path): its modules' globals
+  // are the library's own, which jit does not guard (as Thunder does not
+  // guard torch's), so a prologue shows only the program's names.
+  std::string library_dir;
   std::FILE* out = stdout;
   // Makes jit(fn, cache=, shapes=)'s callable; unset, jit is the identity.
   std::function<Value(Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes)> make_jit;
@@ -134,6 +138,7 @@ class Interpreter {
   void assign(const ast::Expr& target, const Value& v, Frame& f);
   Value& name_slot(const ast::Name& n, Frame& f);
   Value load_name(const ast::Name& n, Frame& f);
+  std::string name_note(const std::string& id, const Frame& f);
   void store_name(const ast::Name& n, const Value& v, Frame& f);
   Value make_function(const ast::FunctionDef& def, Frame& f);
   Value call_function(const FunctionObj& fn, CallArgs& args);
@@ -185,6 +190,8 @@ class Interpreter {
 
 // The attributes getattr accepts on obj, sorted (completion after `obj.`).
 std::vector<std::string> attribute_names(const Value& obj);
+// AttributeError: "X object has no attribute NAME", the closest attribute suggested.
+[[noreturn]] void no_attribute(const Value& obj, const std::string& name);
 
 // (request_interrupt, take_interrupt: runtime/error.h.)
 

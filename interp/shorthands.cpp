@@ -27,7 +27,7 @@ Value method(Interpreter& in, const Value& x, const char* name, std::vector<Valu
 void only_keywords(std::string_view name, const CallArgs& a, std::initializer_list<std::string_view> allowed) {
   for (const auto& [k, v] : a.kwargs)
     if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
-      fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+      unexpected_keyword(name, k, std::vector<std::string>(allowed.begin(), allowed.end()));
 }
 
 void positional(std::string_view name, const CallArgs& a, size_t lo, size_t hi) {
@@ -60,9 +60,15 @@ std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializ
   std::vector<std::optional<Value>> got(ps.size());
   for (size_t i = 0; i < a.args.size(); ++i) got[i] = a.args[i];
   for (const auto& kw : a.kwargs) {
-    const std::string& k = kw.first;  // (a structured binding: clang 14 cannot capture it)
+    // (Not a structured binding: clang 14 cannot capture it. NumPy's names
+    // are PyTorch's aliases.)
+    const std::string_view k = kw.first == "axis" ? "dim" : kw.first == "keepdims" ? "keepdim" : kw.first;
     auto it = std::find_if(ps.begin(), ps.end(), [&](const Param& p) { return p.first == k; });
-    if (it == ps.end()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+    if (it == ps.end()) {
+      std::vector<std::string> names;
+      for (const Param& p : ps) names.emplace_back(p.first);
+      unexpected_keyword(name, kw.first, names);
+    }
     std::optional<Value>& slot = got[size_t(it - ps.begin())];
     if (slot) fail(ErrorKind::TypeError, "{}() got multiple values for argument '{}'", name, k);
     slot = kw.second;

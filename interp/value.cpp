@@ -340,7 +340,7 @@ std::string to_repr(const Value& v) {
     case Type::DType: return "torch." + std::string(dtype_name(v.as_dtype()));
     case Type::Device: return "device(type='" + v.as_device().str() + "')";
     case Type::Function: return "<function " + v.obj<FunctionObj>().def->name + ">";
-    case Type::Builtin: return "<built-in function " + v.obj<BuiltinObj>().name + ">";
+    case Type::Builtin: return v.obj<BuiltinObj>().repr();
     case Type::Module: {
       auto& m = v.obj<ModuleObj>();
       return m.path.empty() ? "<module '" + m.name + "' (built-in)>" : "<module '" + m.name + "' from '" + m.path + "'>";
@@ -456,4 +456,5 @@ Value from_ivalue(const IValue& v) {
   }
 }
 
+Value BuiltinObj::wrapped() const { return Value(); }
 }  // namespace thn

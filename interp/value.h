@@ -232,11 +232,14 @@ struct BuiltinObj : Object {
   std::string name;
   NativeFn fn;
   BuiltinObj(std::string n, NativeFn f) : name(std::move(n)), fn(std::move(f)) {}
+  virtual std::string repr() const { return "<built-in function " + name + ">"; }
+  virtual Value wrapped() const;  // the thn function a jit function traces; else None
 };
 
 struct ModuleObj : Object {
   std::string name;
   std::string path;  // empty for built-in modules
+  bool library = false;  // loaded from InterpOptions::library_dir
   std::unordered_map<std::string, Value> globals;
   std::unique_ptr<ast::Module> ast;
   std::shared_ptr<Frame> frame;  // module-level comprehension slots

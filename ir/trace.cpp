@@ -83,6 +83,37 @@ void collect_proxies(const Value& v, std::vector<Value>& out) {
 
 namespace {
 
+bool is_default(const Param& p, const Value& v) {
+  if (!p.has_default || v.is_proxy()) return false;
+  if (v.is(Type::Tensor)) return false;
+  return to_repr(v) == to_repr(from_ivalue(p.default_value));
+}
+
+}  // namespace
+
+std::string shown_args(const BoundSymbol& b, const std::function<std::string(const Value&)>& render) {
+  std::vector<std::string> parts;
+  if (!b.sym.op) {
+    for (const Value& a : b.args) parts.push_back(render(a));
+    return fmt::format("{}", fmt::join(parts, ", "));
+  }
+  const Schema& s = b.sym.op->schema;
+  size_t last = 0;  // one past the last positional parameter that is not its default
+  for (size_t i = 0; i < b.args.size(); ++i)
+    if (!s.params[i].kwarg_only && !is_default(s.params[i], b.args[i])) last = i + 1;
+  for (size_t i = 0; i < b.args.size(); ++i) {
+    const Param& p = s.params[i];
+    if (!p.kwarg_only) {
+      if (i < last) parts.push_back(render(b.args[i]));
+    } else if (!is_default(p, b.args[i])) {
+      parts.push_back(fmt::format("{}={}", p.name, render(b.args[i])));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+namespace {
+
 class Printer {
  public:
   explicit Printer(const Trace& t) : trace_(t) {
@@ -161,36 +192,61 @@ class Printer {
     }
   }
 
-  // Arguments of a language op: positional parameters in order, keyword-only
-  // ones as name=value; trailing defaults are left out.
   std::string render_args(const BoundSymbol& b) {
-    std::vector<std::string> parts;
-    if (!b.sym.op) {
-      for (const Value& a : b.args) parts.push_back(render(a));
-      return fmt::format("{}", fmt::join(parts, ", "));
-    }
-    const Schema& s = b.sym.op->schema;
-    size_t last = 0;  // one past the last positional parameter that is not its default
-    for (size_t i = 0; i < b.args.size(); ++i)
-      if (!s.params[i].kwarg_only && !is_default(s.params[i], b.args[i])) last = i + 1;
-    for (size_t i = 0; i < b.args.size(); ++i) {
-      const Param& p = s.params[i];
-      if (!p.kwarg_only) {
-        if (i < last) parts.push_back(render(b.args[i]));
-      } else if (!is_default(p, b.args[i])) {
-        parts.push_back(fmt::format("{}={}", p.name, render(b.args[i])));
-      }
-    }
-    return fmt::format("{}", fmt::join(parts, ", "));
+    return shown_args(b, [&](const Value& v) { return render(v); });
   }
 
-  static bool is_default(const Param& p, const Value& v) {
-    if (!p.has_default || v.is_proxy()) return false;
-    if (v.is(Type::Tensor)) return false;
-    return to_repr(v) == to_repr(from_ivalue(p.default_value));
+  // Where a bound symbol came from, as Thunder's traces say it: the line of
+  // the program (the innermost frame outside the standard library) and,
+  // for an op of a stdlib function, that function (`nn.softmax` at the line
+  // running in it). Each is said once, where it changes.
+  struct Origin {
+    Loc line;
+    std::string stdlib;  // "nn.softmax (stdlib/nn.thn:88)", or ""
+  };
+
+  static bool in_stdlib(const Loc& l) {
+    return l.source && l.source->path.find("/stdlib/") != std::string::npos;
+  }
+
+  static Origin origin_of(const BoundSymbol& b) {
+    Origin o{static_cast<const Loc&>(b.loc), ""};
+    if (!b.loc.calls) return o;
+    const std::vector<TraceEntry>& calls = *b.loc.calls;  // innermost first
+    size_t user = 0;
+    while (user < calls.size() && in_stdlib(calls[user].loc)) ++user;
+    if (user == calls.size() || user == 0) return o;
+    o.line = calls[user].loc;
+    const TraceEntry& f = calls[user - 1];  // the stdlib function the program called
+    const std::string& path = f.loc.source->path;
+    const std::string file = path.substr(path.rfind("/stdlib/") + 1);
+    const std::string stem = file.substr(7, file.rfind('.') - 7);
+    o.stdlib = fmt::format("{}.{} ({}:{})", stem, f.function, file, f.loc.line);
+    return o;
+  }
+
+  void say_origin(const BoundSymbol& b, std::string& out) {
+    std::vector<const BoundSymbol*> parts{&b};
+    if (is_fusion(b)) {
+      parts.clear();
+      for (const BoundSymbol& s : b.subsymbols) parts.push_back(&s);
+    }
+    for (const BoundSymbol* s : parts) {
+      Origin o = origin_of(*s);
+      if (!o.line.source) continue;
+      const bool new_line = o.line.source != said_.line.source || o.line.line != said_.line.line;
+      if (new_line) {
+        std::string_view text = o.line.source->line(o.line.line);
+        text.remove_prefix(std::min(text.size(), text.find_first_not_of(" \t")));
+        out += fmt::format("  # {}:{}: {}\n", o.line.source->path, o.line.line, printable(text));
+      }
+      if (!o.stdlib.empty() && (new_line || o.stdlib != said_.stdlib)) out += fmt::format("  # {}\n", o.stdlib);
+      said_ = std::move(o);
+    }
   }
 
   void line(const BoundSymbol& b, int depth, std::string& out) {
+    if (depth == 1) say_origin(b, out);
     std::string indent(size_t(depth) * 2, ' ');
     std::string prefix = depth > 1 ? "# " : "";
     std::vector<Value> defined;
@@ -215,6 +271,7 @@ class Printer {
   }
 
   const Trace& trace_;
+  Origin said_;  // the origin the last comment said
   std::unordered_map<const Symbolic*, std::string> names_;
   int tensors_ = 0, ints_ = 0, floats_ = 0, bools_ = 0;
 };

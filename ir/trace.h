@@ -4,6 +4,7 @@
 // `ltorch.NAME_`) or a prim (printed `prims.NAME`): Python's number
 // operations (THN_NUMBER_OPS) and the few tensor prims below.
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -245,6 +246,10 @@ inline const Value& write_back_source(const BoundSymbol& b) { return b.args[b.sy
 // per input and per defined value, decompositions as indented comments.
 // Proxies are renumbered in order of definition (t0, t1, ...; i0, f0, b0 for
 // numbers), so printed traces are stable across runs.
+// The arguments of b as a trace prints them, each by `render`: a language
+// op's positional parameters in order and keyword-only ones as name=value,
+// leaving out trailing defaults.
+std::string shown_args(const BoundSymbol& b, const std::function<std::string(const Value&)>& render);
 std::string print_trace(const Trace& t);
 // The names print_trace gives the values (inputs by name, then t0, i0, ...).
 std::unordered_map<const Symbolic*, std::string> value_names(const Trace& t);

@@ -28,6 +28,7 @@ struct JitObj : BuiltinObj {
   TraceCache cache;
   std::shared_ptr<CacheEntry> last;
   int64_t calls = 0, hits = 0, misses = 0;
+  int64_t compiled = 0, loaded = 0;  // kernels compiled by this process, loaded from the disk cache
   int64_t last_allocations = 0, last_bytes = 0;  // storages allocated by the last call's computation
   ExecCounters last_run;                          // kernels and bytes of the last call
   int64_t last_min_bytes = 0;                     // the least any plan could move
@@ -47,6 +48,11 @@ struct JitObj : BuiltinObj {
   std::unordered_map<std::string, std::vector<Leaf>> last_leaves;
 
   JitObj(std::string name) : BuiltinObj(std::move(name), nullptr) {}
+  Value wrapped() const override { return function; }
+  std::string repr() const override {
+    const size_t n = cache.entries.size();
+    return fmt::format("<jit function {} ({} trace{})>", name, n, n == 1 ? "" : "s");
+  }
 
   // Under "auto": the number arguments and input sizes that differ from the
   // last trace's, in a call of the same structure, become symbolic; whether
@@ -108,6 +114,7 @@ struct JitObj : BuiltinObj {
     if ((auto_numbers || trace_opts.auto_shapes) && learn(r.leaves))
       r = Tracer(in, trace_opts).trace(function, params, param_names());
     last = cache.add(std::move(r), opts.pipeline, caching, inputs);
+    compiled += last->kernels_compiled, loaded += last->kernels_loaded;
     report(*last);
     return decode_mappings(update_lists(params, execute(in, inputs)));
   }
@@ -174,16 +181,18 @@ struct JitObj : BuiltinObj {
   std::string stats() const {
     std::string line = fmt::format("stats: {} calls={} hits={} misses={} kernels={} bytes={} min_bytes={}", name, calls,
                                    hits, misses, last_run.kernels, last_run.bytes, last_min_bytes);
-    if (!last) return line;
+    const std::string kernels = fmt::format(" compiled={} loaded={}", compiled, loaded);
+    if (!last) return line + kernels;
     BufferStats b = buffer_stats(last->computation);
     return line + fmt::format(" writeback_copies={} temporaries={} new_buffers={} allocations={} allocated_bytes={}",
-                              b.writeback_copies, b.temporaries, b.new_buffers, last_allocations, last_bytes);
+                              b.writeback_copies, b.temporaries, b.new_buffers, last_allocations, last_bytes) +
+           kernels;
   }
 
   void report(const CacheEntry& e) const {
     if (opts.print_traces) {
       std::fprintf(stderr, "# jit %s: trace %lld\n%s\n", name.c_str(), (long long)misses, e.prologue.text().c_str());
-      for (const PassRecord& p : e.passes) std::fprintf(stderr, "%s\n", p.printed().c_str());
+      std::fputs(print_passes(e.passes).c_str(), stderr);
     }
     if (opts.emit_trace) std::printf("%s\n", e.passes.back().printed().c_str());
     if (opts.emit_kernels) {

@@ -26,19 +26,23 @@ std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
 
 // The trace's fusions compiled for the device their results live on (a
 // trace may make its CUDA tensors itself: zeros(..., device="cuda")).
-FusionKernels compile(const Trace& t) {
-  for (const BoundSymbol& b : t.body) {
-    if (!is_fusion(b)) continue;
-    for (const Value& o : b.out.items())
-      if (tensor_proxy(o).device().type == DeviceType::CUDA) return compile_cuda(t);
-  }
-  return compile_cpu(t);
+// Counts them as compiled or loaded from the disk cache.
+FusionKernels compile(const Trace& t, int& compiled, int& loaded) {
+  CompileInfo info;
+  bool cuda = false;
+  for (const BoundSymbol& b : t.body)
+    if (is_fusion(b))
+      for (const Value& o : b.out.items()) cuda |= tensor_proxy(o).device().type == DeviceType::CUDA;
+  FusionKernels ks = cuda ? compile_cuda(t, &info) : compile_cpu(t, &info);
+  if (info.from_disk) loaded = int(ks.size());
+  else if (!info.from_memory) compiled = int(ks.size());
+  return ks;
 }
 
 }  // namespace
 
 CacheEntry::CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
-    : prologue(r), computation(std::move(t)), executor(computation, compile(computation)), passes(std::move(p)),
+    : prologue(r), computation(std::move(t)), executor(computation, compile(computation, kernels_compiled, kernels_loaded)), passes(std::move(p)),
       mutated(mutated_inputs(passes)), list_updates(r.list_updates), output_links(r.output_links) {}
 
 std::shared_ptr<CacheEntry> TraceCache::find(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) {

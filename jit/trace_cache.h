@@ -17,6 +17,9 @@ namespace thn {
 struct CacheEntry {
   Prologue prologue;
   Trace computation;  // the execution trace, its fusions compiled for its tensors' device
+  // Its kernels compiled by this process, or loaded from the disk cache
+  // (none of either when this process had the same module already).
+  int kernels_compiled = 0, kernels_loaded = 0;
   TraceExecutor executor;
   std::vector<PassRecord> passes;
   std::vector<size_t> mutated;  // the inputs it writes into, by position

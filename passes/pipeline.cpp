@@ -60,4 +60,17 @@ Trace run_pipeline(Trace t, const PipelineOptions& opts, std::vector<PassRecord>
   return t;
 }
 
+std::string print_passes(const std::vector<PassRecord>& records) {
+  std::string out, before;
+  for (const PassRecord& r : records) {
+    std::string text = r.printed();
+    const size_t header = text.find('\n') + 1;
+    std::string body = text.substr(header);
+    if (!before.empty() && body == before) text = text.substr(0, header - 1) + " (unchanged)\n";
+    out += text + "\n";
+    before = std::move(body);
+  }
+  return out;
+}
+
 }  // namespace thn

@@ -22,6 +22,10 @@ struct PassRecord {
   std::string printed() const { return print_trace(trace); }
 };
 
+// Each record's trace, one after another (each followed by a blank line);
+// a pass that changed nothing is its header line and "(unchanged)".
+std::string print_passes(const std::vector<PassRecord>& records);
+
 // The names of the passes, in order ("tracing" is the trace as recorded).
 const std::vector<std::string>& pass_names();
 

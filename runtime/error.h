@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <vector>
 
 namespace thn {
 
@@ -13,7 +15,7 @@ namespace thn {
   X(OverflowError) X(NotImplementedError) X(NameError) X(UnboundLocalError)               \
   X(AttributeError) X(AssertionError) X(RecursionError) X(ModuleNotFoundError)            \
   X(ImportError) X(KeyError) X(SyntaxError) X(IndentationError) X(TabError)             \
-  X(KeyboardInterrupt) X(MemoryError) X(OSError) X(FileNotFoundError)
+  X(KeyboardInterrupt) X(MemoryError) X(OSError) X(FileNotFoundError) X(SystemExit)
 enum class ErrorKind {
 #define THN_X(k) k,
   THN_ERROR_KINDS(THN_X)
@@ -30,10 +32,27 @@ class Error : public std::runtime_error {
   // The exception's type as printed: the kind's name, or a class's
   // (a `raise` of an instance of a user-defined exception class).
   virtual const char* kind_name() const { return error_kind_name(kind_); }
+  // What a report adds after the message (". Did you mean: 'sum'?"), as
+  // CPython's traceback does: not part of the message an `except` sees.
+  const std::string& note() const { return note_; }
+  Error& with_note(std::string note) {
+    note_ = std::move(note);
+    return *this;
+  }
 
  private:
   ErrorKind kind_;
+  std::string note_;
 };
+
+// The candidate closest to `name` by CPython 3.12's rule (an edit distance
+// where a case change costs half a substitution, within a third of the
+// characters involved; the first such candidate in order on a tie), as
+// ". Did you mean: 'x'?"; "" when none is close. `quote` false gives
+// CPython 3.13's keyword-argument form, ". Did you mean 'x'?".
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates, bool colon = true);
+// The closest candidate itself ("" when none).
+std::string closest_name(std::string_view name, const std::vector<std::string>& candidates);
 
 template <class... A>
 [[noreturn]] void fail(fmt::format_string<A...> f, A&&... a) {
@@ -43,6 +62,9 @@ template <class... A>
 [[noreturn]] void fail(ErrorKind k, fmt::format_string<A...> f, A&&... a) {
   throw Error(k, fmt::format(f, std::forward<A>(a)...));
 }
+// PyTorch's and Python's "f() got an unexpected keyword argument 'k'", with
+// the closest parameter suggested.
+[[noreturn]] void unexpected_keyword(std::string_view fn, std::string_view k, const std::vector<std::string>& params);
 // Ctrl-C: asks the running program to stop. Async-signal-safe; the
 // interpreter raises KeyboardInterrupt at its next statement, and a wait on
 // a kernel compiler stops it.

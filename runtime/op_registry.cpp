@@ -271,6 +271,8 @@ bool makes_on_default_device(const OpDef& op) {
                       [](const Param& p) { return p.type == ParamType::Tensor; });
 }
 
+const std::string kDim = "dim", kKeepdim = "keepdim";
+
 }  // namespace
 
 void set_default_device(Device d) { default_device = d; }
@@ -313,10 +315,16 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
     }
   }
   for (size_t j = 0; j < kwargs.size(); j++) {
-    const auto& [name, value] = kwargs[j];
+    const auto& [given_name, value] = kwargs[j];
+    // NumPy's names, which PyTorch's argument parser accepts for its own.
+    const std::string& name = given_name == "axis" ? kDim : given_name == "keepdims" ? kKeepdim : given_name;
     size_t i = 0;
     while (i < s.params.size() && s.params[i].name != name) i++;
-    if (i == s.params.size()) fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", s.name, name);
+    if (i == s.params.size()) {
+      std::vector<std::string> names;
+      for (const Param& p : s.params) names.push_back(p.name);
+      unexpected_keyword(s.name, given_name, names);
+    }
     set(i, value, false, {ArgSource::Keyword, uint32_t(j), 1});
   }
   for (size_t i = 0; i < s.params.size(); i++) {
@@ -464,7 +472,9 @@ IValue call_method(const Tensor& self, std::string_view method, std::vector<IVal
   if (const OpDef* attr = find_attribute(method); attr && positional.empty())
     return call_op(*attr, IValue(self), {}, kwargs);
   auto m = find_method(method);
-  if (!m) fail(ErrorKind::TypeError, "'Tensor' object has no attribute '{}'", method);
+  if (!m)
+    throw Error(ErrorKind::AttributeError, fmt::format("'Tensor' object has no attribute '{}'", method))
+        .with_note(did_you_mean(method, tensor_member_names()));
   return call_op(*m->op, IValue(self), positional, kwargs, m->inplace);
 }
 

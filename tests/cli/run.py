@@ -26,6 +26,7 @@
 Runs with a plain python3: no dependencies.
 """
 import os
+import re
 import pty
 import shutil
 import signal
@@ -135,9 +136,16 @@ def check_graph(thn):
                         f"{r.stderr}")
     if "tensor([" not in r.stderr:
         problems.append(f"the script's own output should go to stderr when DOT goes to stdout:\n{r.stderr}")
-    for needle in ["subgraph cluster_0", "label=\"writes\"", "params_0 (updated in place)"]:
+    for needle in ["subgraph cluster_0", "label=\"writes\"", "params_0 (updated in place)", "Blue ellipses: inputs",
+                   "Yellow boxes: library kernels", "Dashed boxes: views", "add(t9, 1e-08)\""]:
         if needle not in want:
             problems.append(f"docs/readme/adam_step.dot lacks {needle!r}")
+    # A result written into a dying intermediate's buffer (out=(t0,) after the
+    # matmul) is no write into an input: nothing red.
+    reuse = "def f(x, w):\n    return (x @ w).sin() + 1\n\njit(f)(ones(2, 2), ones(2, 2))\n"
+    r = run(thn, ["graph", "FILE", "--fn", "f"], reuse)
+    if r.returncode != 0 or "#c0392b" in r.stdout or "updated in place" in r.stdout:
+        problems.append(f"a buffer reused from an intermediate is drawn as a write into an input:\n{r.stdout}")
     alias = "def f(x):\n    return x.t(), x.view(-1)\n\njit(f)(ones(2, 3))\n"
     r = run(thn, ["graph", "FILE", "--fn", "f"], alias)
     if r.stdout.count("label=\"alias\"") != 2:
@@ -147,6 +155,8 @@ def check_graph(thn):
         r = run(thn, ["graph", script, "--fn", "step", "-o", svg])
         if r.returncode != 0 or not os.path.exists(svg) or "<svg" not in open(svg).read():
             problems.append(f"-o g.svg did not render an SVG (exit {r.returncode}):\n{r.stderr}")
+        if f"thn graph: wrote step's execution trace to {svg}" not in r.stderr:
+            problems.append(f"-o g.svg: the command does not say where it wrote the picture:\n{r.stderr}")
         png = os.path.join(tmp, "g.png")
         r = run(thn, ["graph", script, "--fn", "step", "-o", png], env={"THN_DOT": "/nonexistent/dot"})
         dot = os.path.join(tmp, "g.dot")
@@ -160,6 +170,59 @@ def check_graph(thn):
     r = run(thn, ["graph", script, "--fn", "step", "-o", "out.jpeg"])
     if r.returncode != 2 or "usage: thn graph" not in r.stderr:
         problems.append(f"bad output name: exit {r.returncode}:\n{r.stderr}")
+    return problems
+
+
+def check_trace_sources(thn):
+    """Each bound symbol of the first and the execution trace comes under the
+    source line that made it; a stdlib function inlined is named; the
+    prologue guards none of the stdlib's own names; an unchanged pass is
+    printed as "(unchanged)"."""
+    code = ("import nn\n\n\ndef f(x):\n    h = x * 2\n    return nn.softmax(h, -1)\n\n\n"
+            "j = jit(f)\nj(ones(2, 3))\nprint(last_prologue(j))\nprint(last_traces(j)[0])\nprint(last_execution_trace(j))\n")
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "src.thn"), "w") as f:
+            f.write(code)
+        r = subprocess.run([thn, "run", "src.thn", "--print-traces"], capture_output=True, text=True, cwd=d, timeout=120)
+    problems = []
+    prologue, first, execution = (r.stdout.split("# Constructed by ")[i] for i in (1, 2, 3))
+    if "_opmath" in prologue or "_FLOATS" in prologue or "check_name(nn)" not in prologue:
+        problems.append(f"the prologue: want check_name(nn) and no stdlib internals:\n{prologue}")
+    for name, text in [("first", first), ("execution", execution)]:
+        lines = text.split("\n")
+        i = next((k for k, l in enumerate(lines) if l == "  # src.thn:5: h = x * 2"), None)
+        j = next((k for k, l in enumerate(lines) if l == "  # src.thn:6: return nn.softmax(h, -1)"), None)
+        if i is None or j is None or not i < j:
+            problems.append(f"{name} trace: want the comments of lines 5 and 6 in order:\n{text}")
+            continue
+        if not re.match(r"  # nn\.softmax \(stdlib/nn\.thn:\d+\)$", lines[j + 1]):
+            problems.append(f"{name} trace: line 6's ops are not named as nn.softmax's:\n{text}")
+        # (In the execution trace one fusion comes of both lines: its comments say both.)
+        if not re.match(r"  t\d+ = ", lines[i + 1]) and not (name == "execution" and j == i + 1):
+            problems.append(f"{name} trace: no op under line 5's comment:\n{text}")
+    if not re.search(r"^# Constructed by \w+ \(took [\d.]+ ms\) \(unchanged\)$", r.stderr, re.M):
+        problems.append(f"--print-traces: no pass printed as (unchanged):\n{r.stderr}")
+    return problems
+
+
+def check_progress(thn):
+    """difftest, kernels and bench draw a progress line on a terminal (and
+    clear it), none through a pipe."""
+    problems = []
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "p.thn")
+        with open(script, "w") as f:
+            f.write("def f(x):\n    return x * 3 + 2\n\nprint(jit(f)(ones(2)))\n")
+        env = {"XDG_CACHE_HOME": d}
+        for args, want in [(["difftest", script, script], "] 1/2 files, 0 differ"),
+                           (["kernels", script, "--target", "cpu"], "compiling 1 kernel of f (trace 1) for cpu"),
+                           (["bench", os.path.join(HERE, "bench_small.thn")], "] 1/2 workloads done  running sum of a matrix")]:
+            shown = on_terminal(thn, args, env)
+            if want not in shown or "\r\x1b[K" not in shown:
+                problems.append(f"thn {args[0]} on a terminal: no progress line {want!r}:\n{shown!r}")
+            r = run(thn, args, env=env)
+            if "\x1b[K" in r.stdout + r.stderr:
+                problems.append(f"thn {args[0]} through a pipe draws a progress line")
     return problems
 
 
@@ -190,7 +253,7 @@ def check_emit_ast(thn):
 def check_fuzz(thn):
     errors = []
     # --device cuda where no driver loads: says why, runs nothing.
-    for args, text in [(["--count", "0"], "--count must be at least 1"), (["--bogus"], "unknown option: --bogus"),
+    for args, text in [(["--count", "0"], "--count must be at least 1"), (["--bogus"], "unknown option or extra argument: --bogus"),
                        (["--device", "cuda"], "--device cuda: CUDA is not available: no NVIDIA driver"),
                        (["--device", "tpu"], "--device takes cpu or cuda"),
                        (["--seed", "x"], "needs a non-negative integer")]:
@@ -574,9 +637,136 @@ def check_swapped_cache(thn):
     return problems
 
 
+SUGGEST = [
+    ("name", "def f(length):\n    return lenght + 1\n\nf(2)\n", "NameError: name 'lenght' is not defined. Did you mean: 'length'?"),
+    ("global", "total = 3\nprint(totl)\n", "name 'totl' is not defined. Did you mean: 'total'?"),
+    ("import", "print(math.pi)\n", "name 'math' is not defined. Did you forget to import 'math'?"),
+    ("self", "class A:\n    def __init__(self):\n        self.n = 2\n    def get(self):\n        return n\n\nA().get()\n",
+     "name 'n' is not defined. Did you mean: 'self.n'?"),
+    ("method", "ones(2).sume()\n", "AttributeError: 'Tensor' object has no attribute 'sume'. Did you mean: 'sum'?"),
+    ("module member", "import nn\nnn.softmx(ones(2), 0)\n", "module 'nn' has no attribute 'softmx'. Did you mean: 'softmax'?"),
+    ("attribute", "class P:\n    def __init__(self):\n        self.weight = 1\n\nprint(P().wieght)\n",
+     "'P' object has no attribute 'wieght'. Did you mean: 'weight'?"),
+    ("list method", "[1].apend(2)\n", "'list' object has no attribute 'apend'. Did you mean: 'append'?"),
+    ("op keyword", "ones(2).sum(dimm=0)\n", "sum() got an unexpected keyword argument 'dimm'. Did you mean 'dim'?"),
+    ("function keyword", "def f(alpha=1):\n    return alpha\n\nf(alpah=2)\n",
+     "f() got an unexpected keyword argument 'alpah'. Did you mean 'alpha'?"),
+    ("far off", "print(qqqqqq)\n", "NameError: name 'qqqqqq' is not defined\n"),
+]
+
+
+def check_did_you_mean(thn):
+    """CPython 3.12's suggestions for names, attributes, methods, module
+    members and keyword arguments (in the report, not in the message an
+    `except` sees); PyTorch's NumPy aliases; the torch hint; and the CLI's."""
+    problems = []
+    for name, code, want in SUGGEST:
+        r = run(thn, ["run", "FILE"], code, {"NO_COLOR": "1"})
+        if r.returncode != 1 or want not in r.stderr:
+            problems.append(f"{name}: exit {r.returncode}, want 1 and {want!r} in:\n{r.stderr}")
+    r = run(thn, ["run", "FILE"], "try:\n    ones(2).sume()\nexcept AttributeError as e:\n    print(e)\n")
+    if r.stdout != "'Tensor' object has no attribute 'sume'\n":
+        problems.append(f"str(e) of an AttributeError: {r.stdout!r}, want the message alone")
+    r = run(thn, ["run", "FILE"], "x = tensor([[1.0, 2.0], [3.0, 4.0]])\nprint(x.sum(axis=0, keepdims=True), x.amax(axis=1))\n")
+    if r.stdout != "tensor([[4., 6.]]) tensor([2., 4.])\n":
+        problems.append(f"axis=/keepdims=: {r.stdout!r} {r.stderr}")
+    for code in ["import torch\n", "x = torch.zeros(3)\n"]:
+        r = run(thn, ["run", "FILE"], code, {"NO_COLOR": "1"})
+        if not r.stderr.rstrip().split("\n")[-1].startswith("hint: thn's names are PyTorch's without the prefix"):
+            problems.append(f"{code.strip()}: no torch hint:\n{r.stderr}")
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "p.thn")
+        with open(script, "w") as f:
+            f.write("print(1)\n")
+        for args, want in [(["rnu", script], "thn: unknown command 'rnu'. Did you mean 'run'?"),
+                           (["bnech"], "Did you mean 'bench'?"),
+                           (["run", script, "--stat"], "unknown option or extra argument: --stat. Did you mean '--stats'?"),
+                           (["fuzz", "--sed", "3"], "--sed. Did you mean '--seed'?"),
+                           (["run", script, "--emit=trce"], "Did you mean '--emit=trace'?")]:
+            r = subprocess.run([thn] + args, capture_output=True, text=True, timeout=60)
+            if r.returncode != 2 or want not in r.stderr:
+                problems.append(f"thn {' '.join(args)}: exit {r.returncode}, want 2 and {want!r} in:\n{r.stderr}")
+    return problems
+
+
+def check_file_and_exit(thn):
+    """`thn FILE.thn [options]` runs the file as `thn run` does; exit()
+    and SystemExit give the status, a message status 1, and `except
+    Exception` does not catch them."""
+    problems = []
+    with tempfile.TemporaryDirectory() as d:
+        script = os.path.join(d, "p.thn")
+        with open(script, "w") as f:
+            f.write("print(jit(lambda x: x + 1)(ones(2)))\n")
+        r = subprocess.run([thn, script, "--stats"], capture_output=True, text=True, timeout=60)
+        if r.returncode != 0 or r.stdout != "tensor([2., 2.])\n" or "stats: " not in r.stderr:
+            problems.append(f"thn FILE --stats: exit {r.returncode}, {r.stdout!r}, {r.stderr!r}")
+    for code, status, err in [("print(1)\nexit(3)\nprint(2)\n", 3, ""), ("exit()\n", 0, ""),
+                              ("quit('bye')\n", 1, "bye\n"), ("raise SystemExit(4)\n", 4, ""),
+                              ("try:\n    exit(6)\nexcept Exception:\n    print('caught')\n", 6, ""),
+                              ("try:\n    exit(7)\nexcept SystemExit:\n    print('caught')\n", 0, "")]:
+        r = run(thn, ["FILE"], code)
+        if r.returncode != status or r.stderr != err or "2" in r.stdout:
+            problems.append(f"{code!r}: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}; want {status}, {err!r}")
+    return problems
+
+
+def check_cache_command(thn):
+    """--stats says compiled=1 loaded=0 in a first process and compiled=0
+    loaded=1 in a second; `thn cache` counts the entry; --clear removes it."""
+    problems = []
+    with tempfile.TemporaryDirectory() as d:
+        env = {"XDG_CACHE_HOME": d}
+        code = "def f(x):\n    return x * 13 + 1\nprint(jit(f)(ones(2)))\n"
+        for want in ["compiled=1 loaded=0", "compiled=0 loaded=1"]:
+            r = run(thn, ["run", "FILE", "--stats"], code, env)
+            if not re.search(r"^stats: f .* " + want + "$", r.stderr, re.M):
+                problems.append(f"--stats: want {want!r}:\n{r.stderr}")
+        for args, want in [(["cache"], "1 entries (1 host kernel modules, 0 CUDA images)"),
+                           (["cache", "--info"], "1 entries"), (["cache", "--clear"], "removed 1 entries"),
+                           (["cache"], "0 entries")]:
+            r = run(thn, args, env=env)
+            if r.returncode != 0 or want not in r.stdout or os.path.join(d, "thn", "kernels") not in r.stdout:
+                problems.append(f"thn {' '.join(args)}: exit {r.returncode}, want {want!r} and the folder in:\n{r.stdout}{r.stderr}")
+        r = run(thn, ["cache", "--purge"], env=env)
+        if r.returncode != 2:
+            problems.append(f"thn cache --purge: exit {r.returncode}, want 2")
+    return problems
+
+
+def check_bench(thn):
+    """`thn bench FILE` prints a labelled table of the file's workloads, with
+    each one's stats; the suite itself is documented in --help."""
+    r = run(thn, ["bench", os.path.join(HERE, "bench_small.thn")])
+    problems = []
+    if r.returncode != 0:
+        return [f"thn bench: exit {r.returncode}:\n{r.stdout}{r.stderr}"]
+    lines = r.stdout.splitlines()
+    head = next((i for i, l in enumerate(lines) if l.startswith("workload")), None)
+    if head is None or "interpreter" not in lines[head] or "min_bytes" not in lines[head]:
+        return [f"thn bench: no table header:\n{r.stdout}"]
+    if "a line of its own" not in r.stdout:
+        problems.append(f"thn bench: the file's other output did not pass through:\n{r.stdout}")
+    rows = lines[head + 1:]
+    want = [("scale a vector", "1", "8.0 kB", "8.0 kB"), ("sum of a matrix", "1", "4.0 MB", "4.0 MB")]
+    if len(rows) != len(want):
+        return problems + [f"thn bench: want {len(want)} rows:\n{r.stdout}"]
+    for row, (title, kernels, moved, least) in zip(rows, want):
+        m = re.match(r"^(.+?)\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)x\s+([\d.]+) ms\s+(\d+)\s+(.+?)\s{2,}(.+)$", row)
+        if not m or m[1] != title or m[6] != kernels or m[7].strip() != moved or m[8].strip() != least:
+            problems.append(f"thn bench: row {row!r}, want {title!r} with {kernels} kernel, {moved} / {least}")
+    r = run(thn, ["bench", "--help"])
+    if r.returncode != 0 or "bench/suite/suite.thn" not in r.stdout:
+        problems.append(f"thn bench --help: {r.stdout}")
+    return problems
+
+
 if __name__ == "__main__":
     run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("cache damage", check_cache_damage), ("interrupt", check_interrupt), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
                 ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
-                ("traceback", check_traceback)])
+                ("traceback", check_traceback), ("did you mean", check_did_you_mean),
+                ("thn FILE and exit()", check_file_and_exit), ("thn cache and --stats compiled/loaded", check_cache_command),
+                ("thn bench", check_bench), ("traces point at the source", check_trace_sources),
+                ("progress lines", check_progress)])

@@ -23,10 +23,16 @@ Each fenced block is preceded by an HTML comment that says how it is tested:
   <!-- test: ci -->              the Quick start commands: each script exists
                                  and is executable, and .ci/run runs
                                  scripts/test (CI itself runs them)
+  <!-- test: build -->           the plain CMake build: each cmake command is
+                                 one scripts/setup runs (so CI builds that
+                                 way), ctest is what scripts/test runs, and
+                                 a `build/thn FILE` names a file there is
   <!-- figure -->                a picture, not code
 
 A block with no such comment fails the test. `took N ms` times and the
-temporary file's folder are normalised. Runs with a plain python3.
+temporary file's folder are normalised. `--write` replaces the output
+blocks of `run` and `error` programs by what they print now (read the
+diff before committing it). Runs with a plain python3.
 """
 import argparse
 import os
@@ -76,6 +82,7 @@ class Checker:
     def __init__(self, thn):
         self.thn = thn
         self.tmp = tempfile.mkdtemp(prefix="thn-readme-")
+        self.printed = None  # what the last run or error program printed (its output block's text)
 
     def run_program(self, code, args, expect_rc):
         path = os.path.join(self.tmp, "example.thn")
@@ -97,11 +104,13 @@ class Checker:
             return []
         if what == "run":
             r, problems = self.run_program(body, args, 0)
+            self.printed = r.stdout
             if output is not None and normalise(r.stdout) != normalise(output):
                 problems.append("stdout differs:\n" + diff(output, r.stdout))
             return problems
         if what == "error":
             r, problems = self.run_program(body, args, 1)
+            self.printed = r.stderr
             if output is None:
                 problems.append("an error block needs the expected stderr after it")
             elif r.stderr != output:
@@ -124,7 +133,9 @@ class Checker:
                 problems.append(f"REPL stderr:\n{r.stderr}")
             return problems
         if what == "excerpt":
-            r = subprocess.run([self.thn, "run"] + args, capture_output=True, text=True, cwd=ROOT, timeout=300)
+            # (An empty kernel cache of its own: --stats' compiled=1 loaded=0 is then what it prints.)
+            env = dict(os.environ, XDG_CACHE_HOME=tempfile.mkdtemp(dir=self.tmp))
+            r = subprocess.run([self.thn, "run"] + args, capture_output=True, text=True, cwd=ROOT, timeout=300, env=env)
             problems = [] if r.returncode == 0 else [f"exit status {r.returncode}:\n{r.stderr}"]
             got = normalise(r.stdout + r.stderr).split("\n")
             want = normalise(body).rstrip("\n").split("\n")
@@ -154,6 +165,23 @@ class Checker:
                     problems.append(f"{script} is not an executable script")
             if "scripts/test" not in open(os.path.join(ROOT, ".ci", "run")).read():
                 problems.append(".ci/run does not run scripts/test")
+            return problems
+        if what == "build":
+            problems = []
+            setup = open(os.path.join(ROOT, "scripts", "setup")).read()
+            setup = setup.replace('"$root"', ".").replace('"$build"', "build").replace('"${THN_BUILD_TYPE:-Release}"', "Release")
+            setup = setup.replace('-j"$(nproc)"', "-j")
+            setup_lines = {l.strip() for l in setup.split("\n")}
+            for line in body.strip().split("\n"):
+                words = line.split()
+                if words[0] == "cmake" and line.strip() not in setup_lines:
+                    problems.append(f"`{line}` is not a command scripts/setup runs")
+                elif words[0] == "ctest" and "ctest" not in open(os.path.join(ROOT, "scripts", "test")).read():
+                    problems.append("scripts/test does not run ctest")
+                elif words[0] == "build/thn" and not os.path.isfile(os.path.join(ROOT, words[1])):
+                    problems.append(f"`{line}`: there is no {words[1]}")
+                elif words[0] not in ("cmake", "ctest", "build/thn"):
+                    problems.append(f"`{line}`: not a build command")
             return problems
         return [f"unknown directive <!-- {directive} -->"]
 
@@ -185,29 +213,42 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--thn", required=True)
     ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--write", action="store_true", help="rewrite run/error output blocks with what they print")
     args = ap.parse_args()
     checker = Checker(os.path.abspath(args.thn))
-    found = blocks(open(args.readme).read())
+    text = open(args.readme).read()
+    found = blocks(text)
+    rewrites = []  # (first line, line count, new text) of output blocks
     failed, ran = 0, 0
     i = 0
     while i < len(found):
         directive, info, body, line = found[i]
-        output = None
+        output, output_at = None, None
         if i + 1 < len(found) and found[i + 1][0] == "output":
-            output = found[i + 1][2]
+            output, output_at = found[i + 1][2], found[i + 1][3]
             i += 1
         i += 1
         if directive is None or directive == "output":
             problems = [f"a code block with no <!-- test: ... --> comment above it (or an output block with no "
                         f"program before it)"]
         else:
+            checker.printed = None
             problems = checker.check(directive, body, output)
             ran += 1
+            if args.write and problems and output is not None and checker.printed is not None:
+                rewrites.append((output_at, output.count("\n"), checker.printed))
+                continue
         if problems:
             failed += 1
             print(f"{os.path.basename(args.readme)}:{line}: FAILED ({directive or 'no directive'})")
             for p in problems:
                 print("  " + p.replace("\n", "\n  "))
+    if rewrites:
+        lines = text.split("\n")
+        for at, n, new in sorted(rewrites, reverse=True):
+            lines[at:at + n] = (new[:-1] if new.endswith("\n") else new).split("\n")
+        open(args.readme, "w").write("\n".join(lines))
+        print(f"readme: rewrote {len(rewrites)} output blocks of {args.readme}")
     print(f"readme: {ran} blocks run, {failed} failed")
     shutil.rmtree(checker.tmp, ignore_errors=True)
     sys.exit(1 if failed else 0)
