@@ -74,11 +74,69 @@ Value symbolic_number(Interpreter& in, NumberOp op, const Value& v) {
   return in.dispatch().number_op(in, op, std::span<const Value>(&n, 1));
 }
 
+// int(s, base) of a string as Python reads it: a sign, for bases 2, 8 and
+// 16 (or 0, where it decides the base) a 0b/0o/0x prefix, digits with
+// single underscores between them (and after a prefix); base 0 takes no
+// leading zero on a decimal other than zero itself.
+Value parse_int(const std::string& text, int64_t base) {
+  const std::string s = strip(text);
+  auto bad = [&]() -> Value {
+    fail(ErrorKind::ValueError, "invalid literal for int() with base {}: {}", base, repr_string(text));
+  };
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) negative = s[i++] == '-';
+  int64_t b = base;
+  auto lower = [](char c) { return char(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); };
+  bool prefixed = false;
+  if (i + 1 < s.size() && s[i] == '0') {
+    const char p = lower(s[i + 1]);
+    const int64_t of = p == 'x' ? 16 : p == 'o' ? 8 : p == 'b' ? 2 : 0;
+    if (of && (b == 0 || b == of)) b = of, i += 2, prefixed = true;
+  }
+  if (b == 0) b = 10;
+  const size_t digits_at = i;
+  unsigned __int128 value = 0;
+  bool digit_before = prefixed;  // an underscore may follow a prefix or a digit
+  bool overflow = false;
+  for (; i < s.size(); ++i) {
+    const char c = lower(s[i]);
+    if (c == '_') {
+      if (!digit_before) return bad();
+      digit_before = false;
+      continue;
+    }
+    const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'z' ? c - 'a' + 10 : 99;
+    if (d >= b) return bad();
+    value = value * unsigned(b) + unsigned(d);
+    overflow |= value > (unsigned __int128)INT64_MAX + 1;
+    digit_before = true;
+  }
+  const bool any_digit = s.find_first_not_of('_', digits_at) != std::string::npos && i > digits_at;
+  if (!any_digit || !digit_before) return bad();
+  // Base 0 reads "010" as Python 3 does: an error, not octal.
+  if (base == 0 && !prefixed && s[digits_at] == '0' && value != 0) return bad();
+  if (overflow || (!negative && value > (unsigned __int128)INT64_MAX))
+    fail(ErrorKind::OverflowError, "int too large: '{}' does not fit in a 64-bit int", s);
+  return Value(negative ? int64_t(-(__int128)value) : int64_t(value));
+}
+
 Value to_int(Interpreter& in, CallArgs& a) {
+  if (!a.kwargs.empty() && a.kwargs.front().first == "base" && a.args.size() == 1) {
+    a.args.push_back(a.kwargs.front().second);
+    a.kwargs.clear();
+  }
   no_kwargs("int", a);
-  arity("int", a, 0, 1);
+  arity("int", a, 0, 2);
   if (a.args.empty()) return Value(int64_t(0));
   const Value& v = a.args[0];
+  if (a.args.size() == 2) {
+    if (!a.args[1].is_int_like()) fail(ErrorKind::TypeError, "'{}' object cannot be interpreted as an integer", type_name(a.args[1]));
+    const int64_t base = a.args[1].as_int();
+    if (base != 0 && (base < 2 || base > 36)) fail(ErrorKind::ValueError, "int() base must be >= 2 and <= 36, or 0");
+    if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "int() can't convert non-string with explicit base");
+    return parse_int(v.as_str(), base);
+  }
   if (v.is_proxy()) return symbolic_number(in, NumberOp::to_int, v);
   if (v.is_int_like()) return Value(v.as_int());
   if (v.is(Type::Float)) return Value(float_to_int(v.as_float()));
@@ -86,21 +144,7 @@ Value to_int(Interpreter& in, CallArgs& a) {
     Value x = tensor_item(in, v);
     return Value(x.is(Type::Float) ? float_to_int(x.as_float()) : x.as_int());
   }
-  if (v.is(Type::Str)) {
-    std::string s = strip(v.as_str());
-    std::string digits = s;
-    std::erase(digits, '_');
-    size_t start = (!digits.empty() && (digits[0] == '-' || digits[0] == '+')) ? 1 : 0;
-    bool ok = digits.size() > start && digits.find_first_not_of("0123456789", start) == std::string::npos &&
-              s.find("__") == std::string::npos && s.back() != '_';
-    if (ok) {
-      errno = 0;
-      long long r = std::strtoll(digits.c_str(), nullptr, 10);
-      if (errno == ERANGE) fail(ErrorKind::OverflowError, "int too large: '{}' does not fit in a 64-bit int", s);
-      return Value(int64_t(r));
-    }
-    fail(ErrorKind::ValueError, "invalid literal for int() with base 10: {}", repr_string(v.as_str()));
-  }
+  if (v.is(Type::Str)) return parse_int(v.as_str(), 10);
   fail(ErrorKind::TypeError, "int() argument must be a string, a bytes-like object or a real number, not '{}'",
        type_name(v));
 }
@@ -158,6 +202,21 @@ bool isinstance_of(const Value& v, const Value& t) {
     case TypeTag::Device: return v.is(Type::Device);
   }
   return false;
+}
+
+// issubclass(c, t): c a class or a built-in type; t one, or a tuple of them.
+bool subclass_of(const Value& c, const Value& t) {
+  if (t.is(Type::Tuple)) {
+    for (const Value& x : t.items())
+      if (subclass_of(c, x)) return true;
+    return false;
+  }
+  if (!t.is(Type::Class) && !t.is(Type::TypeObj))
+    fail(ErrorKind::TypeError, "issubclass() arg 2 must be a class, a tuple of classes, or a union");
+  if (t.is(Type::TypeObj) && t.as_type() == TypeTag::Object) return true;
+  if (c.is(Type::Class)) return t.is(Type::Class) && c.obj<ClassObj>().derives_from(t.obj<ClassObj>());
+  if (!t.is(Type::TypeObj)) return false;
+  return c.as_type() == t.as_type() || (c.as_type() == TypeTag::Bool && t.as_type() == TypeTag::Int);
 }
 
 Value min_max(Interpreter& in, CallArgs& a, bool is_max) {
@@ -642,6 +701,12 @@ void install_builtins(Interpreter& in) {
     std::vector<Value> out;
     for (auto& [k, i] : keyed) out.push_back(items[i]);
     return Value::list(std::move(out));
+  });
+  b["issubclass"] = make_builtin("issubclass", [](Interpreter&, CallArgs& a) {
+    no_kwargs("issubclass", a);
+    arity("issubclass", a, 2, 2);
+    if (!a.args[0].is(Type::Class) && !a.args[0].is(Type::TypeObj)) fail(ErrorKind::TypeError, "issubclass() arg 1 must be a class");
+    return Value(subclass_of(a.args[0], a.args[1]));
   });
   b["isinstance"] = make_builtin("isinstance", [](Interpreter&, CallArgs& a) {
     no_kwargs("isinstance", a);

@@ -495,6 +495,39 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 
 }  // namespace
 
+namespace {
+
+// The part of s that str.find/count/startswith/... look at: their optional
+// start and end arguments (args 1 and 2; None for none), in characters,
+// adjusted as a slice's; not `valid` when start is past the end or end
+// before start.
+struct Window {
+  bool valid = true;
+  size_t begin = 0, end = 0;  // byte offsets
+  int64_t first = 0;          // the character index of begin
+};
+
+Window window(const std::string& s, const CallArgs& a) {
+  std::vector<size_t> at;  // the byte offset of each character, then of the end
+  for (size_t i = 0; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) at.push_back(i);
+  at.push_back(s.size());
+  const int64_t n = int64_t(at.size()) - 1;
+  auto bound = [&](size_t k, int64_t dflt) {
+    if (a.args.size() <= k || a.args[k].is_none()) return dflt;
+    if (!a.args[k].is_int_like())
+      fail(ErrorKind::TypeError, "slice indices must be integers or None or have an __index__ method");
+    int64_t v = a.args[k].as_int();
+    if (v < 0) v = std::max<int64_t>(v + n, 0);
+    return v;
+  };
+  const int64_t start = bound(1, 0), end = std::min(bound(2, n), n);
+  if (start > n || end < start) return Window{false, 0, 0, 0};
+  return Window{true, at[size_t(start)], at[size_t(end)], start};
+}
+
+}  // namespace
+
 Value Interpreter::str_method(const Value& self, const std::string& name) {
   auto need = [name](CallArgs& a, size_t lo, size_t hi) { method_arity(name, a, lo, hi); };
   auto str_arg = [name](const Value& v, const char* what = "argument") -> const std::string& {
@@ -630,9 +663,11 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
     });
   if (name == "startswith" || name == "endswith")
     return fn([self, need, start = name == "startswith", name](Interpreter&, CallArgs& a) {
-      need(a, 1, 1);
+      need(a, 1, 3);
       std::vector<Value> options = a.args[0].is(Type::Tuple) ? a.args[0].items() : std::vector<Value>{a.args[0]};
-      const std::string& t = self.as_str();
+      const Window w = window(self.as_str(), a);
+      if (!w.valid) return Value(false);
+      const std::string t = self.as_str().substr(w.begin, w.end - w.begin);
       for (const Value& o : options) {
         if (!o.is(Type::Str))
           fail(ErrorKind::TypeError, "{} first arg must be str or a tuple of str, not {}", name, type_name(o));
@@ -644,20 +679,24 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
     });
   if (name == "find" || name == "rfind" || name == "index" || name == "count")
     return fn([self, need, str_arg, name](Interpreter&, CallArgs& a) {
-      need(a, 1, 1);
-      const std::string &t = self.as_str(), &x = str_arg(a.args[0]);
+      need(a, 1, 3);
+      const std::string& x = str_arg(a.args[0]);
+      const Window w = window(self.as_str(), a);
+      const std::string t = w.valid ? self.as_str().substr(w.begin, w.end - w.begin) : std::string();
       if (name == "count") {
+        if (!w.valid) return Value(int64_t(0));
         if (x.empty()) return Value(int64_t(utf8_length(t) + 1));
         int64_t c = 0;
         for (size_t i = t.find(x); i != std::string::npos; i = t.find(x, i + x.size())) ++c;
         return Value(c);
       }
-      size_t i = name == "rfind" ? t.rfind(x) : t.find(x);
+      size_t i = !w.valid ? std::string::npos : name == "rfind" ? t.rfind(x) : t.find(x);
       if (i == std::string::npos) {
         if (name == "index") fail(ErrorKind::ValueError, "substring not found");
         return Value(int64_t(-1));
       }
-      return Value(int64_t(i));
+      // (Positions count characters, as Python's, not UTF-8 bytes.)
+      return Value(int64_t(w.first + utf8_length(t.substr(0, i))));
     });
   if (name == "format")
     return fn([self](Interpreter& in, CallArgs& a) { return format_method(in, self.as_str(), a); });
