@@ -9,7 +9,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -56,7 +58,14 @@ struct Capture {
   void line(const std::string& text) {
     static const std::regex bench(R"(^bench (\w+) interp (\S+) jit (\S+) first (\S+)$)");
     std::smatch m;
-    if (!std::regex_match(text, m, bench)) {
+    double ms[3];
+    auto number = [](const std::string& s, double& out) {
+      char* end = nullptr;
+      out = std::strtod(s.c_str(), &end);
+      return end && *end == '\0' && std::isfinite(out) && out >= 0;
+    };
+    // (A line that is not one, numbers and all, is the script's own output.)
+    if (!std::regex_match(text, m, bench) || !number(m[2], ms[0]) || !number(m[3], ms[1]) || !number(m[4], ms[2])) {
       progress.clear();
       std::fwrite(text.data(), 1, text.size(), stdout);
       std::fputc('\n', stdout);
@@ -67,7 +76,7 @@ struct Capture {
     for (Row& r : *rows)
       if (r.name == m[1]) row = &r;
     if (!row) row = &rows->emplace_back(Row{m[1], "", -1, -1, -1, {}});
-    row->interp = std::stod(m[2]), row->jit = std::stod(m[3]), row->first = std::stod(m[4]);
+    row->interp = ms[0], row->jit = ms[1], row->first = ms[2];
     done = size_t(row - rows->data()) + 1;
     show();
   }
@@ -100,10 +109,12 @@ void print_table(const std::vector<Row>& rows) {
               "first call", "kernels", "bytes", "min_bytes");
   for (const Row& r : rows) {
     if (r.jit < 0) continue;  // (the script stopped before it)
-    auto stat = [&](const char* k) { return r.stats.count(k) ? r.stats.at(k) : -1LL; };
-    std::printf("%-*s  %8.3f ms  %6.3f ms  %6.1fx  %7.1f ms  %7lld  %9s  %9s\n", int(w),
+    // (No stats line: the file's NAME is no jit function's name.)
+    auto stat = [&](const char* k) { return r.stats.count(k) ? std::to_string(r.stats.at(k)) : std::string("-"); };
+    auto bytes = [&](const char* k) { return r.stats.count(k) ? human_bytes(r.stats.at(k)) : std::string("-"); };
+    std::printf("%-*s  %8.3f ms  %6.3f ms  %6.1fx  %7.1f ms  %7s  %9s  %9s\n", int(w),
                 (r.title.empty() ? r.name : r.title).c_str(), r.interp, r.jit, r.jit > 0 ? r.interp / r.jit : 0.0,
-                r.first, stat("kernels"), human_bytes(stat("bytes")).c_str(), human_bytes(stat("min_bytes")).c_str());
+                r.first, stat("kernels").c_str(), bytes("bytes").c_str(), bytes("min_bytes").c_str());
   }
 }
 
@@ -171,7 +182,7 @@ int bench_command(int argc, char** argv) {
       if (r.name != m[1]) continue;
       std::istringstream kv(m[2]);
       for (std::string f; kv >> f;)
-        if (size_t eq = f.find('='); eq != std::string::npos) r.stats[f.substr(0, eq)] = std::stoll(f.substr(eq + 1));
+        if (size_t eq = f.find('='); eq != std::string::npos) r.stats[f.substr(0, eq)] = std::strtoll(f.c_str() + eq + 1, nullptr, 10);
     }
   }
   print_table(rows);

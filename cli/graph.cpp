@@ -132,15 +132,20 @@ class DotWriter {
     for (const Value& v : defined) producer_[&v.symbolic()] = id;
   }
 
-  // A write into input `target`: drawn to a node of its own below the
-  // computation (the input's memory after the call), not back up to it.
-  // (A result written into the buffer of an intermediate that dies there is
-  // the buffer plan's business, not drawn: red means an input's memory.)
-  void writes_into(const std::string& from, const Value& target) {
-    bool input = false;
-    for (const Value& in : t_.inputs) input |= in.is_proxy() && &in.symbolic() == &target.symbolic();
-    for (const auto& [proxy, v] : t_.captured) input |= &proxy.symbolic() == &target.symbolic();
+  // A write into an input's memory (the input, or a view of it): drawn to a
+  // node of its own for the input below the computation (its memory after
+  // the call), not back up to it. (A result written into the buffer of an
+  // intermediate that dies there is the buffer plan's business, not drawn:
+  // red means an input's memory.)
+  void writes_into(const std::string& from, const Value& written) {
+    const Symbolic* owner = memory_owner(t_, written);
+    const Value* input = nullptr;
+    for (const Value& in : t_.inputs)
+      if (in.is_proxy() && &in.symbolic() == owner) input = &in;
+    for (const auto& [proxy, v] : t_.captured)
+      if (&proxy.symbolic() == owner) input = &proxy;
     if (!input) return;
+    const Value& target = *input;
     auto [it, fresh] = written_.try_emplace(&target.symbolic(), fmt::format("written_{}", written_.size()));
     if (fresh)
       out_ += fmt::format("  {} [label={}, shape=ellipse, style=filled, fillcolor=\"#fadbd8\"];\n", it->second,

@@ -363,6 +363,16 @@ struct Terminal {
     text.resize(text.size() - end.size());
     for (char& ch : text)
       if (ch == '\r') ch = '\n';
+    while (text.ends_with("\n\n")) text.pop_back();
+    const bool one_line = text.find('\n') == std::string::npos || text.find('\n') == text.size() - 1;
+    // Pasted indentation replaces the auto-indent typed for the user.
+    const bool indented = !text.empty() && (text[0] == ' ' || text[0] == '\t');
+    if (!indent.empty() && indented) text.erase(0, std::min(text.find_first_not_of(" \t"), indent.size()));
+    if (one_line && !text.ends_with("\n")) {
+      // A fragment (`zeros(3)` after a typed `y = `): as if typed.
+      held = text + held;
+      return getc_interruptible(nullptr);
+    }
     pasted = text;
     // Shown as typed: each line after the first behind a `... ` prompt.
     std::string shown;

@@ -18,6 +18,7 @@
 #include "frontend/parser.h"
 #include "frontend/resolve.h"
 #include "interp/interpreter.h"
+#include "interp/objects.h"
 #include "backend/cpu.h"
 #include "backend/cuda.h"
 #include "jit/jit.h"
@@ -137,14 +138,17 @@ std::optional<int> system_exit() {
     throw;
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::SystemExit) return std::nullopt;
-    const std::string code = e.what();
-    if (code.empty()) return 0;
-    char* end = nullptr;
-    errno = 0;
-    const long long n = std::strtoll(code.c_str(), &end, 10);
-    if (*end == '\0' && errno == 0) return int(n & 0xff);  // (the status the shell sees, as Python's)
+    // Python's rule: the exception's code is None (no argument, or None): 0;
+    // an int (a bool too): that status; anything else is printed, status 1.
+    const Value exc = exception_value(e);
+    const Value* args = exc.is(Type::Instance) ? exc.obj<InstanceObj>().dict.obj<DictObj>().find(Value::str("args")) : nullptr;
+    Value code;
+    if (args && args->is_sequence() && args->items().size() == 1) code = args->items()[0];
+    else if (args && args->is_sequence() && args->items().size() > 1) code = *args;
+    if (code.is_none()) return 0;
+    if (code.is_int_like()) return int(code.as_int() & 0xff);  // (the status the shell sees, as Python's)
     std::fflush(stdout);
-    std::fprintf(stderr, "%s\n", code.c_str());
+    std::fprintf(stderr, "%s\n", to_str(code).c_str());
     return 1;
   } catch (...) {
     return std::nullopt;

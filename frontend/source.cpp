@@ -17,12 +17,14 @@ Source::Source(std::string p, std::string t) : path(std::move(p)), text(std::mov
   }
 }
 
-std::shared_ptr<const Source> Source::load(const std::string& path) {
+std::shared_ptr<const Source> Source::load(const std::string& path, std::string library) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ErrorKind::ModuleNotFoundError, "can't open file '{}': No such file or directory", path);
   std::stringstream ss;
   ss << in.rdbuf();
-  return std::make_shared<Source>(path, ss.str());
+  auto s = std::make_shared<Source>(path, ss.str());
+  s->library = std::move(library);
+  return s;
 }
 
 std::string_view Source::line(int n) const {

@@ -13,9 +13,12 @@ struct Source {
   std::string path;  // as the user named it
   std::string text;
   std::vector<std::string> lines;
+  // A standard-library module's name ("nn"), "" for the program's own
+  // files: traces name the library functions their ops come from.
+  std::string library;
   Source(std::string path, std::string text);
   // Reads a file; an unreadable file is an error naming it.
-  static std::shared_ptr<const Source> load(const std::string& path);
+  static std::shared_ptr<const Source> load(const std::string& path, std::string library = "");
   std::string_view line(int n) const;  // 1-based; empty when out of range
 };
 

@@ -582,13 +582,16 @@ void install_builtins(Interpreter& in) {
   });
 
   b["print"] = make_builtin("print", print_builtin);
-  // exit(code=None) / quit(): SystemExit, as Python's site module gives them;
-  // the code (or a message, printed, with status 1) is the message.
+  // exit(code=None) / quit(code=None): SystemExit(code), as Python's site
+  // module gives them (the status: cli/run.cpp system_exit).
   for (const char* name : {"exit", "quit"})
     b[name] = make_builtin(name, [name](Interpreter&, CallArgs& a) -> Value {
+      if (Value code = take_kwarg(a, "code", Value::unbound()); !code.is(Type::Unbound)) a.args.push_back(code);
       no_kwargs(name, a);
       arity(name, a, 0, 1);
-      fail(ErrorKind::SystemExit, "{}", a.args.empty() || a.args[0].is_none() ? "" : to_str(a.args[0]));
+      std::vector<Value> args = a.args;
+      throw RaisedError(ErrorKind::SystemExit, args.empty() ? "" : to_str(args[0]), Loc{},
+                        make_exception(exception_class(ErrorKind::SystemExit), args), "SystemExit");
     });
   b["jit"] = make_builtin("jit", jit_builtin);
   // allocations(): (tensor buffers, bytes) allocated so far by this program;

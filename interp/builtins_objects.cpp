@@ -52,7 +52,9 @@ void no_attribute(const Value& obj, const std::string& name) {
   std::string message = obj.is(Type::Class)    ? fmt::format("type object '{}' has no attribute '{}'", obj.obj<ClassObj>().name, name)
                         : obj.is(Type::Module) ? fmt::format("module '{}' has no attribute '{}'", obj.obj<ModuleObj>().name, name)
                                                : fmt::format("'{}' object has no attribute '{}'", type_name(obj), name);
-  throw Error(ErrorKind::AttributeError, std::move(message)).with_note(did_you_mean(name, attribute_names(obj)));
+  throw Error(ErrorKind::AttributeError, std::move(message)).with_lazy_note([obj, name] {
+    return did_you_mean(name, attribute_names(obj));
+  });
 }
 
 std::vector<std::string> attribute_names(const Value& obj) {

@@ -23,12 +23,12 @@ void rethrow_with_frame(const Frame& f) {
   } catch (LocatedError& e) {
     // A syntax error in an imported module: keep its place, add the importer.
     TracedError t(e.kind(), e.what(), e.loc());
-    t.with_note(e.note());
+    t.with_note_of(e);
     t.trace.push_back({f.name, here});
     throw t;
   } catch (Error& e) {
     TracedError t(e.kind(), e.what(), here);
-    t.with_note(e.note());
+    t.with_note_of(e);
     t.trace.push_back({f.name, here});
     throw t;
   } catch (std::bad_alloc&) {
@@ -113,15 +113,17 @@ ModuleObj& Interpreter::import_module(const std::string& name) {
 }
 
 ModuleObj& Interpreter::load_module(const std::string& name, const std::string& path) {
-  auto src = Source::load(path);
+  bool library = false;
+  if (!opts_.library_dir.empty()) {
+    std::error_code ec;
+    library = std::filesystem::equivalent(std::filesystem::path(path).parent_path(), opts_.library_dir, ec);
+  }
+  auto src = Source::load(path, library ? name : "");
   sources_.push_back(src);
   auto m = std::make_shared<ModuleObj>();
   m->name = name;
   m->path = path;
-  if (!opts_.library_dir.empty()) {
-    std::error_code ec;
-    m->library = std::filesystem::equivalent(std::filesystem::path(path).parent_path(), opts_.library_dir, ec);
-  }
+  m->library = library;
   m->ast = parse(src);
   resolve(*m->ast);
   m->globals["__name__"] = Value::str(name);
@@ -186,20 +188,21 @@ Value& Interpreter::name_slot(const Name& n, Frame& f) {
 // has x, else the closest name the frame sees (its locals, the module's
 // globals, the builtins), else the import a module name lacks.
 std::string Interpreter::name_note(const std::string& id, const Frame& f) {
-  std::vector<std::string> names, more;
-  if (f.function) names = f.function->def->locals;
-  for (const auto& [k, v] : f.module->globals) more.push_back(k);
-  std::sort(more.begin(), more.end());
-  names.insert(names.end(), more.begin(), more.end());
-  more.clear();
-  for (const auto& [k, v] : builtins_) more.push_back(k);
-  std::sort(more.begin(), more.end());
-  names.insert(names.end(), more.begin(), more.end());
   if (f.function && !f.slots.empty() && f.function->def->locals.front() == "self" && f.slots[0].is(Type::Instance) &&
       !object_attr(f.slots[0], id).is(Type::Unbound))
     return fmt::format(". Did you mean: 'self.{}'?", id);
-  std::string note = did_you_mean(id, names);
-  if (!note.empty()) return note;
+  // The locals, then the globals, then the builtins, each pool on its own
+  // (a local is suggested before a closer global, as CPython does).
+  auto sorted_keys = [](const std::unordered_map<std::string, Value>& m) {
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : m) keys.push_back(k);
+    std::sort(keys.begin(), keys.end());
+    return keys;
+  };
+  for (const std::vector<std::string>& pool :
+       {f.function ? f.function->def->locals : std::vector<std::string>{}, sorted_keys(f.module->globals),
+        sorted_keys(builtins_)})
+    if (std::string note = did_you_mean(id, pool); !note.empty()) return note;
   for (const char* m : {"math", "time", "cuda", "nn", "optim", "safetensors"})
     if (id == m) return fmt::format(". Did you forget to import '{}'?", id);
   return "";
@@ -211,7 +214,12 @@ Value Interpreter::load_name(const Name& n, Frame& f) {
   if (n.scope == Scope::Global || n.scope == Scope::Class) {
     auto& g = f.module->globals;
     if (auto it = g.find(n.id); it != g.end()) {
-      if (dispatch_->tracing() && !f.module->library) dispatch_->external_load(n.id, it->second);
+      // A library module's names cannot be rebound (no `global`, module
+      // attributes are read-only): only what can change in place (a list,
+      // a dict, an object) is guarded there.
+      const Value& v = it->second;
+      const bool fixed = f.module->library && !v.is(Type::List) && !v.is(Type::Dict) && !v.is(Type::Instance);
+      if (dispatch_->tracing() && !fixed) dispatch_->external_load(n.id, v);
       return it->second;
     }
     if (auto it = builtins_.find(n.id); it != builtins_.end()) return it->second;

@@ -51,9 +51,10 @@ class TracedError : public LocatedError {
 
 struct InterpOptions {
   std::vector<std::string> module_path;  // folders searched by `import`, in order
-  // The standard library's folder (one of module_path): its modules' globals
-  // are the library's own, which jit does not guard (as Thunder does not
-  // guard torch's), so a prologue shows only the program's names.
+  // The standard library's folder (one of module_path): its modules' names
+  // are the library's own, which jit does not guard but for lists, dicts and
+  // objects (as Thunder does not guard torch's), so a prologue shows only
+  // the program's names.
   std::string library_dir;
   std::FILE* out = stdout;
   // Makes jit(fn, cache=, shapes=)'s callable; unset, jit is the identity.

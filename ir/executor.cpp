@@ -370,6 +370,7 @@ Value TraceExecutor::run(Interpreter& in, std::span<const Value> inputs, InputTr
       // where the traced program performed the op.
       if (!s.loc.source || dynamic_cast<const LocatedError*>(&e)) throw;
       TracedError t(e.kind(), e.what(), s.loc);
+      t.with_note_of(e);
       if (s.loc.calls) t.trace = *s.loc.calls;
       throw t;
     }

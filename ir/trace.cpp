@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include <unordered_map>
 
 namespace thn {
@@ -205,9 +207,7 @@ class Printer {
     std::string stdlib;  // "nn.softmax (stdlib/nn.thn:88)", or ""
   };
 
-  static bool in_stdlib(const Loc& l) {
-    return l.source && l.source->path.find("/stdlib/") != std::string::npos;
-  }
+  static bool in_stdlib(const Loc& l) { return l.source && !l.source->library.empty(); }
 
   static Origin origin_of(const BoundSymbol& b) {
     Origin o{static_cast<const Loc&>(b.loc), ""};
@@ -218,10 +218,9 @@ class Printer {
     if (user == calls.size() || user == 0) return o;
     o.line = calls[user].loc;
     const TraceEntry& f = calls[user - 1];  // the stdlib function the program called
-    const std::string& path = f.loc.source->path;
-    const std::string file = path.substr(path.rfind("/stdlib/") + 1);
-    const std::string stem = file.substr(7, file.rfind('.') - 7);
-    o.stdlib = fmt::format("{}.{} ({}:{})", stem, f.function, file, f.loc.line);
+    const std::filesystem::path path(f.loc.source->path);  // shown as its folder's name and its own: stdlib/nn.thn
+    const std::string file = (path.parent_path().filename() / path.filename()).string();
+    o.stdlib = fmt::format("{}.{} ({}:{})", f.loc.source->library, f.function, file, f.loc.line);
     return o;
   }
 
@@ -234,7 +233,11 @@ class Printer {
     for (const BoundSymbol* s : parts) {
       Origin o = origin_of(*s);
       if (!o.line.source) continue;
-      const bool new_line = o.line.source != said_.line.source || o.line.line != said_.line.line;
+      // (Back in the program's code on the line of a library call, as
+      // `nn.softmax(x) * 2`'s multiplication: the line is said again, so no
+      // op stays under the library function's comment.)
+      const bool new_line = o.line.source != said_.line.source || o.line.line != said_.line.line ||
+                            (o.stdlib.empty() && !said_.stdlib.empty());
       if (new_line) {
         std::string_view text = o.line.source->line(o.line.line);
         text.remove_prefix(std::min(text.size(), text.find_first_not_of(" \t")));

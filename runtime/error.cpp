@@ -19,8 +19,9 @@ const char* error_kind_name(ErrorKind k) {
 namespace {
 
 // CPython's costs (Python/suggestions.c): an insertion, deletion or
-// substitution costs 2, a change of case alone 1; names longer than 40
-// characters and pools over 750 names get no suggestion.
+// substitution costs 2, a change of case alone 1; names that differ in more
+// than 40 characters (past their common prefix and suffix) and pools of 750
+// names or more get no suggestion.
 constexpr size_t kMoveCost = 2, kCaseCost = 1, kMaxName = 40, kMaxCandidates = 750;
 
 size_t substitution_cost(char a, char b) {
@@ -31,9 +32,9 @@ size_t substitution_cost(char a, char b) {
 
 // The edit distance of a and b, or max + 1 once it must exceed max.
 size_t edit_distance(std::string_view a, std::string_view b, size_t max) {
-  if (a.size() > kMaxName || b.size() > kMaxName) return max + 1;
   while (!a.empty() && !b.empty() && a.front() == b.front()) a.remove_prefix(1), b.remove_prefix(1);
   while (!a.empty() && !b.empty() && a.back() == b.back()) a.remove_suffix(1), b.remove_suffix(1);
+  if (a.size() > kMaxName || b.size() > kMaxName) return max + 1;
   if (a.size() > b.size()) std::swap(a, b);
   if (a.empty()) return b.size() * kMoveCost;
   if ((b.size() - a.size()) * kMoveCost > max) return max + 1;
@@ -60,7 +61,7 @@ size_t edit_distance(std::string_view a, std::string_view b, size_t max) {
 }  // namespace
 
 std::string closest_name(std::string_view name, const std::vector<std::string>& candidates) {
-  if (candidates.size() > kMaxCandidates || name.size() > kMaxName) return "";
+  if (candidates.size() >= kMaxCandidates) return "";
   const std::string* best = nullptr;
   size_t best_distance = SIZE_MAX;
   for (const std::string& c : candidates) {

@@ -2,9 +2,11 @@
 // Errors raised by the runtime. The kind is the Python exception type a
 // PyTorch user would see; the message uses PyTorch's wording.
 #include <fmt/format.h>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace thn {
@@ -34,15 +36,29 @@ class Error : public std::runtime_error {
   virtual const char* kind_name() const { return error_kind_name(kind_); }
   // What a report adds after the message (". Did you mean: 'sum'?"), as
   // CPython's traceback does: not part of the message an `except` sees.
-  const std::string& note() const { return note_; }
+  // A lazy note is worked out when first asked for (by a report), so an
+  // error that is caught (hasattr, getattr with a default) costs nothing.
+  const std::string& note() const {
+    if (lazy_note_) note_ = std::exchange(lazy_note_, nullptr)();
+    return note_;
+  }
   Error& with_note(std::string note) {
     note_ = std::move(note);
+    return *this;
+  }
+  Error& with_lazy_note(std::function<std::string()> note) {
+    lazy_note_ = std::move(note);
+    return *this;
+  }
+  Error& with_note_of(const Error& other) {
+    note_ = other.note_, lazy_note_ = other.lazy_note_;
     return *this;
   }
 
  private:
   ErrorKind kind_;
-  std::string note_;
+  mutable std::string note_;
+  mutable std::function<std::string()> lazy_note_;
 };
 
 // The candidate closest to `name` by CPython 3.12's rule (an edit distance

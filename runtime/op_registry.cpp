@@ -474,7 +474,7 @@ IValue call_method(const Tensor& self, std::string_view method, std::vector<IVal
   auto m = find_method(method);
   if (!m)
     throw Error(ErrorKind::AttributeError, fmt::format("'Tensor' object has no attribute '{}'", method))
-        .with_note(did_you_mean(method, tensor_member_names()));
+        .with_lazy_note([m = std::string(method)] { return did_you_mean(m, tensor_member_names()); });
   return call_op(*m->op, IValue(self), positional, kwargs, m->inplace);
 }
 

@@ -146,6 +146,11 @@ def check_graph(thn):
     r = run(thn, ["graph", "FILE", "--fn", "f"], reuse)
     if r.returncode != 0 or "#c0392b" in r.stdout or "updated in place" in r.stdout:
         problems.append(f"a buffer reused from an intermediate is drawn as a write into an input:\n{r.stdout}")
+    # A write into an input through a view of it is one.
+    view = "def f(x):\n    v = x[0:2]\n    v.add_(1.0)\n    return v * 2.0\n\njit(f)(ones(4))\n"
+    r = run(thn, ["graph", "FILE", "--fn", "f"], view)
+    if r.returncode != 0 or "x (updated in place)" not in r.stdout:
+        problems.append(f"a write into an input through a view is not drawn:\n{r.stdout}")
     alias = "def f(x):\n    return x.t(), x.view(-1)\n\njit(f)(ones(2, 3))\n"
     r = run(thn, ["graph", "FILE", "--fn", "f"], alias)
     if r.stdout.count("label=\"alias\"") != 2:
@@ -652,6 +657,9 @@ SUGGEST = [
     ("function keyword", "def f(alpha=1):\n    return alpha\n\nf(alpah=2)\n",
      "f() got an unexpected keyword argument 'alpah'. Did you mean 'alpha'?"),
     ("far off", "print(qqqqqq)\n", "NameError: name 'qqqqqq' is not defined\n"),
+    ("local first", "abcdeF = 1\ndef f():\n    abcdeg = 1\n    return abcdef\n\nf()\n", "Did you mean: 'abcdeg'?"),
+    ("long name", "a" * 30 + "bcdefghijklmnopqrstu = 1\nprint(" + "a" * 30 + "bcdefghijklmnopqrstv)\n",
+     "Did you mean: '" + "a" * 30 + "bcdefghijklmnopqrstu'?"),
 ]
 
 
@@ -703,6 +711,8 @@ def check_file_and_exit(thn):
             problems.append(f"thn FILE --stats: exit {r.returncode}, {r.stdout!r}, {r.stderr!r}")
     for code, status, err in [("print(1)\nexit(3)\nprint(2)\n", 3, ""), ("exit()\n", 0, ""),
                               ("quit('bye')\n", 1, "bye\n"), ("raise SystemExit(4)\n", 4, ""),
+                              ("raise SystemExit(None)\n", 0, ""), ("exit('42')\n", 1, "42\n"), ("exit('')\n", 1, "\n"),
+                              ("exit(True)\n", 1, ""), ("exit(code=3)\n", 3, ""), ("exit(-1)\n", 255, ""),
                               ("try:\n    exit(6)\nexcept Exception:\n    print('caught')\n", 6, ""),
                               ("try:\n    exit(7)\nexcept SystemExit:\n    print('caught')\n", 0, "")]:
         r = run(thn, ["FILE"], code)
@@ -755,6 +765,10 @@ def check_bench(thn):
         m = re.match(r"^(.+?)\s+([\d.]+) ms\s+([\d.]+) ms\s+([\d.]+)x\s+([\d.]+) ms\s+(\d+)\s+(.+?)\s{2,}(.+)$", row)
         if not m or m[1] != title or m[6] != kernels or m[7].strip() != moved or m[8].strip() != least:
             problems.append(f"thn bench: row {row!r}, want {title!r} with {kernels} kernel, {moved} / {least}")
+    bad = 'print("bench foo interp abc jit 1 first 2")\nprint("after")\nprint("bench foo interp 1 jit 1 first x", end="")\n'
+    r = run(thn, ["bench", "FILE"], bad)
+    if r.returncode != 0 or "after" not in r.stdout or "bench foo interp 1 jit 1 first x" not in r.stdout:
+        problems.append(f"thn bench: lines that are not benchmark lines should pass through:\n{r.stdout}{r.stderr}")
     r = run(thn, ["bench", "--help"])
     if r.returncode != 0 or "bench/suite/suite.thn" not in r.stdout:
         problems.append(f"thn bench --help: {r.stdout}")

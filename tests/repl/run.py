@@ -212,6 +212,14 @@ def check_terminal_habits(thn):
         # Bracketed paste: the blank line does not end the function.
         t.send("\x1b[200~def g(x):\n    y = x * 2\n\n    return y + 1\nprint(g(20))\x1b[201~", None)
         t.send("\n", "41\r\n>>> ")
+        # A pasted fragment is as if typed; a pasted indented block after an
+        # auto-indent keeps its own indentation.
+        t.send("print(", None)
+        t.send("\x1b[200~zeros(3)\x1b[201~", None)
+        t.send(".sum() + 7)\n", "tensor(7.)\r\n>>> ")
+        t.send("for i in range(2):\n", "... ")
+        t.send("\x1b[200~    q = i * 10\n    print(q + 1000)\x1b[201~", None)
+        t.send("\n", "1010\r\n")
         # A block is one history entry.
         t.send("for i in range(2):\n", "... ")
         t.send("print(i + 100)\n", "... ")
