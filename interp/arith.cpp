@@ -558,7 +558,13 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
     }
     case Type::Str: {
       std::vector<Value> out;
-      for (char c : v.as_str()) out.push_back(Value::str(std::string(1, c)));
+      const std::string& s = v.as_str();  // by character, not UTF-8 byte
+      for (size_t i = 0; i < s.size();) {
+        size_t j = i + 1;
+        while (j < s.size() && (static_cast<unsigned char>(s[j]) & 0xC0) == 0x80) ++j;
+        out.push_back(Value::str(s.substr(i, j - i)));
+        i = j;
+      }
       return out;
     }
     case Type::Tensor: {
@@ -568,6 +574,13 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
         Value idx(i);
         out.push_back(dispatch_->getitem(v, std::span<const Value>(&idx, 1)));
       }
+      return out;
+    }
+    case Type::Iterator: {  // what is left of it, which is then used up
+      auto& it = v.obj<IteratorObj>();
+      const auto& items = it.items.items();
+      std::vector<Value> out(items.begin() + long(std::min(it.next, items.size())), items.end());
+      it.next = items.size();
       return out;
     }
     case Type::Instance: {

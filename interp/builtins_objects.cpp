@@ -280,6 +280,26 @@ void install_object_builtins(Interpreter& in) {
     std::fputs(help_text(in, a.args[0]).c_str(), in.out());
     return Value();
   });
+  b["iter"] = make_builtin("iter", [](Interpreter& in, CallArgs& a) {
+    args_check("iter", a, 1, 1);
+    const Value& x = a.args[0];
+    if (x.is(Type::Iterator)) return x;
+    auto it = std::make_shared<IteratorObj>();
+    it->items = x.is(Type::List) || x.is(Type::Tuple) ? x : Value::list(in.iterate(x));
+    return Value(Type::Iterator, it);
+  });
+  // next(it[, default]): StopIteration (or the default) once it is used up.
+  b["next"] = make_builtin("next", [](Interpreter&, CallArgs& a) {
+    args_check("next", a, 1, 2);
+    if (!a.args[0].is(Type::Iterator)) fail(ErrorKind::TypeError, "'{}' object is not an iterator", type_name(a.args[0]));
+    auto& it = a.args[0].obj<IteratorObj>();
+    if (!it.done()) return it.items.items()[it.next++];
+    if (a.args.size() == 2) return a.args[1];
+    Value cls;
+    for (const auto& [name, c] : exception_classes())
+      if (name == "StopIteration") cls = c;
+    throw RaisedError(ErrorKind::RuntimeError, "", Loc{}, make_exception(cls, {}), "StopIteration");
+  });
   b["staticmethod"] = make_builtin("staticmethod", [](Interpreter&, CallArgs& a) {
     args_check("staticmethod", a, 1, 1);
     auto s = std::make_shared<StaticMethodObj>();

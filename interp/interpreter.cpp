@@ -338,6 +338,9 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
       } else if (it.is(Type::List)) {  // a list is visited live, as in Python
         auto& items = it.items();
         for (size_t i = 0; i < items.size() && step(Value(items[i])); ++i) {}
+      } else if (it.is(Type::Iterator)) {  // one item at a time: a break leaves the rest to come
+        auto& iter = it.obj<IteratorObj>();
+        while (!iter.done() && step(Value(iter.items.items()[iter.next++]))) {}
       } else if (it.is(Type::Dict)) {  // its keys; a change of its size is Python's RuntimeError
         const auto& d = it.obj<DictObj>();
         size_t n = d.count;

@@ -356,6 +356,7 @@ struct ExceptionTable {
     add("BaseException", nullptr, K::RuntimeError);
     add("Exception", "BaseException", K::RuntimeError);
     add("KeyboardInterrupt", "BaseException", K::KeyboardInterrupt);
+    add("StopIteration", "Exception", K::RuntimeError);
     add("SystemExit", "BaseException", K::SystemExit);
     add("ArithmeticError", "Exception", K::RuntimeError);
     add("LookupError", "Exception", K::RuntimeError);

@@ -103,6 +103,14 @@ struct SuperObj : Object {
   Value self;
 };
 
+// iter(x): the items still to come of a list or tuple (seen live, as
+// Python's list iterator sees them), or of a copy of another iterable's.
+struct IteratorObj : Object {
+  Value items;
+  size_t next = 0;
+  bool done() const { return next >= items.items().size(); }
+};
+
 // The classes of `no_grad()` and `enable_grad()`, the context managers of
 // `with` (gradient mode: autograd reads it).
 Value grad_mode_class(bool enabled);

@@ -221,6 +221,7 @@ std::string type_name(const Value& v) {
     case Type::Method: return "method";
     case Type::StaticMethod: return "staticmethod";
     case Type::Super: return "super";
+    case Type::Iterator: return "iterator";
     case Type::Unbound: break;
   }
   return "object";
@@ -335,6 +336,7 @@ std::string to_repr(const Value& v) {
       return "<bound method " + type_name(m.self) + "." + name + " of " + to_repr(m.self) + ">";
     }
     case Type::StaticMethod: return "<staticmethod(" + to_repr(v.obj<StaticMethodObj>().fn) + ")>";
+    case Type::Iterator: return "<iterator object>";
     case Type::Super: return "<super: <class '" + v.obj<SuperObj>().cls->name + "'>, <" + type_name(v.obj<SuperObj>().self) + " object>>";
     case Type::Tensor: return tensor_repr(v.as_tensor());
     case Type::DType: return "torch." + std::string(dtype_name(v.as_dtype()));

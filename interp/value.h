@@ -20,7 +20,7 @@ struct Frame;
 
 enum class Type : uint8_t {
   None, Bool, Int, Float, Str, List, Tuple, Tensor, DType, Device, Function, Builtin, Module, Range, Slice,
-  Ellipsis, TypeObj, Dict, Class, Instance, Method, StaticMethod, Super,
+  Ellipsis, TypeObj, Dict, Class, Instance, Method, StaticMethod, Super, Iterator,
   Unbound  // a local slot not yet assigned
 };
 

@@ -56,7 +56,7 @@ PYTHON_BUILTINS = ("print len range min max abs sum int float bool str list tupl
                    "RuntimeError ZeroDivisionError OverflowError IndexError KeyError ValueError TypeError "
                    "NameError UnboundLocalError AttributeError AssertionError NotImplementedError "
                    "RecursionError ImportError ModuleNotFoundError SyntaxError IndentationError TabError "
-                   "MemoryError OSError FileNotFoundError issubclass SystemExit").split()
+                   "MemoryError OSError FileNotFoundError issubclass SystemExit iter next StopIteration").split()
 NOT_FROM_TORCH = {"range", "complex", "pi", "e", "inf", "nan"}
 DTYPES = "float32 float64 float16 bfloat16 int32 int64".split()
 MATH_NAMES = "sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()
