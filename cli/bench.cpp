@@ -7,7 +7,6 @@
 // workload's title is the string after its name in a `("NAME", "TITLE"`
 // pair in the file. Other output passes through.
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>

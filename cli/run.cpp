@@ -141,7 +141,7 @@ std::optional<int> system_exit() {
     // Python's rule: the exception's code is None (no argument, or None): 0;
     // an int (a bool too): that status; anything else is printed, status 1.
     const Value exc = exception_value(e);
-    const Value* args = exc.is(Type::Instance) ? exc.obj<InstanceObj>().dict.obj<DictObj>().find(Value::str("args")) : nullptr;
+    const Value* args = exc.is(Type::Instance) ? dict_get(exc.obj<InstanceObj>().dict, "args") : nullptr;
     Value code;
     if (args && args->is_sequence() && args->items().size() == 1) code = args->items()[0];
     else if (args && args->is_sequence() && args->items().size() > 1) code = *args;

@@ -135,7 +135,7 @@ std::string help_text(Interpreter& in, const Value& v) {
   if (v.is(Type::Function)) return fmt::format("Help on function {}:\n\n{}", v.obj<FunctionObj>().def->name, signature(v.obj<FunctionObj>()));
   if (v.is(Type::Method) && v.obj<MethodObj>().fn.is(Type::Function))
     return fmt::format("Help on {}:\n\n{}", in.repr(v), signature(v.obj<MethodObj>().fn.obj<FunctionObj>()));
-  std::string text = "Help on " + (v.is(Type::Class) ? in.repr(v) : v.is(Type::Module) ? in.repr(v) : type_name(v) + " object") + ":\n\n";
+  std::string text = "Help on " + (v.is(Type::Class) || v.is(Type::Module) ? in.repr(v) : type_name(v) + " object") + ":\n\n";
   for (auto& n : attribute_names(v)) text += "    " + n + "\n";
   return text;
 }
@@ -295,9 +295,11 @@ void install_object_builtins(Interpreter& in) {
     auto& it = a.args[0].obj<IteratorObj>();
     if (!it.done()) return it.items.items()[it.next++];
     if (a.args.size() == 2) return a.args[1];
-    Value cls;
-    for (const auto& [name, c] : exception_classes())
-      if (name == "StopIteration") cls = c;
+    static const Value cls = [] {
+      for (const auto& [name, c] : exception_classes())
+        if (name == "StopIteration") return c;
+      return Value();
+    }();
     throw RaisedError(ErrorKind::RuntimeError, "", Loc{}, make_exception(cls, {}), "StopIteration");
   });
   b["staticmethod"] = make_builtin("staticmethod", [](Interpreter&, CallArgs& a) {

@@ -218,8 +218,9 @@ Value Interpreter::load_name(const Name& n, Frame& f) {
       // attributes are read-only): only what can change in place (a list,
       // a dict, an object) is guarded there.
       const Value& v = it->second;
-      const bool fixed = f.module->library && !v.is(Type::List) && !v.is(Type::Dict) && !v.is(Type::Instance);
-      if (dispatch_->tracing() && !fixed) dispatch_->external_load(n.id, v);
+      if (dispatch_->tracing() &&
+          !(f.module->library && !v.is(Type::List) && !v.is(Type::Dict) && !v.is(Type::Instance)))
+        dispatch_->external_load(n.id, v);
       return it->second;
     }
     if (auto it = builtins_.find(n.id); it != builtins_.end()) return it->second;
