@@ -178,8 +178,8 @@ std::string Emitter::accumulators(int size, const std::string& lanes) const {
 // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
 // its values and stores, each of its reductions' operands folded into its
 // accumulator a<k><lane>.
-std::string Emitter::accumulate(int stage, const std::string& lane) const {
-  std::string out = statements(true, stage);
+std::string Emitter::accumulate(int stage, const std::string& lane, const std::vector<Reuse>& kept) const {
+  std::string out = statements(true, stage, false, true, kept);
   for (size_t k = 0; k < reduces_.size(); ++k) {
     if (!in_sweep(k, stage)) continue;
     const KExpr& e = k_.exprs[reduces_[k]];
@@ -258,11 +258,15 @@ std::string Emitter::arg(const KExpr& e, size_t i) const {
 // The expressions of one phase and sweep (inner) or level (outer), in
 // dependency order, with its stores when `with_stores`. With `lanes`,
 // reduced values are read from r<k> (set per lane).
-std::string Emitter::statements(bool inner, int stage, bool lanes, bool with_stores) const {
+std::string Emitter::statements(bool inner, int stage, bool lanes, bool with_stores, const std::vector<Reuse>& kept) const {
   std::string s;
   for (size_t i = 0; i < k_.exprs.size(); ++i) {
     const KExpr& e = k_.exprs[i];
-    if (e.inner == inner && e.stage == stage) s += fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes));
+    if (e.inner != inner || e.stage != stage) continue;
+    auto r = std::find_if(kept.begin(), kept.end(), [&](const Reuse& r) { return size_t(r.late) == i; });
+    // (a kept value: the cache's element where the load was; what computed it is left unused)
+    s += r == kept.end() ? fmt::format("const {} v{} = {};\n", ctype(e.dtype), i, value(e, lanes))
+                         : fmt::format("const {0} v{1} = {0}(in{2}[o{2}]);  // (v{3}, kept)\n", ctype(e.dtype), i, r->load, r->early);
   }
   return with_stores ? s + stores(inner, stage) : s;
 }

@@ -1,6 +1,9 @@
 // The CUDA emitter: grid-stride kernels in NVRTC's C++ (no std headers).
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <regex>
+
 #include "backend/emitter.h"
 
 namespace thn::codegen {
@@ -77,23 +80,20 @@ std::string Emitter::warp_fold(const std::vector<size_t>& ks, bool xor_) const {
 }
 
 // The accumulators `ks` combined across the block (warps, then the warps'
-// results through w<k>); `every`: every thread reads the result, else
-// thread 0 holds it.
+// results through w<k>); `every`: every warp folds the warps' results
+// itself (the same order of operations in every lane and warp, so all
+// threads agree bit for bit) after one barrier, else warp 0 does and
+// thread 0 holds the result. (w<k> is written again only for the next
+// row, after the barrier that ends this one.)
 std::string Emitter::block_fold(const std::vector<size_t>& ks, bool every) const {
   if (ks.empty()) return "";
   std::string s = warp_fold(ks, false) + "if ((threadIdx.x & 31) == 0) {\n";
   for (size_t k : ks) s += fmt::format("  w{0}[threadIdx.x >> 5] = a{0};\n", k);
-  s += "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
+  s += every ? "}\n__syncthreads();\n{\n" : "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
   for (size_t k : ks)
-    s += fmt::format("  a{0} = threadIdx.x < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x] : {1};\n", k,
+    s += fmt::format("  a{0} = (threadIdx.x & 31) < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x & 31] : {1};\n", k,
                      identity(k_.exprs[reduces_[k]]));
-  s += indent(warp_fold(ks, false), 2) + "}\n";
-  if (!every) return s;
-  s += "__syncthreads();\nif (threadIdx.x == 0) {\n";
-  for (size_t k : ks) s += fmt::format("  w{0}[0] = a{0};\n", k);
-  s += "}\n__syncthreads();\n";
-  for (size_t k : ks) s += fmt::format("a{0} = w{0}[0];\n", k);
-  return s + "__syncthreads();\n";
+  return s + indent(warp_fold(ks, every), 2) + "}\n";
 }
 
 // The inner loads several sweeps read, widest first (kept in the row
@@ -132,6 +132,87 @@ std::string Emitter::row_cache(const std::string& step, int lanes) const {
   return out + fmt::format("const bool cached = flat == 2 && rn / {} <= {} * {};\n", lanes, r, step);
 }
 
+// Values a later sweep would compute again from a cached load (softmax's
+// exp(x - max): summed by one sweep, divided by the sum in the next). The
+// earlier sweep keeps each in the load's register cache in place of the
+// load, and the later one reads it from there instead of recomputing it.
+// Possible when the later sweep is the last to read the load and reads it
+// only through that value, no sweep between the two reads the load, and
+// the value has the load's type.
+std::vector<Reuse> Emitter::reuses() const {
+  std::vector<Reuse> out;
+  const std::vector<size_t> cache = cached_loads();
+  if (cache.empty()) return out;
+  // Each inner value's source with its inner operands' sources in place of
+  // their names: the same text, the same value.
+  std::vector<std::string> sig(k_.exprs.size());
+  static const std::regex name(R"(\bv(\d+)\b)");
+  for (size_t i = 0; i < k_.exprs.size(); ++i) {
+    if (!k_.exprs[i].inner) {
+      sig[i] = v(int(i));
+      continue;
+    }
+    const std::string text = value(k_.exprs[i]);
+    std::string expanded;
+    auto at = text.cbegin();
+    for (std::sregex_iterator m(text.begin(), text.end(), name), end; m != end; ++m) {
+      expanded.append(at, (*m)[0].first);
+      expanded += "(" + sig[std::stoul((*m)[1].str())] + ")";
+      at = (*m)[0].second;
+    }
+    sig[i] = expanded.append(at, text.cend());
+  }
+  auto reads = [&](size_t i, size_t t) {
+    const KExpr& e = k_.exprs[i];
+    return e.inner && e.kind == KExpr::Kind::Load && size_t(e.index) == t;
+  };
+  for (size_t t : cache) {
+    std::vector<int> stages;
+    for (size_t i = 0; i < k_.exprs.size(); ++i)
+      if (reads(i, t)) stages.push_back(k_.exprs[i].stage);
+    const int last = *std::max_element(stages.begin(), stages.end());
+    for (size_t late = k_.exprs.size(); late-- > 0;) {
+      const KExpr& e = k_.exprs[late];
+      if (!e.inner || e.stage != last || e.kind == KExpr::Kind::Load || ctype(e.dtype) != stype(k_.loads[t].dtype) ||
+          sig[late].find(fmt::format("in{}[", t)) == std::string::npos)
+        continue;
+      // The latest earlier sweep computing the same value, with no sweep
+      // between reading the load.
+      int early = -1;
+      for (size_t i = 0; i < k_.exprs.size(); ++i)
+        if (k_.exprs[i].inner && k_.exprs[i].stage < last && sig[i] == sig[late] &&
+            (early < 0 || k_.exprs[i].stage > k_.exprs[size_t(early)].stage))
+          early = int(i);
+      if (early < 0 || std::any_of(stages.begin(), stages.end(), [&](int s) {
+            return s > k_.exprs[size_t(early)].stage && s < last;
+          }))
+        continue;
+      // What the last sweep still computes, with this value read instead:
+      // it must not read the load.
+      std::vector<int> todo;
+      for (const KStore& st : k_.stores)
+        if (st.inner && st.stage == last) todo.push_back(st.expr);
+      for (size_t k = 0; k < reduces_.size(); ++k)
+        if (in_sweep(k, last)) todo.push_back(operand_[k]);
+      std::vector<bool> seen(k_.exprs.size());
+      bool clean = true;
+      while (!todo.empty() && clean) {
+        const int i = todo.back();
+        todo.pop_back();
+        if (i < 0 || seen[size_t(i)] || !k_.exprs[size_t(i)].inner || size_t(i) == late) continue;
+        seen[size_t(i)] = true;
+        clean = !reads(size_t(i), t);
+        for (int o : k_.exprs[size_t(i)].operands) todo.push_back(o);
+      }
+      if (clean) {
+        out.push_back({t, early, int(late)});
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 // Sweep `stage` along a contiguous row (every inner tensor at b<t> + j),
 // this thread taking j = first, first + step, ...: with `lanes` > 1 and
 // every row aligned (flat == 2), `lanes` elements of each tensor the sweep
@@ -149,6 +230,7 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
   for (size_t s = 0; s < k_.stores.size(); ++s)
     if (k_.stores[s].inner && k_.stores[s].stage == stage) stores.push_back(s);
   const std::vector<size_t> cache = cached_loads();
+  const std::vector<Reuse> reuse = reuses();
   auto first_sweep = [&](size_t t) {
     int f = k_.stages;
     for (const KExpr& e : k_.exprs)
@@ -178,7 +260,17 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
       for (size_t t : loads) lane += fmt::format("const {0}* in{1} = x{1}.v;\nconst idx_t o{1} = l;\n", stype(k_.loads[t].dtype), t);
       for (size_t s : stores)
         lane += fmt::format("{0}* out{1} = y{1}.v;\nconst idx_t o{2} = l;\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
-      b += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) + indent(lane + accumulate(stage), 2) + "}\n";
+      // (from the register cache: the values an earlier sweep kept; into
+      // it, in place of the load, the values a later sweep reads)
+      std::vector<Reuse> kept;
+      std::string keep;
+      for (const Reuse& r : registers ? reuse : std::vector<Reuse>{}) {
+        if (k_.exprs[size_t(r.late)].stage == stage) kept.push_back(r);
+        if (k_.exprs[size_t(r.early)].stage == stage)
+          keep += fmt::format("reg{}[k].v[l] = v{};  // (for sweep {})\n", r.load, r.early, k_.exprs[size_t(r.late)].stage);
+      }
+      b += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) +
+           indent(lane + accumulate(stage, "", kept) + keep, 2) + "}\n";
       for (size_t s : stores)
         b += fmt::format("*(thn_vec<{0}, {1}>*)(row{3} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s,
                          k_.loads.size() + s);
@@ -219,23 +311,41 @@ std::string Emitter::split_workspace(const std::string& slots, bool splittable) 
   return out;
 }
 
-// The accumulators from the parts of slot `slot` (of `slots`), combined in
-// part order, `lane` of each part's `width` results.
+// The accumulators from the parts of slot `slot` (of `slots`), `lane` of
+// each part's `width` results (with `vector`: the `vector` results from
+// `lane` on, into a<k>[l]): this thread folds parts first, first + step,
+// ... in that order (a fixed order: the result does not depend on which
+// block or warp finished last), several parts' loads issued before their
+// folds, so that the loads are in flight together.
 std::string Emitter::combine_parts(const std::string& slot, const std::string& slots, const std::string& width,
-                                   const std::string& lane, const std::string& suffix) const {
-  std::string out;
-  for (size_t k = 0; k < reduces_.size(); ++k)
-    out += fmt::format("a{0}{5} = ((volatile const {1}*)part{0})[{2} * {3} + {4}];\n", k,
-                       ctype(accumulator(k_.exprs[reduces_[k]])), slot, width, lane, suffix);
-  out += "for (idx_t s = 1; s < splits; ++s) {\n";
+                                   const std::string& lane, int vector, const std::string& first,
+                                   const std::string& step) const {
+  const int n = std::max(vector, 1);
+  const std::string l = vector ? "[l]" : "";
+  // (Parts per batch: at most 64 bytes of values in flight per thread, so
+  // that the combination needs no more registers than the sweep before it.)
+  int64_t bytes = 0;
+  for (size_t k = 0; k < reduces_.size(); ++k) bytes += n * itemsize(accumulator(k_.exprs[reduces_[k]]));
+  const int batch = int(std::clamp<int64_t>(64 / std::max<int64_t>(bytes, 1), 1, 8));
+  std::string out, load, fold;
   for (size_t k = 0; k < reduces_.size(); ++k) {
-    const std::string acc = fmt::format("a{}{}", k, suffix);
-    out += fmt::format("  {} = {};\n", acc,
-                       combine(k_.exprs[reduces_[k]], acc,
-                               fmt::format("((volatile const {}*)part{})[(s * {} + {}) * {} + {}]",
-                                           ctype(accumulator(k_.exprs[reduces_[k]])), k, slots, slot, width, lane)));
+    const KExpr& e = k_.exprs[reduces_[k]];
+    const std::string t = ctype(accumulator(e)), acc = fmt::format("a{}{}", k, l);
+    out += fmt::format("{} got{}[{}][{}];\n", t, k, batch, n);
+    load += fmt::format("got{0}[u][l] = ((volatile const {1}*)part{0})[(s * {2} + {3}) * {4} + {5} + l];\n", k, t, slots, slot,
+                        width, lane);
+    fold += fmt::format("{} = {};\n", acc, combine(e, acc, fmt::format("got{}[u][l]", k)));
   }
-  return out + "}\n";
+  auto lanes = [&](const std::string& body) {
+    return fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", n) + indent(body, 2) + "}\n";
+  };
+  std::string init;
+  for (size_t k = 0; k < reduces_.size(); ++k) init += fmt::format("a{}{} = {};\n", k, l, identity(k_.exprs[reduces_[k]]));
+  return out + lanes(init) + fmt::format("for (idx_t s0 = {0}; s0 < splits; s0 += {2} * {1}) {{\n", first, step, batch) +
+         fmt::format("#pragma unroll\n  for (int u = 0; u < {}; ++u) {{\n    const idx_t s = s0 + u * {};\n", batch, step) +
+         "    if (s < splits) {\n" + indent(lanes(load), 6) + "    }\n  }\n" +
+         fmt::format("#pragma unroll\n  for (int u = 0; u < {}; ++u) {{\n    if (s0 + u * {} < splits) {{\n", batch, step) +
+         indent(lanes(fold), 6) + "    }\n  }\n}\n";
 }
 
 // CUDA. The launch picks a strategy by the call's shape (`mode`):
@@ -294,15 +404,22 @@ std::string Emitter::cuda_reduction() const {
     row += block_fold(folded(stage), true) + outer(stage + 1, false);
   }
   if (splittable) {
+    // Split: the row's last block to finish combines the parts, all its
+    // threads folding a share of them, then the block.
     row += "if (threadIdx.x == 0) {\n  if (splits == 1) {\n" + indent(outer(k_.stages, true), 4) + "  } else {\n";
     for (size_t k = 0; k < reduces_.size(); ++k) row += fmt::format("    part{0}[job] = a{0};\n", k);
-    row += "    __threadfence();\n    if (atomicAdd(&counters[q], 1u) == unsigned(splits - 1)) {\n      __threadfence();\n" +
-           indent(combine_parts("q", "n", "1", "0"), 6) + indent(outer(k_.stages, true), 6) + "      counters[q] = 0u;\n    }\n  }\n}\n";
+    row += "    __threadfence();\n    last = atomicAdd(&counters[q], 1u) == unsigned(splits - 1);\n  }\n}\n"
+           "if (splits > 1) {\n  __syncthreads();\n  if (last) {\n    __threadfence();\n" +
+           indent(combine_parts("q", "n", "1", "0", 0, "idx_t(threadIdx.x)", "idx_t(blockDim.x)") +
+                      block_fold(folded(k_.stages - 1), false) + "if (threadIdx.x == 0) {\n" +
+                      indent(outer(k_.stages, true), 2) + "  counters[q] = 0u;\n}\n",
+                  4) +
+           "  }\n}\n";
   } else {
     row += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n";
   }
   row += "__syncthreads();\n";
-  out += "  if (a.mode == 2) {\n" + indent(split_workspace("n", splittable), 4) +
+  out += "  if (a.mode == 2) {\n" + indent(split_workspace("n", splittable), 4) + (splittable ? "    __shared__ bool last;\n" : "") +
          "    for (idx_t job = idx_t(blockIdx.x); job < n * splits; job += idx_t(gridDim.x)) {\n"
          "      const idx_t q = job % n, part = job / n;\n" +
          indent(row, 6) + "    }\n    return;\n  }\n";
@@ -326,7 +443,7 @@ std::string Emitter::cuda_reduction() const {
         "const bool live = column < qin;\n"
         "const idx_t q = tile / tiles * qin + (live ? column : qin - 1);  // (a dead lane repeats a live one's loads)\n" +
         start + "for (idx_t rq = 0; rq < rout; ++rq) {\n" + indent(row_offsets(), 2) +
-        "#pragma unroll 4\n"
+        "#pragma unroll 8\n"
         "  for (idx_t i = part; i < rin; i += splits) {\n";
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) tile += fmt::format("    const idx_t o{0} = e{0} + i * {1};\n", t, stride(t, "nd + rnd - 1"));
@@ -354,7 +471,7 @@ std::string Emitter::cuda_reduction() const {
                     "const idx_t q = tile / tiles * qin + (live ? column : qin - {1});  // (a dead lane repeats the last vector)\n",
                     32 * lanes, lanes) +
         outer_offsets("q") + accumulators(lanes, std::to_string(lanes)) + "for (idx_t rq = 0; rq < rout; ++rq) {\n" +
-        indent(row_offsets(), 2) + "#pragma unroll 4\n  for (idx_t i = part; i < rin; i += splits) {\n";
+        indent(row_offsets(), 2) + "#pragma unroll 8\n  for (idx_t i = part; i < rin; i += splits) {\n";
     std::string body, lane_body;
     for (size_t t = 0; t < k_.loads.size(); ++t)
       if (inner(t))
@@ -380,7 +497,7 @@ std::string Emitter::cuda_reduction() const {
     std::string vkeep;
     for (size_t k = 0; k < reduces_.size(); ++k) vkeep += fmt::format("part{0}[(job * 32 + lane) * {1} + l] = a{0}[l];\n", k, lanes);
     vtile += tile_end(each(vkeep),
-                      each(combine_parts("tile", "count", std::to_string(32 * lanes), fmt::format("lane * {} + l", lanes), "[l]")),
+                      combine_parts("tile", "count", std::to_string(32 * lanes), fmt::format("lane * {}", lanes), lanes),
                       each(finish("l")));
     auto jobs = [&](const std::string& width, const std::string& per_job) {
       return fmt::format("{{\n  const idx_t tiles = (qin + {0} - 1) / {0}, count = n / qin * tiles;\n", width) +

@@ -170,6 +170,9 @@ cuda::CUmodule load_module(const CudaImage& image) {
 
 namespace {
 
+// The most blocks a launch over rows takes (each grid-strides past it).
+constexpr int64_t kMaxRowBlocks = int64_t(1) << 30;
+
 // The argument struct of every CUDA kernel (codegen.cpp):
 //   struct NAME_args { int64_t n, rn; int32_t nd, rnd, flat, wide, mode, splits;
 //                      void* ws; int64_t sz[D]; void* p[T]; int64_t st[D * T];
@@ -262,8 +265,10 @@ class CudaFusion : public CompiledFusion {
       mode = 1;
       grid = std::min((c.n + block - 1) / block, sms * 8);
     } else if (reduces_rows(kernel(), c) && c.rn < 2048) {  // a warp per row
+      // (Rows, a block or a warp each, are not capped at a few waves: the
+      // last wave is then one row per block, not several.)
       mode = 3;
-      grid = std::min((c.n + block / 32 - 1) / (block / 32), sms * 32);
+      grid = std::min((c.n + block / 32 - 1) / (block / 32), kMaxRowBlocks);
     } else if (reduces_rows(kernel(), c)) {  // a block per row
       mode = 2;
       // A single sweep over few rows: each row split over blocks too
@@ -273,14 +278,15 @@ class CudaFusion : public CompiledFusion {
         splits = int32_t(std::min(sms * 8 / c.n, chunks));
         ws = split_workspace(kernel(), c.n * splits, lanes());
       }
-      grid = std::min(c.n * splits, sms * 32);
+      grid = std::min(c.n * splits, kMaxRowBlocks);
     } else if (kernel().stages == 1 && reduces_columns(kernel(), c)) {  // a warp per 32 adjacent outputs
       mode = 4;
       const int64_t width = c.flat == 2 ? 32 * lanes() : 32;  // (aligned columns: a vector a lane)
       const int64_t qin = c.sizes[size_t(c.nd) - 1], tiles = c.n / qin * ((qin + width - 1) / width), warps = block / 32;
       // Few tiles: each tile's rows split over warps too (each keeping at
-      // least 64 of them), for half the warps the device holds at once.
-      const int64_t rin = c.sizes[size_t(c.nd + c.rnd) - 1], parts = rin / 64;
+      // least 16 of them: two rounds of its 8 loads in flight), for half
+      // the warps the device holds at once.
+      const int64_t rin = c.sizes[size_t(c.nd + c.rnd) - 1], parts = rin / 16;
       if (tiles <= kSplitCounters && tiles < sms * 32 && parts > 1) {
         splits = int32_t(std::min(sms * 32 / tiles, parts));
         ws = split_workspace(kernel(), tiles * splits, lanes());

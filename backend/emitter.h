@@ -32,6 +32,13 @@ std::string identity(const KExpr& e);
 // acc combined with x (both of the accumulator type).
 std::string combine(const KExpr& e, const std::string& acc, const std::string& x);
 
+// Value `late` of a later sweep, the same as `early` of an earlier one:
+// kept in load `load`'s register cache in between (Emitter::reuses).
+struct Reuse {
+  size_t load = 0;
+  int early = -1, late = -1;
+};
+
 class Emitter {
  public:
   Emitter(const Kernel& k, Target t);
@@ -67,7 +74,8 @@ class Emitter {
   // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
   // its values and stores, each of its reductions' operands folded into its
   // accumulator a<k><lane>.
-  std::string accumulate(int stage, const std::string& lane = "") const;
+  // (With `kept`: those values read from the register cache instead.)
+  std::string accumulate(int stage, const std::string& lane = "", const std::vector<Reuse>& kept = {}) const;
   // The outer tensors' offsets o<t> = b<t> (+ lane * the innermost outer stride).
   std::string outer_at(const std::string& lane = "") const;
   // The outer values that need the first `level` sweeps (with the outer
@@ -103,10 +111,14 @@ class Emitter {
   std::string block_fold(const std::vector<size_t>& ks, bool every) const;
   std::string row_sweep(int stage, const std::string& first, const std::string& step, int lanes) const;
   std::vector<size_t> cached_loads() const;
+  // A value `early` (of an earlier sweep) kept in load `load`'s register
+  // cache for sweep `late`, which reads it there instead of computing it.
+  std::vector<Reuse> reuses() const;
   int cache_vectors(int lanes) const;
   std::string split_workspace(const std::string& slots, bool splittable) const;
   std::string combine_parts(const std::string& slot, const std::string& slots, const std::string& width,
-                            const std::string& lane, const std::string& suffix = "") const;
+                            const std::string& lane, int vector = 0, const std::string& first = "0",
+                            const std::string& step = "1") const;
   std::string row_cache(const std::string& step, int lanes) const;
 
   static std::string indent(const std::string& s, int n);
@@ -119,7 +131,8 @@ class Emitter {
   // The expressions of one phase and sweep (inner) or level (outer), in
   // dependency order, with its stores when `with_stores`. With `lanes`,
   // reduced values are read from r<k> (set per lane).
-  std::string statements(bool inner, int stage = 0, bool lanes = false, bool with_stores = true) const;
+  std::string statements(bool inner, int stage = 0, bool lanes = false, bool with_stores = true,
+                         const std::vector<Reuse>& kept = {}) const;
   // The stores of one phase: an inner sweep's, or every outer one.
   std::string stores(bool inner, int stage) const;
 
