@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <unordered_set>
 
 namespace thn {
 
@@ -281,6 +282,21 @@ std::vector<Value> shallow_contents(const Value& v) {
     out.push_back(Value::ellipsis());  // (between the classes' attributes and the object's)
     dict_entries(v.obj<InstanceObj>().dict, out);
   }
+  return out;
+}
+
+std::vector<Value> guarded_contents(const Value& v) {
+  std::vector<Value> out;
+  std::unordered_set<const Object*> seen;
+  auto walk = [&](auto&& self, const Value& x) -> void {
+    if (!x.is_sequence() && !x.is(Type::Dict) && !x.is(Type::Instance)) return;
+    if (!seen.insert(x.object().get()).second) return;  // (met before: its identity is all a cycle adds)
+    const std::vector<Value> items = x.is(Type::Tuple) ? x.items() : shallow_contents(x);
+    out.push_back(Value(int64_t(items.size())));
+    out.insert(out.end(), items.begin(), items.end());
+    for (const Value& item : items) self(self, item);
+  };
+  walk(walk, v);
   return out;
 }
 

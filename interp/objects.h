@@ -142,6 +142,11 @@ void decode_entries_into(DictObj& d, const Value& encoded);
 // and its classes' attributes (a class attribute may change too). Empty for
 // other values.
 std::vector<Value> shallow_contents(const Value& v);
+// The same all the way down: each list, tuple, dict or object among the
+// contents is followed by its own item count and contents, in turn (each
+// once: a cycle ends there). Equal results mean the same structure of the
+// same objects holding the same constants.
+std::vector<Value> guarded_contents(const Value& v);
 std::vector<Value> class_contents(const ClassObj& cls);  // each class of the chain: its name, then its entries
 
 // The i-th item of a list or tuple, the i-th value of a dict, or the i-th

@@ -567,7 +567,7 @@ void Tracer::print(Interpreter&, std::span<const Value> args, const std::string&
 void Tracer::external_load(const std::string& name, const Value& slot) {
   for (const ExternalGuard& g : externals_)
     if (g.slot == &slot) return;
-  ExternalGuard g{name, &slot, slot, shallow_contents(slot)};
+  ExternalGuard g{name, &slot, slot, guarded_contents(slot)};
   externals_.push_back(std::move(g));
   if (slot.is(Type::Tensor)) external_names_.try_emplace(slot.object().get(), name);
   if (slot.is_sequence())

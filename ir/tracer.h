@@ -73,7 +73,7 @@ struct ExternalGuard {
   std::string name;
   const Value* slot = nullptr;
   Value expected;
-  std::vector<Value> items;  // shallow_contents(): a list's items, a dict's or object's entries
+  std::vector<Value> items;  // guarded_contents(): a list's items, a dict's or object's entries, all the way down
 };
 
 // What the trace assumed about the identity of an argument tensor (`a is b`

@@ -64,9 +64,9 @@ bool Prologue::External::holds() const {
   } else if (!same_constant(now, g.expected)) {
     return false;
   }
-  if (!now.is(Type::List) && !now.is(Type::Dict) && !now.is(Type::Instance)) return true;
-  // A mutable value: its contents (one level) must be what the trace read.
-  const std::vector<Value> items = shallow_contents(now);
+  // A mutable value, or a tuple that may hold one: its contents, all the
+  // way down, must be what the trace read.
+  const std::vector<Value> items = guarded_contents(now);
   if (items.size() != g.items.size()) return false;
   for (size_t i = 0; i < items.size(); ++i)
     if (!same_constant(items[i], g.items[i])) return false;
