@@ -621,6 +621,7 @@ Value Interpreter::tensor_len(const Value& t) {
 
 Value Interpreter::getattr(const Value& obj, const std::string& name) {
   if (obj.is(Type::Tensor)) {
+    if (Value v = autograd_attribute(obj, name); !v.is(Type::Unbound)) return v;
     if (const OpDef* a = find_attribute(name)) {
       return dispatch_->call(*a, &obj, {}, CallArgs{}, false);
     }

@@ -43,7 +43,10 @@ std::atomic<Interpreter*> running_interpreter{nullptr};
 }  // namespace
 
 Interpreter::Interpreter(InterpOptions opts)
-    : opts_(std::move(opts)), eager_(std::make_unique<EagerDispatch>()), dispatch_(eager_.get()) {
+    : opts_(std::move(opts)),
+      eager_(std::make_unique<EagerDispatch>()),
+      autograd_(std::make_unique<AutogradDispatch>(*eager_)),
+      dispatch_(autograd_.get()) {
   install_builtins(*this);
   outer_ = running_interpreter.exchange(this);
 }
@@ -393,18 +396,25 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
       for (auto& t : static_cast<const Delete&>(s).targets) exec_delete(*t, f);
       return Flow::Normal;
     case StmtKind::With: {
-      // no_grad() / enable_grad(): gradient mode for the body (no tensor
-      // requires grad before autograd, so the body runs as it is).
+      // no_grad() / enable_grad(): autograd's gradient mode for the body
+      // (the last item's), back as it was after it, however it ends.
       auto& w = static_cast<const With&>(s);
+      bool enabled = autograd_->enabled;
       for (auto& item : w.items) {
         Value ctx = eval(*item, f);
         f.loc = &item->loc;
-        bool grad_mode = ctx.is(Type::Instance) && (ctx.obj<InstanceObj>().cls == grad_mode_class(false).object() ||
-                                                    ctx.obj<InstanceObj>().cls == grad_mode_class(true).object());
-        if (!grad_mode)
+        const bool off = ctx.is(Type::Instance) && ctx.obj<InstanceObj>().cls == grad_mode_class(false).object();
+        const bool on = ctx.is(Type::Instance) && ctx.obj<InstanceObj>().cls == grad_mode_class(true).object();
+        if (!off && !on)
           fail(ErrorKind::TypeError, "'{}' object does not support the context manager protocol (thn's are no_grad() and enable_grad())",
                type_name(ctx));
+        enabled = on;
       }
+      struct Restore {
+        AutogradDispatch& ad;
+        bool was;
+        ~Restore() { ad.enabled = was; }
+      } restore{*autograd_, std::exchange(autograd_->enabled, enabled)};
       return exec(w.body, f, ret);
     }
     case StmtKind::ClassDef: {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "frontend/ast.h"
+#include "interp/autograd.h"
 #include "interp/dispatch.h"
 #include "interp/value.h"
 
@@ -115,6 +116,8 @@ class Interpreter {
   static Interpreter* running();
 
   OpDispatch& dispatch() { return *dispatch_; }
+  // The eager dispatch's autograd (its grad mode, its tape).
+  AutogradDispatch& autograd() { return *autograd_; }
   // The tracer installs itself for the duration of a trace; returns the previous one.
   OpDispatch* set_dispatch(OpDispatch* d) { return std::exchange(dispatch_, d); }
   std::FILE* out() const { return opts_.out; }
@@ -173,6 +176,7 @@ class Interpreter {
   int64_t collect_bytes_at_ = int64_t(256) << 20;
   InterpOptions opts_;
   std::unique_ptr<OpDispatch> eager_;
+  std::unique_ptr<AutogradDispatch> autograd_;  // in front of eager_
   OpDispatch* dispatch_;
   std::unordered_map<std::string, Value> builtins_;
   std::unordered_map<std::string, Value> modules_;  // by name

@@ -224,9 +224,11 @@ Value clamp_min_(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bo
 Value clamp_max(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_max", "max", false); }
 Value clamp_max_(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_max_", "max", true); }
 
-// detach(): no autograd here, so a view of all of x, strides kept.
+// detach(): a new tensor object over x's memory, strides kept, outside
+// autograd's graph (in a trace, where autograd does not run: a view of all of x).
 Value detach(Interpreter& in, const Value& x, CallArgs& a) {
   bind("detach", a, {});
+  if (!x.is_proxy()) return Value::tensor(x.as_tensor());
   return method(in, x, "view", {in.getattr(x, "shape")});
 }
 

@@ -187,8 +187,10 @@ struct ListObj : Object, Container, std::enable_shared_from_this<ListObj> {
 // end and whenever the number of containers has doubled since the last run.
 size_t collect_cycles();
 size_t live_containers();
+struct AutogradMeta;  // interp/autograd.h
 struct TensorObj : Object {
   Tensor t;
+  std::shared_ptr<AutogradMeta> autograd;  // null until autograd first touches it
   explicit TensorObj(Tensor v) : t(std::move(v)) {}
 };
 struct RangeObj : Object {

@@ -101,6 +101,16 @@ struct JitObj : BuiltinObj {
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
+    // (Traces do not differentiate yet: a tensor that requires grad would
+    // leave the graph there, and its gradient would be wrong.)
+    if (in.autograd().enabled) {
+      const std::vector<std::string> names = param_names();
+      for (size_t i = 0; i < params.size(); ++i)
+        if (std::optional<std::string> path = requiring_grad(params[i], names[i]))
+          fail(ErrorKind::NotImplementedError,
+               "jit does not differentiate yet: '{}' requires grad (call {} under no_grad(), or pass {}.detach())", *path,
+               name, *path);
+    }
     ++calls;
     std::vector<Value> inputs;
     if ((last = cache.find(in, params, inputs))) {

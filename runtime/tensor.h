@@ -98,6 +98,10 @@ class Storage {
   // out-of-memory error as a failed malloc. Unlimited unless lowered (the
   // front-end fuzzer lowers it, so no input can exhaust the machine).
   static void set_limit(int64_t bytes) { limit_ = bytes; }
+  // Bumped by every in-place op of a program (interp/autograd.h): a
+  // gradient step whose saved tensors' versions changed refuses to run.
+  uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
 
  private:
   void allocate_host();
@@ -106,6 +110,7 @@ class Storage {
   int64_t nbytes_ = 0;
   Device device_;
   bool meta_ = false;
+  uint64_t version_ = 0;
   static thread_local int64_t allocations_, allocated_bytes_;
   static std::atomic<int64_t> live_bytes_;
   static inline int64_t limit_ = INT64_MAX;

@@ -255,6 +255,9 @@ class ThnFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         run_in(module.__dict__, module.__spec__.origin)
         if module.__name__ == "nn":
             use_torch_nn(module.__dict__)
+        if module.__name__ == "optim":
+            for name in "SGD Adam AdamW".split():
+                module.__dict__[name] = getattr(torch.optim, name)
 
 
 def use_torch_nn(names):
@@ -330,7 +333,9 @@ def main(argv):
     ThnFinder.script_dir = Path(path).resolve().parent
     sys.meta_path.insert(0, ThnFinder())
     torch.set_num_threads(1)  # a reduction's order must not depend on the machine
-    torch.set_grad_enabled(False)  # thn has no autograd yet: no grad_fn in what prints
+    # thn's nn modules' parameters do not require grad (PyTorch's do), and
+    # thn prints no grad_fn: autograd runs for tests/lang/autograd and examples/.
+    torch.set_grad_enabled(Path(path).resolve().parent.name in ("autograd", "examples"))
     record_path = os.environ.get("THN_ORACLE_RECORD")
     recorder = PrintRecorder(path)
     if record_path:

@@ -32,7 +32,8 @@ NotImplementedError RecursionError ImportError ModuleNotFoundError SyntaxError
 MemoryError OSError FileNotFoundError __file__ __name__""".split())
 _VALUE_METHODS = set("""append extend insert pop reverse copy count index keys values items get
 update setdefault clear upper lower strip lstrip rstrip split splitlines join replace startswith
-endswith find rfind format isdigit isalpha isspace isalnum ljust rjust center zfill""".split())
+endswith find rfind format isdigit isalpha isspace isalnum ljust rjust center zfill
+grad requires_grad requires_grad_ is_leaf grad_fn backward""".split())  # (the last line: autograd's)
 _MODULE_ATTRS = {
     "math": set("sqrt exp log sin cos tanh floor ceil pi e inf nan isnan isinf".split()),
     "time": {"perf_counter"},
@@ -63,6 +64,9 @@ def _stdlib_functions():
     for path in STDLIB.glob("*.thn"):
         tree = ast.parse(path.read_text())
         names |= {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        for c in tree.body:  # (and the methods of its classes: optim.Adam's step)
+            if isinstance(c, ast.ClassDef):
+                names |= {n.name for n in c.body if isinstance(n, ast.FunctionDef)}
     return names
 
 

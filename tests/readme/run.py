@@ -62,7 +62,7 @@ def blocks(text):
             while i < len(lines) and not lines[i].startswith("```"):
                 body.append(lines[i])
                 i += 1
-            out.append((pending, info, "\n".join(body) + "\n", start))
+            out.append((pending, info, "".join(b + "\n" for b in body), start))  # (an empty block: "")
             pending = None
         elif line.strip():
             pending = None if not line.startswith("<!--") else pending

@@ -1,0 +1,458 @@
+#include "interp/autograd.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "interp/interpreter.h"
+#include "interp/objects.h"
+#include "runtime/dtype.h"
+
+namespace thn {
+
+// One recorded op: what its rule is called with.
+struct GradStep {
+  std::string op;             // the op's name ("mul"), or "getitem"
+  const OpDef* def = nullptr;  // null for getitem
+  bool method = false;        // called as a method: args[0] is the receiver
+  std::vector<Value> args;    // as given (the receiver first)
+  std::vector<std::pair<std::string, Value>> kwargs;
+  Value result;    // the result's tensor, without autograd (the result's own object would be a cycle)
+  uint64_t order;  // recording order: backward runs later steps first
+  bool freed = false;
+  // The storages of the tensors it saved, and their versions then.
+  std::vector<std::pair<std::shared_ptr<Storage>, uint64_t>> versions;
+};
+
+namespace {
+
+uint64_t steps_recorded = 0;
+bool ever_required = false;  // whether any tensor has required grad in this process
+
+// Each tensor in v (lists and tuples followed).
+template <class F> void each_tensor(const Value& v, F&& f) {
+  if (v.is(Type::Tensor)) f(v);
+  else if (v.is_sequence())
+    for (const Value& x : v.items()) each_tensor(x, f);
+}
+
+bool any_requires_grad(const Value* self, std::span<const Value> args, const CallArgs& kw) {
+  bool any = false;
+  auto check = [&](const Value& t) { any |= requires_grad(t); };
+  if (self) each_tensor(*self, check);
+  for (const Value& a : args) each_tensor(a, check);
+  for (const auto& [k, v] : kw.kwargs) each_tensor(v, check);
+  return any;
+}
+
+std::string step_name(const std::string& op) {
+  std::string out;
+  bool up = true;
+  for (char c : op) {
+    if (c == '_') {
+      up = true;
+      continue;
+    }
+    out += up ? char(std::toupper(static_cast<unsigned char>(c))) : c;
+    up = false;
+  }
+  return out + "Backward0";
+}
+
+// The result's floating tensors get `step`; the step keeps what its rule reads.
+void record(const std::shared_ptr<GradStep>& step, const Value& result) {
+  step->order = ++steps_recorded;
+  std::vector<Value> aliases;
+  each_tensor(result, [&](const Value& t) {
+    if (is_floating(t.as_tensor().dtype())) {
+      AutogradMeta* m = autograd_of(t, true);
+      m->requires_grad = true;
+      m->step = step;
+    }
+  });
+  if (result.is(Type::Tensor)) {
+    step->result = Value::tensor(result.as_tensor());
+  } else {
+    std::vector<Value> items;
+    each_tensor(result, [&](const Value& t) { items.push_back(Value::tensor(t.as_tensor())); });
+    step->result = Value::tuple(std::move(items));
+  }
+  auto save = [&](const Value& t) { step->versions.emplace_back(t.as_tensor().storage(), t.as_tensor().storage()->version()); };
+  for (const Value& a : step->args) each_tensor(a, save);
+  for (const auto& [k, v] : step->kwargs) each_tensor(v, save);
+  each_tensor(step->result, save);
+}
+
+[[noreturn]] void refuse_in_trace(const std::string& what) {
+  fail(ErrorKind::NotImplementedError,
+       "jit does not differentiate yet: {} inside a jit function (run the function without jit, or leave the "
+       "gradients out of it)",
+       what);
+}
+
+[[noreturn]] void refuse_inplace(const Value& target, const std::string& op) {
+  if (AutogradMeta* m = autograd_of(target); m && m->requires_grad && !m->step)
+    fail(ErrorKind::RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
+  fail(ErrorKind::NotImplementedError,
+       "thn's autograd does not differentiate in-place operations yet ({}): use the out-of-place form, or run it "
+       "under no_grad()",
+       op);
+}
+
+}  // namespace
+
+AutogradMeta* autograd_of(const Value& t, bool create) {
+  if (!t.is(Type::Tensor) || t.is_proxy()) return nullptr;
+  auto& o = t.obj<TensorObj>();
+  if (!o.autograd && create) o.autograd = std::make_shared<AutogradMeta>();
+  return o.autograd.get();
+}
+
+bool requires_grad(const Value& t) {
+  const AutogradMeta* m = autograd_of(t);
+  return m && m->requires_grad;
+}
+
+std::optional<std::string> requiring_grad(const Value& v, const std::string& name) {
+  if (!ever_required) return std::nullopt;
+  std::unordered_set<const Object*> seen;
+  std::optional<std::string> found;
+  auto walk = [&](auto&& self, const Value& x, const std::string& path) -> void {
+    if (found) return;
+    if (x.is(Type::Tensor)) {
+      if (requires_grad(x)) found = path;
+      return;
+    }
+    if (!x.is_sequence() && !x.is(Type::Dict) && !x.is(Type::Instance)) return;
+    if (!seen.insert(x.object().get()).second) return;
+    if (x.is_sequence()) {
+      for (size_t i = 0; i < x.items().size(); ++i) self(self, x.items()[i], fmt::format("{}[{}]", path, i));
+      return;
+    }
+    const DictObj& d = x.is(Type::Dict) ? x.obj<DictObj>() : x.obj<InstanceObj>().dict.obj<DictObj>();
+    d.each([&](const Value& k, const Value& item) {
+      self(self, item, x.is(Type::Dict) ? fmt::format("{}[{}]", path, to_repr(k)) : fmt::format("{}.{}", path, to_str(k)));
+    });
+  };
+  walk(walk, v, name);
+  return found;
+}
+
+Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+                             bool inplace) {
+  // tensor(..., requires_grad=True), zeros(..., requires_grad=True): a leaf that requires grad.
+  if ((op.family == OpFamily::Creation || op.family == OpFamily::Random) &&
+      std::any_of(kw.kwargs.begin(), kw.kwargs.end(), [](const auto& k) { return k.first == "requires_grad"; })) {
+    CallArgs rest;
+    rest.args = kw.args;
+    bool on = false;
+    for (const auto& [k, v] : kw.kwargs) {
+      if (k == "requires_grad") on = v.as_bool();
+      else rest.kwargs.emplace_back(k, v);
+    }
+    Value r = inner_.call(op, self, args, rest, inplace);
+    if (on) set_autograd_attribute(r, "requires_grad", Value(true));
+    return r;
+  }
+  const bool writes = self && (inplace || op.name.ends_with('_'));
+  const bool differentiate = enabled && op.family != OpFamily::Creation && op.family != OpFamily::Random &&
+                             op.family != OpFamily::Attribute && any_requires_grad(self, args, kw);
+  if (writes && differentiate) refuse_inplace(*self, inplace ? std::string(op.name) + "_" : std::string(op.name));
+  Value r = inner_.call(op, self, args, kw, inplace);
+  if (writes) each_tensor(*self, [](const Value& t) { t.as_tensor().storage()->bump_version(); });
+  if (!differentiate) return r;
+  // (an op that returns its argument itself, as contiguous() of a
+  // contiguous tensor does, is no step)
+  if (r.is(Type::Tensor) && ((self && r.object() == self->object()) ||
+                             std::any_of(args.begin(), args.end(), [&](const Value& a) { return a.object() == r.object(); })))
+    return r;
+  auto step = std::make_shared<GradStep>();
+  step->op = std::string(op.name);
+  step->def = &op;
+  step->method = self != nullptr;
+  // (a list argument is saved as a tuple of its items: the list may change,
+  // or come to hold the result)
+  auto saved = [](const Value& v) { return v.is(Type::List) ? Value::tuple(v.items()) : v; };
+  if (self) step->args.push_back(saved(*self));
+  for (const Value& a : args) step->args.push_back(saved(a));
+  for (const auto& [k, v] : kw.kwargs) step->kwargs.emplace_back(k, saved(v));
+  record(step, r);
+  return r;
+}
+
+Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> index) {
+  Value r = inner_.getitem(tensor, index);
+  if (!enabled || !requires_grad(tensor)) return r;
+  auto step = std::make_shared<GradStep>();
+  step->op = "getitem";
+  step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end()))};
+  record(step, r);
+  return r;
+}
+
+void AutogradDispatch::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
+  bool any = requires_grad(tensor);
+  each_tensor(value, [&](const Value& t) { any |= requires_grad(t); });
+  if (enabled && any) refuse_inplace(tensor, "x[index] = value");
+  inner_.setitem(tensor, index, value);
+  tensor.as_tensor().storage()->bump_version();
+}
+
+namespace {
+
+// A grad-mode switch for the duration of a scope.
+struct GradMode {
+  AutogradDispatch& ad;
+  bool previous;
+  GradMode(AutogradDispatch& a, bool on) : ad(a), previous(a.enabled) { a.enabled = on; }
+  ~GradMode() { ad.enabled = previous; }
+};
+
+Value op_call(Interpreter& in, const char* name, const Value* self, std::vector<Value> args, CallArgs kw = {}) {
+  const OpDef* op = find_function(name);
+  if (!op) op = find_method(name)->op;
+  return in.dispatch().call(*op, self, args, kw, false);
+}
+
+std::string shape_text(const Tensor& t) {
+  std::string s;
+  for (int64_t d : t.sizes()) s += (s.empty() ? "" : ", ") + std::to_string(d);
+  return "[" + s + "]";
+}
+
+// g summed to x's shape (the dims broadcasting added or stretched), in x's dtype and device.
+Value fit(Interpreter& in, const GradStep& s, size_t index, Value g, const Value& x) {
+  const Tensor& xt = x.as_tensor();
+  const Tensor& gt = g.as_tensor();
+  if (gt.sizes() != xt.sizes()) {
+    const int64_t lead = gt.dim() - xt.dim();
+    std::vector<Value> dims;
+    bool ok = lead >= 0;
+    for (int64_t d = 0; ok && d < gt.dim(); ++d) {
+      if (d < lead) dims.push_back(Value(d));
+      else if (xt.size(d - lead) == 1 && gt.size(d) != 1) dims.push_back(Value(d));
+      else ok = gt.size(d) == xt.size(d - lead);
+    }
+    if (!ok)
+      fail(ErrorKind::RuntimeError, "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible with {}",
+           step_name(s.op), index, shape_text(gt), shape_text(xt));
+    if (!dims.empty()) {
+      CallArgs kw;
+      kw.kwargs.emplace_back("keepdim", Value(true));
+      g = op_call(in, "sum", nullptr, {g, Value::list(dims)}, kw);
+    }
+    if (g.as_tensor().sizes() != xt.sizes()) {
+      std::vector<Value> sizes;
+      for (int64_t d : xt.sizes()) sizes.push_back(Value(d));
+      g = op_call(in, "reshape", nullptr, {g, Value::list(sizes)});
+    }
+  }
+  if (g.as_tensor().dtype() != xt.dtype() || g.as_tensor().device() != xt.device()) {
+    CallArgs kw;
+    kw.kwargs.emplace_back("dtype", Value(xt.dtype()));
+    kw.kwargs.emplace_back("device", Value(xt.device()));
+    g = op_call(in, "to", &g, {}, kw);
+  }
+  return g;
+}
+
+// The step's arguments by its op's parameters (getitem: self, index).
+std::vector<Value> bind(const GradStep& s) {
+  if (!s.def) return s.args;
+  const Schema& schema = s.def->schema;
+  std::vector<Value> bound(schema.params.size(), Value::unbound());
+  size_t next = 0;
+  auto place = [&](size_t i, const Value& v) { bound[i] = v; };
+  size_t first = 0;
+  if (s.method && schema.self_index >= 0) {
+    place(size_t(schema.self_index), s.args[0]);
+    first = 1;
+  }
+  for (size_t a = first; a < s.args.size(); ++a) {
+    while (next < schema.params.size() && (int(next) == schema.self_index && s.method)) ++next;
+    if (next >= schema.params.size() || schema.params[next].kwarg_only) break;
+    if (schema.params[next].varargs) break;  // (sizes: never tensors)
+    place(next++, s.args[a]);
+  }
+  for (const auto& [k, v] : s.kwargs)
+    for (size_t i = 0; i < schema.params.size(); ++i)
+      if (schema.params[i].name == k) place(i, v);
+  return bound;
+}
+
+void backward(Interpreter& in, const Value& root, Value gradient, bool retain_graph) {
+  if (root.is_proxy()) refuse_in_trace("backward()");
+  AutogradMeta* rm = autograd_of(root);
+  if (!rm || !rm->requires_grad)
+    fail(ErrorKind::RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn");
+  GradMode off(in.autograd(), false);
+  const Tensor& rt = root.as_tensor();
+  if (gradient.is_none()) {
+    if (rt.numel() != 1) fail(ErrorKind::RuntimeError, "grad can be implicitly created only for scalar outputs");
+    gradient = op_call(in, "ones_like", nullptr, {Value::tensor(rt)});
+  } else if (!gradient.is(Type::Tensor) || gradient.as_tensor().sizes() != rt.sizes()) {
+    fail(ErrorKind::RuntimeError, "Mismatch in shape: grad_output[0] has a shape of torch.Size({}) and output[0] has a shape of torch.Size({}).",
+         gradient.is(Type::Tensor) ? shape_text(gradient.as_tensor()) : "[]", shape_text(rt));
+  }
+  // The leaves' gradients, in the order first reached.
+  std::vector<std::pair<Value, Value>> leaves;
+  auto to_leaf = [&](const Value& x, const Value& g) {
+    for (auto& [leaf, sum] : leaves)
+      if (leaf.object() == x.object()) {
+        sum = op_call(in, "add", nullptr, {sum, g});
+        return;
+      }
+    leaves.emplace_back(x, g);
+  };
+  if (!rm->step) {
+    to_leaf(root, gradient);
+  } else {
+    // Every step that leads to the root, latest first.
+    std::vector<std::shared_ptr<GradStep>> steps;
+    std::unordered_set<const GradStep*> seen{rm->step.get()};
+    steps.push_back(rm->step);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      if (steps[i]->freed)
+        fail(ErrorKind::RuntimeError,
+             "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+             "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+             "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
+             "if you need to access saved tensors after calling backward.");
+      for (const Value& a : steps[i]->args)
+        each_tensor(a, [&](const Value& t) {
+          if (AutogradMeta* m = autograd_of(t); m && m->step && seen.insert(m->step.get()).second) steps.push_back(m->step);
+        });
+      for (const auto& [k, v] : steps[i]->kwargs)
+        each_tensor(v, [&](const Value& t) {
+          if (AutogradMeta* m = autograd_of(t); m && m->step && seen.insert(m->step.get()).second) steps.push_back(m->step);
+        });
+    }
+    std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
+    std::unordered_map<const GradStep*, Value> grads{{rm->step.get(), gradient}};
+    ModuleObj& rules = in.import_module("autograd");
+    for (const std::shared_ptr<GradStep>& s : steps) {
+      auto it = grads.find(s.get());
+      if (it == grads.end()) continue;
+      for (const auto& [storage, version] : s->versions)
+        if (storage->version() != version)
+          fail(ErrorKind::RuntimeError,
+               "one of the variables needed for gradient computation has been modified by an inplace operation: "
+               "the {} step's is at version {}; expected version {} instead",
+               step_name(s->op), storage->version(), version);
+      auto rule = rules.globals.find(s->op + "_backward");
+      if (rule == rules.globals.end() || !s->result.is(Type::Tensor))
+        fail(ErrorKind::NotImplementedError, "the derivative for '{}' is not implemented.", s->op);
+      CallArgs call;
+      call.args = {it->second, s->result};
+      call.args.insert(call.args.end(), s->args.begin(), s->args.end());
+      call.kwargs = s->kwargs;
+      grads.erase(it);
+      const Value out = in.call(rule->second, call);
+      if (!out.is_sequence()) fail(ErrorKind::RuntimeError, "{}_backward must return a tuple of gradients", s->op);
+      const std::vector<Value> bound = bind(*s);
+      for (size_t i = 0; i < bound.size(); ++i) {
+        const Value& x = bound[i];
+        const Value g = i < out.items().size() ? out.items()[i] : Value();
+        auto flow = [&](const Value& t, const Value& gt) {
+          if (!gt.is_none() && !gt.is(Type::Tensor))
+            fail(ErrorKind::TypeError, "{}_backward returned a {} where a gradient (a tensor or None) belongs", s->op,
+                 type_name(gt));
+          if (!requires_grad(t) || gt.is_none()) return;  // (None: no gradient, as the shape expand_as reads)
+          Value fitted = fit(in, *s, i, gt, t);
+          AutogradMeta* m = autograd_of(t);
+          if (!m->step) return to_leaf(t, fitted);
+          auto [at, fresh] = grads.try_emplace(m->step.get(), fitted);
+          if (!fresh) at->second = op_call(in, "add", nullptr, {at->second, fitted});
+        };
+        if (x.is(Type::Tensor)) flow(x, g);
+        else if (x.is_sequence())
+          for (size_t j = 0; j < x.items().size(); ++j)
+            if (x.items()[j].is(Type::Tensor)) flow(x.items()[j], g.is_sequence() && j < g.items().size() ? g.items()[j] : Value());
+      }
+      if (!retain_graph) {
+        s->freed = true;
+        s->args.clear();
+        s->kwargs.clear();
+        s->result = Value();
+        s->versions.clear();
+      }
+    }
+  }
+  // Leaves: .grad is set to a gradient of its own, or added to in place.
+  for (auto& [leaf, g] : leaves) {
+    AutogradMeta* m = autograd_of(leaf);
+    if (m->grad.is_none()) {
+      m->grad = op_call(in, "clone", nullptr, {g});
+    } else {
+      const MethodRef add = *find_method("add_");
+      in.dispatch().call(*add.op, &m->grad, std::vector<Value>{g}, CallArgs{}, add.inplace);
+    }
+  }
+}
+
+}  // namespace
+
+Value autograd_attribute(const Value& t, const std::string& name) {
+  AutogradMeta* m = autograd_of(t);
+  if (name == "requires_grad") return Value(m && m->requires_grad);
+  if (name == "grad") return m ? m->grad : Value();
+  if (name == "is_leaf") return Value(!m || !m->step);
+  if (name == "grad_fn") return m && m->step ? Value::str(fmt::format("<{}>", step_name(m->step->op))) : Value();
+  if (name == "requires_grad_")
+    return make_builtin(name, [t](Interpreter&, CallArgs& a) {
+      Value on = a.args.empty() ? Value(true) : a.args[0];
+      for (const auto& [k, v] : a.kwargs) {
+        if (k != "requires_grad") fail(ErrorKind::TypeError, "requires_grad_() got an unexpected keyword argument '{}'", k);
+        on = v;
+      }
+      set_autograd_attribute(t, "requires_grad", on);
+      return t;
+    });
+  if (name == "backward")
+    return make_builtin(name, [t](Interpreter& in, CallArgs& a) {
+      Value gradient = a.args.size() > 0 ? a.args[0] : Value();
+      bool retain = a.args.size() > 1 && in.truth(a.args[1]);
+      for (const auto& [k, v] : a.kwargs) {
+        if (k == "gradient") gradient = v;
+        else if (k == "retain_graph") retain = in.truth(v);
+        else if (k == "create_graph") {
+          if (in.truth(v)) fail(ErrorKind::NotImplementedError, "backward(create_graph=True) is not supported by thn yet");
+        } else fail(ErrorKind::TypeError, "backward() got an unexpected keyword argument '{}'", k);
+      }
+      if (a.args.size() > 3) fail(ErrorKind::TypeError, "backward() takes at most 3 positional arguments ({} given)", a.args.size());
+      if (a.args.size() > 2 && in.truth(a.args[2]))
+        fail(ErrorKind::NotImplementedError, "backward(create_graph=True) is not supported by thn yet");
+      backward(in, t, gradient, retain);
+      return Value();
+    });
+  return Value::unbound();
+}
+
+bool set_autograd_attribute(const Value& t, const std::string& name, const Value& v) {
+  if ((name == "requires_grad" || name == "grad") && t.is_proxy()) refuse_in_trace(name);
+  if (name == "requires_grad") {
+    if (!v.is(Type::Bool)) fail(ErrorKind::TypeError, "requires_grad must be a bool, not {}", type_name(v));
+    const bool on = v.as_bool();
+    AutogradMeta* m = autograd_of(t, true);
+    if (m->step && !on)
+      fail(ErrorKind::RuntimeError,
+           "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a "
+           "subgraph that doesn't require differentiation use var_no_grad = var.detach().");
+    if (on && !is_floating(t.as_tensor().dtype()))
+      fail(ErrorKind::RuntimeError, "only Tensors of floating point dtype can require gradients");
+    m->requires_grad = on || m->step;
+    ever_required |= on;
+    return true;
+  }
+  if (name == "grad") {
+    if (!v.is_none() && !v.is(Type::Tensor))
+      fail(ErrorKind::TypeError, "assigned grad expected to be a Tensor or None but got grad of {}", type_name(v));
+    autograd_of(t, true)->grad = v;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace thn
