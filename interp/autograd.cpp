@@ -149,8 +149,9 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
     rest.args = kw.args;
     bool on = false;
     for (const auto& [k, v] : kw.kwargs) {
-      if (k == "requires_grad") on = v.as_bool();
-      else rest.kwargs.emplace_back(k, v);
+      if (k != "requires_grad") rest.kwargs.emplace_back(k, v);
+      else if (!v.is(Type::Bool)) fail(ErrorKind::TypeError, "{}(): requires_grad must be a bool, not {}", op.name, type_name(v));
+      else on = v.as_bool();
     }
     Value r = inner_.call(op, self, args, rest, inplace);
     if (on) set_autograd_attribute(r, "requires_grad", Value(true));
@@ -158,7 +159,8 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
   }
   const bool writes = self && (inplace || op.name.ends_with('_'));
   const bool differentiate = enabled && op.family != OpFamily::Creation && op.family != OpFamily::Random &&
-                             op.family != OpFamily::Attribute && any_requires_grad(self, args, kw);
+                             (op.family != OpFamily::Attribute || op.id == OpId::T || op.id == OpId::mT) &&
+                             any_requires_grad(self, args, kw);
   if (writes && differentiate) refuse_inplace(*self, inplace ? std::string(op.name) + "_" : std::string(op.name));
   Value r = inner_.call(op, self, args, kw, inplace);
   if (writes) each_tensor(*self, [](const Value& t) { t.as_tensor().storage()->bump_version(); });
@@ -307,6 +309,11 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
     leaves.emplace_back(x, g);
   };
   if (!rm->step) {
+    if (gradient.as_tensor().dtype() != rt.dtype()) {
+      CallArgs kw;
+      kw.kwargs.emplace_back("dtype", Value(rt.dtype()));
+      gradient = op_call(in, "to", &gradient, {}, kw);
+    }
     to_leaf(root, gradient);
   } else {
     // Every step that leads to the root, latest first.
@@ -332,10 +339,15 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
     std::unordered_map<const GradStep*, Value> grads{{rm->step.get(), gradient}};
     ModuleObj& rules = in.import_module("autograd");
+    std::unordered_set<std::string> shapes_only;  // (rules that read shapes only: nothing to check or free)
+    if (auto l = rules.globals.find("READS_SHAPES"); l != rules.globals.end() && l->second.is_sequence())
+      for (const Value& name : l->second.items())
+        if (name.is(Type::Str)) shapes_only.insert(name.as_str());
     for (const std::shared_ptr<GradStep>& s : steps) {
       auto it = grads.find(s.get());
       if (it == grads.end()) continue;
-      for (const auto& [storage, version] : s->versions)
+      const bool keeps_values = !shapes_only.count(s->op);
+      for (const auto& [storage, version] : keeps_values ? s->versions : decltype(s->versions){})
         if (storage->version() != version)
           fail(ErrorKind::RuntimeError,
                "one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -347,6 +359,11 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
       CallArgs call;
       call.args = {it->second, s->result};
       call.args.insert(call.args.end(), s->args.begin(), s->args.end());
+      // (a method's receiver goes where its op's signature has it: x.where(c, y) is where(c, x, y))
+      if (s->method && s->def && s->def->schema.self_index > 0 &&
+          size_t(s->def->schema.self_index) < s->args.size()) {
+        std::rotate(call.args.begin() + 2, call.args.begin() + 3, call.args.begin() + 3 + s->def->schema.self_index);
+      }
       call.kwargs = s->kwargs;
       grads.erase(it);
       const Value out = in.call(rule->second, call);
@@ -371,7 +388,7 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
           for (size_t j = 0; j < x.items().size(); ++j)
             if (x.items()[j].is(Type::Tensor)) flow(x.items()[j], g.is_sequence() && j < g.items().size() ? g.items()[j] : Value());
       }
-      if (!retain_graph) {
+      if (!retain_graph && keeps_values) {
         s->freed = true;
         s->args.clear();
         s->kwargs.clear();
@@ -393,6 +410,82 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
 }
 
 }  // namespace
+
+namespace {
+
+// grad(f) / value_and_grad(f) called on args: f's value and the gradients
+// of the arguments argnums names (torch.func's transforms, eagerly).
+Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bool has_aux, bool with_value, CallArgs& a) {
+  std::vector<int64_t> nums;
+  if (argnums.is_int_like()) nums.push_back(argnums.as_int());
+  else if (argnums.is(Type::Tuple))
+    for (const Value& n : argnums.items()) {
+      if (!n.is_int_like()) fail(ErrorKind::TypeError, "grad: argnums must be an int or a tuple of ints");
+      nums.push_back(n.as_int());
+    }
+  else fail(ErrorKind::TypeError, "grad: argnums must be an int or a tuple of ints, not {}", type_name(argnums));
+  if (nums.empty()) fail(ErrorKind::RuntimeError, "grad: argnums must be non-empty");
+  GradMode on(in.autograd(), true);
+  std::vector<Value> inputs;
+  for (int64_t& n : nums) {
+    const int64_t count = int64_t(a.args.size());
+    if (n < -count || n >= count)
+      fail(ErrorKind::RuntimeError, "grad: Got argnums={}, but only {} positional inputs", n, count);
+    if (n < 0) n += count;
+    Value& x = a.args[size_t(n)];
+    if (!x.is(Type::Tensor) || !is_floating(x.is_proxy() ? DType::Float32 : x.as_tensor().dtype()))
+      fail(ErrorKind::RuntimeError, "grad: argument {} must be a floating tensor, not {}", n, type_name(x));
+    if (x.is_proxy()) refuse_in_trace("grad()");
+    x = Value::tensor(x.as_tensor());  // (a fresh leaf over the same memory)
+    set_autograd_attribute(x, "requires_grad", Value(true));
+    inputs.push_back(x);
+  }
+  Value out = in.call(f, a);
+  Value value = out, aux;
+  if (has_aux) {
+    if (!out.is(Type::Tuple) || out.items().size() != 2)
+      fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True");
+    value = out.items()[0], aux = out.items()[1];
+  }
+  if (!value.is(Type::Tensor) || value.is_proxy() || value.as_tensor().numel() != 1 || value.as_tensor().dim() != 0)
+    fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got {}",
+         value.is(Type::Tensor) && !value.is_proxy() ? fmt::format("tensor with {} dims", value.as_tensor().dim()) : type_name(value));
+  std::vector<Value> grads;
+  if (requires_grad(value)) backward(in, value, Value(), false);
+  for (const Value& x : inputs) {
+    const Value g = autograd_of(x)->grad;
+    grads.push_back(g.is_none() ? op_call(in, "zeros_like", nullptr, {x}) : g);
+  }
+  Value result = argnums.is_int_like() ? grads[0] : Value::tuple(grads);
+  Value shown = Value::tensor(value.as_tensor());  // (the value, outside the graph)
+  if (!with_value) return has_aux ? Value::tuple({result, aux}) : result;
+  return Value::tuple({has_aux ? Value::tuple({shown, aux}) : shown, result});
+}
+
+Value transform(const char* name, bool with_value) {
+  return make_builtin(name, [name, with_value](Interpreter&, CallArgs& a) {
+    if (a.args.empty()) fail(ErrorKind::TypeError, "{}() missing 1 required positional argument: 'func'", name);
+    Value f = a.args[0], argnums(int64_t(0));
+    bool has_aux = false;
+    if (a.args.size() > 1) argnums = a.args[1];
+    if (a.args.size() > 2) has_aux = a.args[2].is(Type::Bool) && a.args[2].as_bool();
+    for (const auto& [k, v] : a.kwargs) {
+      if (k == "argnums") argnums = v;
+      else if (k == "has_aux") has_aux = v.is(Type::Bool) && v.as_bool();
+      else fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
+    }
+    return make_builtin(name, [f, argnums, has_aux, with_value](Interpreter& in, CallArgs& call) {
+      return transformed_call(in, f, argnums, has_aux, with_value, call);
+    });
+  });
+}
+
+}  // namespace
+
+void install_autograd_builtins(std::unordered_map<std::string, Value>& b) {
+  b["grad"] = transform("grad", false);
+  b["value_and_grad"] = transform("value_and_grad", true);
+}
 
 Value autograd_attribute(const Value& t, const std::string& name) {
   AutogradMeta* m = autograd_of(t);
@@ -449,6 +542,12 @@ bool set_autograd_attribute(const Value& t, const std::string& name, const Value
   if (name == "grad") {
     if (!v.is_none() && !v.is(Type::Tensor))
       fail(ErrorKind::TypeError, "assigned grad expected to be a Tensor or None but got grad of {}", type_name(v));
+    if (v.is(Type::Tensor)) {
+      const Tensor &g = v.as_tensor(), &x = t.as_tensor();
+      if (g.dtype() != x.dtype()) fail(ErrorKind::RuntimeError, "assigned grad has data of a different type");
+      if (g.device() != x.device()) fail(ErrorKind::RuntimeError, "assigned grad has data located on a different device");
+      if (g.sizes() != x.sizes()) fail(ErrorKind::RuntimeError, "assigned grad has data of a different size");
+    }
     autograd_of(t, true)->grad = v;
     return true;
   }

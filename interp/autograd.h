@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -61,5 +62,10 @@ std::optional<std::string> requiring_grad(const Value& v, const std::string& nam
 Value autograd_attribute(const Value& t, const std::string& name);
 // t.requires_grad = b, t.grad = g; false for other names.
 bool set_autograd_attribute(const Value& t, const std::string& name, const Value& v);
+
+// grad(f, argnums=0, has_aux=False) and value_and_grad(...), as torch.func's
+// grad and JAX's value_and_grad ((value, grads)), eagerly: each call of the
+// transformed f runs f on fresh leaves and backward() from its value.
+void install_autograd_builtins(std::unordered_map<std::string, Value>& builtins);
 
 }  // namespace thn

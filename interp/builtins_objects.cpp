@@ -159,6 +159,7 @@ void install_object_builtins(Interpreter& in) {
   for (auto& [name, cls] : exception_classes()) b[name] = cls;
   b["no_grad"] = grad_mode_class(false);
   b["enable_grad"] = grad_mode_class(true);
+  install_autograd_builtins(b);
   b["type"] = make_builtin("type", [](Interpreter&, CallArgs& a) {
     args_check("type", a, 1, 1);
     return type_of(a.args[0]);

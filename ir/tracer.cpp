@@ -567,6 +567,14 @@ void Tracer::print(Interpreter&, std::span<const Value> args, const std::string&
 void Tracer::external_load(const std::string& name, const Value& slot) {
   for (const ExternalGuard& g : externals_)
     if (g.slot == &slot) return;
+  // (Traces do not differentiate yet: a captured tensor that requires grad
+  // would lose its gradient.)
+  if (in_.autograd().enabled)
+    if (std::optional<std::string> path = requiring_grad(slot, name))
+      fail(ErrorKind::NotImplementedError,
+           "jit does not differentiate yet: '{}', read by the jit function, requires grad (call it under no_grad(), "
+           "or detach the tensor)",
+           *path);
   ExternalGuard g{name, &slot, slot, guarded_contents(slot)};
   externals_.push_back(std::move(g));
   if (slot.is(Type::Tensor)) external_names_.try_emplace(slot.object().get(), name);

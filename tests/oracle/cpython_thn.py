@@ -152,6 +152,11 @@ def thn_builtins():
     names.update((n, torch_or_python(n)) for n in set(torch.__all__) & set(vars(builtins))
                  if n not in NOT_FROM_TORCH)
     names.update(save_npy=save_npy, load_npy=load_npy)
+    # thn's grad is torch.func's (functorch in 1.13); value_and_grad is JAX's order of grad_and_value
+    import functorch
+    names["grad"] = functorch.grad
+    names["value_and_grad"] = lambda f, argnums=0, has_aux=False: (
+        lambda *a, **k: tuple(reversed(functorch.grad_and_value(f, argnums, has_aux)(*a, **k))))
     names.update(jit=jit, __import__=thn_import, __thn_int64__=int64, __build_class__=builtins.__build_class__)
     return names
 
