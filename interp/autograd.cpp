@@ -351,7 +351,7 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
         if (storage->version() != version)
           fail(ErrorKind::RuntimeError,
                "one of the variables needed for gradient computation has been modified by an inplace operation: "
-               "the {} step's is at version {}; expected version {} instead",
+               "a tensor saved by {} is at version {}; expected version {} instead",
                step_name(s->op), storage->version(), version);
       auto rule = rules.globals.find(s->op + "_backward");
       if (rule == rules.globals.end() || !s->result.is(Type::Tensor))
