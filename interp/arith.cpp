@@ -621,7 +621,6 @@ Value Interpreter::tensor_len(const Value& t) {
 
 Value Interpreter::getattr(const Value& obj, const std::string& name) {
   if (obj.is(Type::Tensor)) {
-    if (Value v = autograd_attribute(obj, name); !v.is(Type::Unbound)) return v;
     if (const OpDef* a = find_attribute(name)) {
       return dispatch_->call(*a, &obj, {}, CallArgs{}, false);
     }
@@ -632,6 +631,7 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
         return in.dispatch().call(*op, &obj, args.args, args, inplace);
       });
     }
+    if (Value v = autograd_attribute(obj, name); !v.is(Type::Unbound)) return v;
     if (const Shorthand* sh = find_shorthand(name))
       return make_builtin(name, [obj, sh](Interpreter& in, CallArgs& args) { return sh->call(in, obj, args); });
     no_attribute(obj, name);

@@ -8,6 +8,7 @@
 
 #include "interp/interpreter.h"
 #include "interp/objects.h"
+#include "interp/shorthands.h"
 #include "runtime/dtype.h"
 
 namespace thn {
@@ -29,7 +30,9 @@ struct GradStep {
 namespace {
 
 uint64_t steps_recorded = 0;
-bool ever_required = false;  // whether any tensor has required grad in this process
+// Whether any tensor has required grad in this process: until one has, ops,
+// indexing and jit calls skip looking for one.
+bool ever_required = false;
 
 // Each tensor in v (lists and tuples followed).
 template <class F> void each_tensor(const Value& v, F&& f) {
@@ -64,7 +67,6 @@ std::string step_name(const std::string& op) {
 // The result's floating tensors get `step`; the step keeps what its rule reads.
 void record(const std::shared_ptr<GradStep>& step, const Value& result) {
   step->order = ++steps_recorded;
-  std::vector<Value> aliases;
   each_tensor(result, [&](const Value& t) {
     if (is_floating(t.as_tensor().dtype())) {
       AutogradMeta* m = autograd_of(t, true);
@@ -158,7 +160,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
     return r;
   }
   const bool writes = self && (inplace || op.name.ends_with('_'));
-  const bool differentiate = enabled && op.family != OpFamily::Creation && op.family != OpFamily::Random &&
+  const bool differentiate = enabled && ever_required && op.family != OpFamily::Creation && op.family != OpFamily::Random &&
                              (op.family != OpFamily::Attribute || op.id == OpId::T || op.id == OpId::mT) &&
                              any_requires_grad(self, args, kw);
   if (writes && differentiate) refuse_inplace(*self, inplace ? std::string(op.name) + "_" : std::string(op.name));
@@ -186,7 +188,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
 
 Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> index) {
   Value r = inner_.getitem(tensor, index);
-  if (!enabled || !requires_grad(tensor)) return r;
+  if (!enabled || !ever_required || !requires_grad(tensor)) return r;
   auto step = std::make_shared<GradStep>();
   step->op = "getitem";
   step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end()))};
@@ -212,10 +214,9 @@ struct GradMode {
   ~GradMode() { ad.enabled = previous; }
 };
 
-Value op_call(Interpreter& in, const char* name, const Value* self, std::vector<Value> args, CallArgs kw = {}) {
-  const OpDef* op = find_function(name);
-  if (!op) op = find_method(name)->op;
-  return in.dispatch().call(*op, self, args, kw, false);
+Value op_call(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
+              std::vector<std::pair<std::string, Value>> kwargs = {}) {
+  return call_tensor_op(in, name, self, std::move(args), std::move(kwargs));
 }
 
 std::string shape_text(const Tensor& t) {
@@ -240,23 +241,15 @@ Value fit(Interpreter& in, const GradStep& s, size_t index, Value g, const Value
     if (!ok)
       fail(ErrorKind::RuntimeError, "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible with {}",
            step_name(s.op), index, shape_text(gt), shape_text(xt));
-    if (!dims.empty()) {
-      CallArgs kw;
-      kw.kwargs.emplace_back("keepdim", Value(true));
-      g = op_call(in, "sum", nullptr, {g, Value::list(dims)}, kw);
-    }
+    if (!dims.empty()) g = op_call(in, "sum", nullptr, {g, Value::list(dims)}, {{"keepdim", Value(true)}});
     if (g.as_tensor().sizes() != xt.sizes()) {
       std::vector<Value> sizes;
       for (int64_t d : xt.sizes()) sizes.push_back(Value(d));
       g = op_call(in, "reshape", nullptr, {g, Value::list(sizes)});
     }
   }
-  if (g.as_tensor().dtype() != xt.dtype() || g.as_tensor().device() != xt.device()) {
-    CallArgs kw;
-    kw.kwargs.emplace_back("dtype", Value(xt.dtype()));
-    kw.kwargs.emplace_back("device", Value(xt.device()));
-    g = op_call(in, "to", &g, {}, kw);
-  }
+  if (g.as_tensor().dtype() != xt.dtype() || g.as_tensor().device() != xt.device())
+    g = op_call(in, "to", &g, {}, {{"dtype", Value(xt.dtype())}, {"device", Value(xt.device())}});
   return g;
 }
 
@@ -309,11 +302,7 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
     leaves.emplace_back(x, g);
   };
   if (!rm->step) {
-    if (gradient.as_tensor().dtype() != rt.dtype()) {
-      CallArgs kw;
-      kw.kwargs.emplace_back("dtype", Value(rt.dtype()));
-      gradient = op_call(in, "to", &gradient, {}, kw);
-    }
+    if (gradient.as_tensor().dtype() != rt.dtype()) gradient = op_call(in, "to", &gradient, {}, {{"dtype", Value(rt.dtype())}});
     to_leaf(root, gradient);
   } else {
     // Every step that leads to the root, latest first.
@@ -327,14 +316,11 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
              "if you need to access saved tensors after calling backward.");
-      for (const Value& a : steps[i]->args)
-        each_tensor(a, [&](const Value& t) {
-          if (AutogradMeta* m = autograd_of(t); m && m->step && seen.insert(m->step.get()).second) steps.push_back(m->step);
-        });
-      for (const auto& [k, v] : steps[i]->kwargs)
-        each_tensor(v, [&](const Value& t) {
-          if (AutogradMeta* m = autograd_of(t); m && m->step && seen.insert(m->step.get()).second) steps.push_back(m->step);
-        });
+      auto follow = [&](const Value& t) {
+        if (AutogradMeta* m = autograd_of(t); m && m->step && seen.insert(m->step.get()).second) steps.push_back(m->step);
+      };
+      for (const Value& a : steps[i]->args) each_tensor(a, follow);
+      for (const auto& [k, v] : steps[i]->kwargs) each_tensor(v, follow);
     }
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
     std::unordered_map<const GradStep*, Value> grads{{rm->step.get(), gradient}};
@@ -403,8 +389,7 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
     if (m->grad.is_none()) {
       m->grad = op_call(in, "clone", nullptr, {g});
     } else {
-      const MethodRef add = *find_method("add_");
-      in.dispatch().call(*add.op, &m->grad, std::vector<Value>{g}, CallArgs{}, add.inplace);
+      call_tensor_op(in, "add", &m->grad, {g}, {}, true);
     }
   }
 }

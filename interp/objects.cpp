@@ -286,6 +286,7 @@ std::vector<Value> shallow_contents(const Value& v) {
 }
 
 std::vector<Value> guarded_contents(const Value& v) {
+  if (!v.is_sequence() && !v.is(Type::Dict) && !v.is(Type::Instance)) return {};  // (most guards: a constant)
   std::vector<Value> out;
   std::unordered_set<const Object*> seen;
   auto walk = [&](auto&& self, const Value& x) -> void {
