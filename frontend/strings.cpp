@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "frontend/unicode.h"
+
 namespace thn {
 
 namespace {
@@ -9,15 +11,6 @@ namespace {
 template <class... A>
 [[noreturn]] void error(const Loc& l, fmt::format_string<A...> f, A&&... a) {
   fail_at(l, ErrorKind::SyntaxError, f, std::forward<A>(a)...);
-}
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) out += char(cp);
-  else if (cp < 0x800) out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
-  else if (cp < 0x10000) out += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
-  else
-    out += {char(0xF0 | (cp >> 18)), char(0x80 | ((cp >> 12) & 0x3F)), char(0x80 | ((cp >> 6) & 0x3F)),
-            char(0x80 | (cp & 0x3F))};
 }
 
 // Where offset `i` of a body that starts at `start` is (bodies of
@@ -203,9 +196,9 @@ std::string decode_escapes(const Loc& l, std::string_view body) {
       case '\'': out += '\''; break;
       case '"': out += '"'; break;
       case '\n': break;  // line continuation inside the string
-      case 'x': append_utf8(out, hex(2)); break;
-      case 'u': append_utf8(out, hex(4)); break;
-      case 'U': append_utf8(out, hex(8)); break;
+      case 'x': append_char(out, hex(2)); break;
+      case 'u': append_char(out, hex(4)); break;
+      case 'U': append_char(out, hex(8)); break;
       default: out += '\\'; out += e;
     }
   }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "frontend/unicode.h"
 #include "interp/interpreter.h"
 #include "interp/objects.h"
 #include "interp/shorthands.h"
@@ -667,13 +668,20 @@ Value Interpreter::getitem(const Value& obj, const Value& index) {
   }
   if (obj.is_sequence() || obj.is(Type::Str) || obj.is(Type::Range)) {
     const char* what = obj.is(Type::Str) ? "string" : obj.is(Type::Tuple) ? "tuple" : obj.is(Type::List) ? "list" : "range object";
-    int64_t n = obj.is(Type::Str) ? int64_t(obj.as_str().size())
+    // (a string by character: the byte offsets of its characters, unless ASCII)
+    const bool ascii = obj.is(Type::Str) && is_ascii(obj.as_str());
+    const std::vector<size_t> at = obj.is(Type::Str) && !ascii ? char_offsets(obj.as_str()) : std::vector<size_t>{};
+    auto char_at = [&](int64_t i) {
+      const std::string& s = obj.as_str();
+      return ascii ? s.substr(size_t(i), 1) : s.substr(at[size_t(i)], at[size_t(i) + 1] - at[size_t(i)]);
+    };
+    int64_t n = obj.is(Type::Str) ? (ascii ? int64_t(obj.as_str().size()) : int64_t(at.size()) - 1)
                 : obj.is(Type::Range) ? obj.obj<RangeObj>().length() : int64_t(obj.items().size());
     if (index.is(Type::Slice)) {
       SliceRange r = slice_range(index.obj<SliceObj>(), n);
       if (obj.is(Type::Str)) {
         std::string out;
-        for (int64_t i = 0; i < r.count; ++i) out += obj.as_str()[size_t(r.start + i * r.step)];
+        for (int64_t i = 0; i < r.count; ++i) out += char_at(r.start + i * r.step);
         return Value::str(std::move(out));
       }
       if (obj.is(Type::Range)) {
@@ -688,7 +696,7 @@ Value Interpreter::getitem(const Value& obj, const Value& index) {
     if (index.is(Type::Tensor) && index.as_tensor().dim() == 0 && !is_floating(index.as_tensor().dtype()))
       return getitem(obj, Value(index.as_tensor().item().to_int()));
     int64_t i = seq_index(index, n, what);
-    if (obj.is(Type::Str)) return Value::str(std::string(1, obj.as_str()[size_t(i)]));
+    if (obj.is(Type::Str)) return Value::str(char_at(i));
     if (obj.is(Type::Range)) return Value(obj.obj<RangeObj>().at(i));
     return obj.items()[size_t(i)];
   }

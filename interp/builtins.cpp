@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "frontend/unicode.h"
 #include "interp/interpreter.h"
 #include "interp/objects.h"
 #include "interp/shorthands.h"
@@ -614,7 +615,7 @@ void install_builtins(Interpreter& in) {
     arity("len", a, 1, 1);
     const Value& v = a.args[0];
     switch (v.type()) {
-      case Type::Str: return Value(int64_t(v.as_str().size()));
+      case Type::Str: return Value(int64_t(char_count(v.as_str())));
       case Type::List: case Type::Tuple: return Value(int64_t(v.items().size()));
       case Type::Dict: return Value(int64_t(v.obj<DictObj>().count));
       case Type::Range: return Value(v.obj<RangeObj>().length());

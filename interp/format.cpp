@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "frontend/unicode.h"
 #include "interp/interpreter.h"
 #include "interp/objects.h"
 #include "runtime/format.h"
@@ -19,12 +20,6 @@ struct Spec {
   bool alternate = false, zero = false, no_neg_zero = false;
   int64_t width = -1, precision = -1;
 };
-
-size_t utf8_length(std::string_view s) {
-  size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
 
 Spec parse_spec(const std::string& text, const char* type_name) {
   Spec s;
@@ -72,7 +67,7 @@ Spec parse_spec(const std::string& text, const char* type_name) {
 
 // Pads `body` (after `prefix`: a sign and 0x) to the width.
 std::string pad(const Spec& s, const std::string& prefix, const std::string& body, char default_align) {
-  size_t len = utf8_length(prefix) + utf8_length(body);
+  size_t len = char_count(prefix) + char_count(body);
   if (s.width < 0 || size_t(s.width) <= len) return prefix + body;
   size_t missing = size_t(s.width) - len;
   auto fill = [&](size_t k) {
@@ -363,8 +358,8 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
         Spec t = s;
         t.type = 'c';
         if (arg.is(Type::Str)) {
-          if (arg.as_str().empty() || utf8_length(arg.as_str()) != 1)
-            fail(ErrorKind::TypeError, "%c requires an int or a unicode character, not a string of length {}", utf8_length(arg.as_str()));
+          if (arg.as_str().empty() || char_count(arg.as_str()) != 1)
+            fail(ErrorKind::TypeError, "%c requires an int or a unicode character, not a string of length {}", char_count(arg.as_str()));
           Spec c;
           c.fill = t.fill;
           c.align = t.align;
@@ -491,7 +486,18 @@ Value format_method(Interpreter& in, const std::string& fmt, CallArgs& a) {
   return Value::str(expand(fmt, 0));
 }
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+// The characters of s with their byte offsets (and s.size() after the last).
+struct Chars {
+  std::vector<size_t> at;
+  std::vector<char32_t> c;
+  explicit Chars(const std::string& s) : at(char_offsets(s)) {
+    for (size_t k = 0; k + 1 < at.size(); ++k) {
+      size_t i = at[k];
+      c.push_back(next_char(s, i));
+    }
+  }
+  size_t size() const { return c.size(); }
+};
 
 }  // namespace
 
@@ -508,10 +514,7 @@ struct Window {
 };
 
 Window window(const std::string& s, const CallArgs& a) {
-  std::vector<size_t> at;  // the byte offset of each character, then of the end
-  for (size_t i = 0; i < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80) at.push_back(i);
-  at.push_back(s.size());
+  const std::vector<size_t> at = char_offsets(s);
   const int64_t n = int64_t(at.size()) - 1;
   auto bound = [&](size_t k, int64_t dflt) {
     if (a.args.size() <= k || a.args[k].is_none()) return dflt;
@@ -538,9 +541,7 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
   if (name == "upper" || name == "lower")
     return fn([self, need, up = name == "upper"](Interpreter&, CallArgs& a) {
       need(a, 0, 0);
-      std::string out = self.as_str();
-      for (char& c : out) c = char(up ? std::toupper(static_cast<unsigned char>(c)) : std::tolower(static_cast<unsigned char>(c)));
-      return Value::str(std::move(out));
+      return Value::str(up ? to_upper(self.as_str()) : to_lower(self.as_str()));
     });
   if (name == "strip" || name == "lstrip" || name == "rstrip")
     return fn([self, need, name](Interpreter&, CallArgs& a) {
@@ -551,14 +552,18 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
         if (!a.args[0].is(Type::Str)) fail(ErrorKind::TypeError, "{} arg must be None or str", name);
         chars = a.args[0].as_str();
       }
-      auto strip_char = [&](char c) { return ws ? is_space(c) : chars.find(c) != std::string::npos; };
+      const Chars strip(chars);
+      auto strip_char = [&](char32_t c) {
+        return ws ? char_is_space(c) : std::find(strip.c.begin(), strip.c.end(), c) != strip.c.end();
+      };
       const std::string& t = self.as_str();
-      size_t b = 0, e = t.size();
+      const Chars tc(t);
+      size_t b = 0, e = tc.size();
       if (name != "rstrip")
-        while (b < e && strip_char(t[b])) ++b;
+        while (b < e && strip_char(tc.c[b])) ++b;
       if (name != "lstrip")
-        while (e > b && strip_char(t[e - 1])) --e;
-      return Value::str(t.substr(b, e - b));
+        while (e > b && strip_char(tc.c[e - 1])) --e;
+      return Value::str(t.substr(tc.at[b], tc.at[e] - tc.at[b]));
     });
   if (name == "split")
     return fn([self](Interpreter&, CallArgs& a) {
@@ -574,20 +579,23 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       int64_t limit = maxsplit.as_int();
       const std::string& t = self.as_str();
       std::vector<Value> parts;
-      if (sep.is_none()) {
+      if (sep.is_none()) {  // (runs of whitespace, by character)
+        const Chars tc(t);
+        const size_t n = tc.size();
+        auto text = [&](size_t b, size_t e) { return Value::str(t.substr(tc.at[b], tc.at[e] - tc.at[b])); };
         size_t i = 0;
         while (true) {
-          while (i < t.size() && is_space(t[i])) ++i;
-          if (i >= t.size()) break;
+          while (i < n && char_is_space(tc.c[i])) ++i;
+          if (i >= n) break;
           if (limit >= 0 && int64_t(parts.size()) == limit) {
-            size_t e = t.size();
-            while (e > i && is_space(t[e - 1])) --e;
-            parts.push_back(Value::str(t.substr(i, e - i)));
+            size_t e = n;
+            while (e > i && char_is_space(tc.c[e - 1])) --e;
+            parts.push_back(text(i, e));
             break;
           }
           size_t j = i;
-          while (j < t.size() && !is_space(t[j])) ++j;
-          parts.push_back(Value::str(t.substr(i, j - i)));
+          while (j < n && !char_is_space(tc.c[j])) ++j;
+          parts.push_back(text(i, j));
           i = j;
         }
         return Value::list(std::move(parts));
@@ -612,12 +620,16 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       need(a, 0, 0);
       std::vector<Value> lines;
       const std::string& t = self.as_str();
+      const Chars tc(t);
+      auto is_break = [](char32_t c) {
+        return (c >= '\n' && c <= '\r') || (c >= 0x1C && c <= 0x1E) || c == 0x85 || c == 0x2028 || c == 0x2029;
+      };
       size_t i = 0;
-      while (i < t.size()) {
-        size_t j = t.find_first_of("\r\n", i);
-        if (j == std::string::npos) j = t.size();
-        lines.push_back(Value::str(t.substr(i, j - i)));
-        i = j < t.size() && t[j] == '\r' && j + 1 < t.size() && t[j + 1] == '\n' ? j + 2 : j + 1;
+      while (i < tc.size()) {
+        size_t j = i;
+        while (j < tc.size() && !is_break(tc.c[j])) ++j;
+        lines.push_back(Value::str(t.substr(tc.at[i], tc.at[j] - tc.at[i])));
+        i = j < tc.size() && tc.c[j] == '\r' && j + 1 < tc.size() && tc.c[j + 1] == '\n' ? j + 2 : j + 1;
       }
       return Value::list(std::move(lines));
     });
@@ -685,7 +697,7 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       const std::string t = w.valid ? self.as_str().substr(w.begin, w.end - w.begin) : std::string();
       if (name == "count") {
         if (!w.valid) return Value(int64_t(0));
-        if (x.empty()) return Value(int64_t(utf8_length(t) + 1));
+        if (x.empty()) return Value(int64_t(char_count(t) + 1));
         int64_t c = 0;
         for (size_t i = t.find(x); i != std::string::npos; i = t.find(x, i + x.size())) ++c;
         return Value(c);
@@ -696,21 +708,21 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
         return Value(int64_t(-1));
       }
       // (Positions count characters, as Python's, not UTF-8 bytes.)
-      return Value(int64_t(w.first + utf8_length(t.substr(0, i))));
+      return Value(int64_t(w.first + char_count(t.substr(0, i))));
     });
   if (name == "format")
     return fn([self](Interpreter& in, CallArgs& a) { return format_method(in, self.as_str(), a); });
   if (name == "isdigit" || name == "isalpha" || name == "isspace" || name == "isalnum")
     return fn([self, need, name](Interpreter&, CallArgs& a) {
       need(a, 0, 0);
-      const std::string& t = self.as_str();
-      auto ok = [&](unsigned char c) {
-        if (name == "isdigit") return std::isdigit(c) != 0;
-        if (name == "isalpha") return std::isalpha(c) != 0;
-        if (name == "isspace") return is_space(char(c));
-        return std::isalnum(c) != 0;
+      const Chars t(self.as_str());
+      auto ok = [&](char32_t c) {
+        if (name == "isdigit") return char_is_digit(c);
+        if (name == "isalpha") return char_is_alpha(c);
+        if (name == "isspace") return char_is_space(c);
+        return char_is_alpha(c) || char_is_decimal(c) || char_is_digit(c) || char_is_numeric(c);
       };
-      return Value(!t.empty() && std::all_of(t.begin(), t.end(), [&](char c) { return ok(static_cast<unsigned char>(c)); }));
+      return Value(t.size() > 0 && std::all_of(t.c.begin(), t.c.end(), ok));
     });
   if (name == "ljust" || name == "rjust" || name == "center" || name == "zfill")
     return fn([self, need, name](Interpreter&, CallArgs& a) {
@@ -726,7 +738,7 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
         return Value::str(pad(sp, sign ? t.substr(0, 1) : "", sign ? t.substr(1) : t, '='));
       }
       if (name == "center") {  // CPython: left = pad / 2 + (pad & width & 1)
-        int64_t len = int64_t(utf8_length(t)), width = sp.width, marg = width - len;
+        int64_t len = int64_t(char_count(t)), width = sp.width, marg = width - len;
         if (marg <= 0) return self;
         int64_t left = marg / 2 + (marg & width & 1);
         std::string l, r;

@@ -84,6 +84,10 @@ int64_t hash_value(const Value& v) {
 
 bool key_equals(const Value& a, const Value& b) {
   if (a.is_number() && b.is_number()) {
+    // (A float has no identity in thn, so a NaN key is found by any NaN:
+    // CPython finds it by the same float object, as `d[x]` with the x the
+    // key was stored with does.)
+    if (a.is(Type::Float) && b.is(Type::Float) && std::isnan(a.as_float()) && std::isnan(b.as_float())) return true;
     if (a.is(Type::Float) || b.is(Type::Float)) return a.as_float() == b.as_float();
     return a.as_int() == b.as_int();
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "frontend/unicode.h"
 #include "interp/interpreter.h"
 #include "interp/objects.h"
 #include "runtime/format.h"
@@ -231,14 +232,17 @@ std::string repr_string(const std::string& s) {
   bool has_single = s.find('\'') != std::string::npos, has_double = s.find('"') != std::string::npos;
   char quote = has_single && !has_double ? '"' : '\'';
   std::string out(1, quote);
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const char32_t c = next_char(s, i);
     if (c == '\\') out += "\\\\";
     else if (c == '\n') out += "\\n";
     else if (c == '\t') out += "\\t";
     else if (c == '\r') out += "\\r";
-    else if (c == static_cast<unsigned char>(quote)) out += std::string("\\") + char(c);
-    else if (c < 0x20 || c == 0x7f) out += fmt::format("\\x{:02x}", c);
-    else out += char(c);
+    else if (c == char32_t(quote)) out += std::string("\\") + char(c);
+    else if (char_is_printable(c)) append_char(out, c);
+    else if (c < 0x100) out += fmt::format("\\x{:02x}", uint32_t(c));
+    else if (c < 0x10000) out += fmt::format("\\u{:04x}", uint32_t(c));
+    else out += fmt::format("\\U{:08x}", uint32_t(c));
   }
   return out + quote;
 }
