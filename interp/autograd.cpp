@@ -20,7 +20,10 @@ struct GradStep {
   bool method = false;        // called as a method: args[0] is the receiver
   std::vector<Value> args;    // as given (the receiver first)
   std::vector<std::pair<std::string, Value>> kwargs;
-  Value result;    // the result's tensor, without autograd (the result's own object would be a cycle)
+  // The result's tensor, without autograd (the result's own object would be
+  // a cycle); while tracing, the result's proxy itself (the tracer breaks
+  // the cycle when the trace is done).
+  Value result;
   uint64_t order;  // recording order: backward runs later steps first
   bool freed = false;
   // The storages of the tensors it saved, and their versions then.
@@ -64,24 +67,50 @@ std::string step_name(const std::string& op) {
   return out + "Backward0";
 }
 
+Value detached(Interpreter& in, const Value& x) {
+  CallArgs none;
+  return in.call(in.getattr(x, "detach"), none);
+}
+
+// A tensor's (or, while tracing, a proxy's) dtype and sizes (ints, or size proxies).
+DType dtype(Interpreter& in, const Value& t) {
+  return t.is_proxy() ? in.getattr(t, "dtype").as_dtype() : t.as_tensor().dtype();
+}
+std::vector<Value> sizes(Interpreter& in, const Value& t) { return in.getattr(t, "shape").items(); }
+// Equal sizes on this call. (Two size proxies may stand for one size; where
+// code combines them the tracer guards that they are equal.)
+bool same_sizes(const std::vector<Value>& a, const std::vector<Value>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].without_proxy().as_int() != b[i].without_proxy().as_int()) return false;
+  return true;
+}
+// A size known to be 1 (a size proxy never is: symbolic sizes are >= 2).
+bool is_one(const Value& n) { return !n.is_proxy() && n.as_int() == 1; }
+
 // The result's floating tensors get `step`; the step keeps what its rule reads.
-void record(const std::shared_ptr<GradStep>& step, const Value& result) {
+void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value& result) {
   step->order = ++steps_recorded;
   each_tensor(result, [&](const Value& t) {
-    if (is_floating(t.as_tensor().dtype())) {
+    if (is_floating(dtype(in, t))) {
       AutogradMeta* m = autograd_of(t, true);
       m->requires_grad = true;
       m->step = step;
     }
   });
+  auto plain = [](const Value& t) { return t.is_proxy() ? t : Value::tensor(t.as_tensor()); };
   if (result.is(Type::Tensor)) {
-    step->result = Value::tensor(result.as_tensor());
+    step->result = plain(result);
   } else {
     std::vector<Value> items;
-    each_tensor(result, [&](const Value& t) { items.push_back(Value::tensor(t.as_tensor())); });
+    each_tensor(result, [&](const Value& t) { items.push_back(plain(t)); });
     step->result = Value::tuple(std::move(items));
   }
-  auto save = [&](const Value& t) { step->versions.emplace_back(t.as_tensor().storage(), t.as_tensor().storage()->version()); };
+  // (A trace has no storages to version: it refuses in-place ops on tensors
+  // that require grad, as eager does.)
+  auto save = [&](const Value& t) {
+    if (!t.is_proxy()) step->versions.emplace_back(t.as_tensor().storage(), t.as_tensor().storage()->version());
+  };
   for (const Value& a : step->args) each_tensor(a, save);
   for (const auto& [k, v] : step->kwargs) each_tensor(v, save);
   each_tensor(step->result, save);
@@ -89,9 +118,15 @@ void record(const std::shared_ptr<GradStep>& step, const Value& result) {
 
 [[noreturn]] void refuse_in_trace(const std::string& what) {
   fail(ErrorKind::NotImplementedError,
-       "jit does not differentiate yet: {} inside a jit function (run the function without jit, or leave the "
-       "gradients out of it)",
+       "jit does not support {} on a tensor inside a jit function yet (differentiate with grad(f) or "
+       "value_and_grad(f) there, or run the function without jit)",
        what);
+}
+
+void bump_versions(const Value& v) {
+  each_tensor(v, [](const Value& t) {
+    if (!t.is_proxy()) t.as_tensor().storage()->bump_version();
+  });
 }
 
 [[noreturn]] void refuse_inplace(const Value& target, const std::string& op) {
@@ -106,10 +141,11 @@ void record(const std::shared_ptr<GradStep>& step, const Value& result) {
 }  // namespace
 
 AutogradMeta* autograd_of(const Value& t, bool create) {
-  if (!t.is(Type::Tensor) || t.is_proxy()) return nullptr;
-  auto& o = t.obj<TensorObj>();
-  if (!o.autograd && create) o.autograd = std::make_shared<AutogradMeta>();
-  return o.autograd.get();
+  if (!t.is(Type::Tensor)) return nullptr;
+  std::shared_ptr<AutogradMeta>& meta =
+      t.is_proxy() ? const_cast<Symbolic&>(t.symbolic()).autograd : t.obj<TensorObj>().autograd;
+  if (!meta && create) meta = std::make_shared<AutogradMeta>();
+  return meta.get();
 }
 
 bool requires_grad(const Value& t) {
@@ -117,8 +153,11 @@ bool requires_grad(const Value& t) {
   return m && m->requires_grad;
 }
 
+namespace {
+
+// The path (`name`, `name[0]`, `name['w']`, `name.weight`) of a tensor
+// requiring grad inside v, if any.
 std::optional<std::string> requiring_grad(const Value& v, const std::string& name) {
-  if (!ever_required) return std::nullopt;
   std::unordered_set<const Object*> seen;
   std::optional<std::string> found;
   auto walk = [&](auto&& self, const Value& x, const std::string& path) -> void {
@@ -142,6 +181,19 @@ std::optional<std::string> requiring_grad(const Value& v, const std::string& nam
   return found;
 }
 
+}  // namespace
+
+bool grad_recording(Interpreter& in) { return ever_required && in.autograd().enabled; }
+
+void refuse_requiring_grad(Interpreter& in, const Value& v, const std::string& name, const std::string& remedy) {
+  if (!grad_recording(in)) return;
+  if (std::optional<std::string> path = requiring_grad(v, name))
+    fail(ErrorKind::NotImplementedError,
+         "jit does not differentiate tensors from outside the function yet: '{}' requires grad (take gradients inside "
+         "it with grad(f), {}, or pass {}.detach())",
+         *path, remedy, *path);
+}
+
 Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
                              bool inplace) {
   // tensor(..., requires_grad=True), zeros(..., requires_grad=True): a leaf that requires grad.
@@ -155,7 +207,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
       else if (!v.is(Type::Bool)) fail(ErrorKind::TypeError, "{}(): requires_grad must be a bool, not {}", op.name, type_name(v));
       else on = v.as_bool();
     }
-    Value r = inner_.call(op, self, args, rest, inplace);
+    Value r = inner_->call(op, self, args, rest, inplace);
     if (on) set_autograd_attribute(r, "requires_grad", Value(true));
     return r;
   }
@@ -164,8 +216,8 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
                              (op.family != OpFamily::Attribute || op.id == OpId::T || op.id == OpId::mT) &&
                              any_requires_grad(self, args, kw);
   if (writes && differentiate) refuse_inplace(*self, inplace ? std::string(op.name) + "_" : std::string(op.name));
-  Value r = inner_.call(op, self, args, kw, inplace);
-  if (writes) each_tensor(*self, [](const Value& t) { t.as_tensor().storage()->bump_version(); });
+  Value r = inner_->call(op, self, args, kw, inplace);
+  if (writes) bump_versions(*self);
   if (!differentiate) return r;
   // (an op that returns its argument itself, as contiguous() of a
   // contiguous tensor does, is no step)
@@ -182,17 +234,17 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
   if (self) step->args.push_back(saved(*self));
   for (const Value& a : args) step->args.push_back(saved(a));
   for (const auto& [k, v] : kw.kwargs) step->kwargs.emplace_back(k, saved(v));
-  record(step, r);
+  record(in_, step, r);
   return r;
 }
 
 Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> index) {
-  Value r = inner_.getitem(tensor, index);
+  Value r = inner_->getitem(tensor, index);
   if (!enabled || !ever_required || !requires_grad(tensor)) return r;
   auto step = std::make_shared<GradStep>();
   step->op = "getitem";
   step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end()))};
-  record(step, r);
+  record(in_, step, r);
   return r;
 }
 
@@ -200,56 +252,43 @@ void AutogradDispatch::setitem(const Value& tensor, std::span<const Value> index
   bool any = requires_grad(tensor);
   each_tensor(value, [&](const Value& t) { any |= requires_grad(t); });
   if (enabled && any) refuse_inplace(tensor, "x[index] = value");
-  inner_.setitem(tensor, index, value);
-  tensor.as_tensor().storage()->bump_version();
+  inner_->setitem(tensor, index, value);
+  bump_versions(tensor);
 }
 
 namespace {
-
-// A grad-mode switch for the duration of a scope.
-struct GradMode {
-  AutogradDispatch& ad;
-  bool previous;
-  GradMode(AutogradDispatch& a, bool on) : ad(a), previous(a.enabled) { a.enabled = on; }
-  ~GradMode() { ad.enabled = previous; }
-};
 
 Value op_call(Interpreter& in, const char* name, const Value* self, std::vector<Value> args,
               std::vector<std::pair<std::string, Value>> kwargs = {}) {
   return call_tensor_op(in, name, self, std::move(args), std::move(kwargs));
 }
 
-std::string shape_text(const Tensor& t) {
-  std::string s;
-  for (int64_t d : t.sizes()) s += (s.empty() ? "" : ", ") + std::to_string(d);
-  return "[" + s + "]";
-}
-
 // g summed to x's shape (the dims broadcasting added or stretched), in x's dtype and device.
 Value fit(Interpreter& in, const GradStep& s, size_t index, Value g, const Value& x) {
-  const Tensor& xt = x.as_tensor();
-  const Tensor& gt = g.as_tensor();
-  if (gt.sizes() != xt.sizes()) {
-    const int64_t lead = gt.dim() - xt.dim();
+  if (!g.is_proxy() && !x.is_proxy() && g.as_tensor().sizes() == x.as_tensor().sizes() &&
+      g.as_tensor().dtype() == x.as_tensor().dtype() && g.as_tensor().device() == x.as_tensor().device())
+    return g;
+  const std::vector<Value> gs = sizes(in, g), xs = sizes(in, x);
+  if (!same_sizes(gs, xs)) {
+    const int64_t lead = int64_t(gs.size()) - int64_t(xs.size());
     std::vector<Value> dims;
     bool ok = lead >= 0;
-    for (int64_t d = 0; ok && d < gt.dim(); ++d) {
+    for (int64_t d = 0; ok && d < int64_t(gs.size()); ++d) {
+      const Value& gd = gs[size_t(d)];
       if (d < lead) dims.push_back(Value(d));
-      else if (xt.size(d - lead) == 1 && gt.size(d) != 1) dims.push_back(Value(d));
-      else ok = gt.size(d) == xt.size(d - lead);
+      else if (const Value& xd = xs[size_t(d - lead)]; is_one(xd) && !is_one(gd)) dims.push_back(Value(d));
+      else ok = same_sizes({gd}, {xd});
     }
     if (!ok)
       fail(ErrorKind::RuntimeError, "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible with {}",
-           step_name(s.op), index, shape_text(gt), shape_text(xt));
+           step_name(s.op), index, to_str(Value::list(gs)), to_str(Value::list(xs)));
     if (!dims.empty()) g = op_call(in, "sum", nullptr, {g, Value::list(dims)}, {{"keepdim", Value(true)}});
-    if (g.as_tensor().sizes() != xt.sizes()) {
-      std::vector<Value> sizes;
-      for (int64_t d : xt.sizes()) sizes.push_back(Value(d));
-      g = op_call(in, "reshape", nullptr, {g, Value::list(sizes)});
-    }
+    if (!same_sizes(sizes(in, g), xs)) g = op_call(in, "reshape", nullptr, {g, Value::list(xs)});
   }
-  if (g.as_tensor().dtype() != xt.dtype() || g.as_tensor().device() != xt.device())
-    g = op_call(in, "to", &g, {}, {{"dtype", Value(xt.dtype())}, {"device", Value(xt.device())}});
+  const DType xt = dtype(in, x);
+  const Device xd = in.getattr(x, "device").as_device();
+  if (dtype(in, g) != xt || in.getattr(g, "device").as_device() != xd)
+    g = op_call(in, "to", &g, {}, {{"dtype", Value(xt)}, {"device", Value(xd)}});
   return g;
 }
 
@@ -278,18 +317,18 @@ std::vector<Value> bind(const GradStep& s) {
 }
 
 void backward(Interpreter& in, const Value& root, Value gradient, bool retain_graph) {
-  if (root.is_proxy()) refuse_in_trace("backward()");
   AutogradMeta* rm = autograd_of(root);
   if (!rm || !rm->requires_grad)
     fail(ErrorKind::RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn");
   GradMode off(in.autograd(), false);
-  const Tensor& rt = root.as_tensor();
+  const std::vector<Value> root_sizes = sizes(in, root);
   if (gradient.is_none()) {
-    if (rt.numel() != 1) fail(ErrorKind::RuntimeError, "grad can be implicitly created only for scalar outputs");
-    gradient = op_call(in, "ones_like", nullptr, {Value::tensor(rt)});
-  } else if (!gradient.is(Type::Tensor) || gradient.as_tensor().sizes() != rt.sizes()) {
+    if (!std::all_of(root_sizes.begin(), root_sizes.end(), is_one))
+      fail(ErrorKind::RuntimeError, "grad can be implicitly created only for scalar outputs");
+    gradient = op_call(in, "ones_like", nullptr, {root.is_proxy() ? root : Value::tensor(root.as_tensor())});
+  } else if (!gradient.is(Type::Tensor) || !same_sizes(sizes(in, gradient), root_sizes)) {
     fail(ErrorKind::RuntimeError, "Mismatch in shape: grad_output[0] has a shape of torch.Size({}) and output[0] has a shape of torch.Size({}).",
-         gradient.is(Type::Tensor) ? shape_text(gradient.as_tensor()) : "[]", shape_text(rt));
+         gradient.is(Type::Tensor) ? to_str(Value::list(sizes(in, gradient))) : "[]", to_str(Value::list(root_sizes)));
   }
   // The leaves' gradients, in the order first reached.
   std::vector<std::pair<Value, Value>> leaves;
@@ -302,7 +341,8 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
     leaves.emplace_back(x, g);
   };
   if (!rm->step) {
-    if (gradient.as_tensor().dtype() != rt.dtype()) gradient = op_call(in, "to", &gradient, {}, {{"dtype", Value(rt.dtype())}});
+    if (const DType rt = dtype(in, root); dtype(in, gradient) != rt)
+      gradient = op_call(in, "to", &gradient, {}, {{"dtype", Value(rt)}});
     to_leaf(root, gradient);
   } else {
     // Every step that leads to the root, latest first.
@@ -398,6 +438,24 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
 
 namespace {
 
+// x with each tensor t replaced by f(t): lists, tuples and dicts rebuilt
+// (torch.func's pytrees); any other leaf is `bad`'s error.
+template <class F, class B> Value map_tree(const Value& x, F&& f, B&& bad) {
+  if (x.is(Type::Tensor)) return f(x);
+  if (x.is(Type::List) || x.is(Type::Tuple)) {
+    std::vector<Value> items;
+    for (const Value& v : x.items()) items.push_back(map_tree(v, f, bad));
+    return x.is(Type::List) ? Value::list(std::move(items)) : Value::tuple(std::move(items));
+  }
+  if (x.is(Type::Dict)) {
+    Value d = make_dict();
+    x.obj<DictObj>().each([&](const Value& k, const Value& v) { d.obj<DictObj>().set(k, map_tree(v, f, bad)); });
+    return d;
+  }
+  bad(x);
+  return x;
+}
+
 // grad(f) / value_and_grad(f) called on args: f's value and the gradients
 // of the arguments argnums names (torch.func's transforms, eagerly).
 Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bool has_aux, bool with_value, CallArgs& a) {
@@ -411,19 +469,30 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   else fail(ErrorKind::TypeError, "grad: argnums must be an int or a tuple of ints, not {}", type_name(argnums));
   if (nums.empty()) fail(ErrorKind::RuntimeError, "grad: argnums must be non-empty");
   GradMode on(in.autograd(), true);
-  std::vector<Value> inputs;
+  std::vector<Value> trees;  // each argument as f gets it, its tensors fresh leaves
   for (int64_t& n : nums) {
     const int64_t count = int64_t(a.args.size());
     if (n < -count || n >= count)
       fail(ErrorKind::RuntimeError, "grad: Got argnums={}, but only {} positional inputs", n, count);
     if (n < 0) n += count;
-    Value& x = a.args[size_t(n)];
-    if (!x.is(Type::Tensor) || !is_floating(x.is_proxy() ? DType::Float32 : x.as_tensor().dtype()))
-      fail(ErrorKind::RuntimeError, "grad: argument {} must be a floating tensor, not {}", n, type_name(x));
-    if (x.is_proxy()) refuse_in_trace("grad()");
-    x = Value::tensor(x.as_tensor());  // (a fresh leaf over the same memory)
-    set_autograd_attribute(x, "requires_grad", Value(true));
-    inputs.push_back(x);
+    // Each tensor of the argument (a tensor, or a list, tuple or dict of
+    // them) becomes a fresh leaf over the same memory (while tracing, a view
+    // of all of it: the trace's value for it is a new proxy).
+    // (functorch's errors)
+    auto bad = [](const Value& v) {
+      fail(ErrorKind::ValueError, "Thing passed to transform API must be Tensor, got <class '{}'>", type_name(v));
+    };
+    Value& arg = a.args[size_t(n)];
+    arg = map_tree(arg, [&](const Value& x) {
+      if (!is_floating(dtype(in, x)))
+        fail(ErrorKind::RuntimeError, "only Tensors of floating point dtype can require gradients");
+      Value leaf = detached(in, x);
+      AutogradMeta* m = autograd_of(leaf, true);
+      m->requires_grad = true;
+      ever_required = true;
+      return leaf;
+    }, bad);
+    trees.push_back(arg);
   }
   Value out = in.call(f, a);
   Value value = out, aux;
@@ -432,20 +501,30 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
       fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True");
     value = out.items()[0], aux = out.items()[1];
   }
-  if (!value.is(Type::Tensor) || value.is_proxy() || value.as_tensor().numel() != 1 || value.as_tensor().dim() != 0)
+  if (!value.is(Type::Tensor) || !sizes(in, value).empty())
     fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got {}",
-         value.is(Type::Tensor) && !value.is_proxy() ? fmt::format("tensor with {} dims", value.as_tensor().dim()) : type_name(value));
-  std::vector<Value> grads;
+         value.is(Type::Tensor) ? fmt::format("tensor with {} dims", sizes(in, value).size()) : type_name(value));
   if (requires_grad(value)) backward(in, value, Value(), false);
-  for (const Value& x : inputs) {
-    const Value g = autograd_of(x)->grad;
-    grads.push_back(g.is_none() ? op_call(in, "zeros_like", nullptr, {x}) : g);
-  }
+  // The gradients, in the arguments' structures.
+  std::vector<Value> grads;
+  for (const Value& tree : trees)
+    grads.push_back(map_tree(tree, [&](const Value& x) {
+      const Value g = autograd_of(x)->grad;
+      return g.is_none() ? op_call(in, "zeros_like", nullptr, {x}) : g;
+    }, [](const Value&) {}));
   Value result = argnums.is_int_like() ? grads[0] : Value::tuple(grads);
-  Value shown = Value::tensor(value.as_tensor());  // (the value, outside the graph)
+  Value shown = detached(in, value);  // (the value, outside the graph)
   if (!with_value) return has_aux ? Value::tuple({result, aux}) : result;
   return Value::tuple({has_aux ? Value::tuple({shown, aux}) : shown, result});
 }
+
+// grad(f): a builtin that knows f (help() shows f's signature, jit traces
+// the transform with f's parameters).
+struct TransformObj : BuiltinObj {
+  Value function;
+  TransformObj(std::string name, NativeFn fn, Value f) : BuiltinObj(std::move(name), std::move(fn)), function(std::move(f)) {}
+  Value wrapped() const override { return function.is(Type::Function) ? function : Value(); }
+};
 
 Value transform(const char* name, bool with_value) {
   return make_builtin(name, [name, with_value](Interpreter&, CallArgs& a) {
@@ -459,9 +538,12 @@ Value transform(const char* name, bool with_value) {
       else if (k == "has_aux") has_aux = v.is(Type::Bool) && v.as_bool();
       else fail(ErrorKind::TypeError, "{}() got an unexpected keyword argument '{}'", name, k);
     }
-    return make_builtin(name, [f, argnums, has_aux, with_value](Interpreter& in, CallArgs& call) {
-      return transformed_call(in, f, argnums, has_aux, with_value, call);
-    });
+    return Value(Type::Builtin, std::make_shared<TransformObj>(
+                                    name,
+                                    [f, argnums, has_aux, with_value](Interpreter& in, CallArgs& call) {
+                                      return transformed_call(in, f, argnums, has_aux, with_value, call);
+                                    },
+                                    f));
   });
 }
 

@@ -13,6 +13,13 @@
 // through the interpreter, and accumulates the gradients of leaves into
 // their .grad. In-place ops bump their storage's version; a step whose
 // saved tensors changed since is PyTorch's error at backward.
+//
+// While tracing, the same dispatch stands in front of the tracer (the
+// tracer sets itself as the inner dispatch): the steps are recorded on
+// proxies, and the rules, being thn code, are traced like any code. So
+// grad(f) inside a jit function, or jit(grad(f)), is one trace holding the
+// forward and the backward, and the passes run over both (Thunder's grad
+// transform, by tracing).
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,26 +42,54 @@ struct AutogradMeta {
 
 class AutogradDispatch : public OpDispatch {
  public:
-  explicit AutogradDispatch(OpDispatch& inner) : inner_(inner) {}
+  AutogradDispatch(Interpreter& in, OpDispatch& inner) : in_(in), inner_(&inner) {}
   Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
              bool inplace) override;
   Value getitem(const Value& tensor, std::span<const Value> index) override;
   void setitem(const Value& tensor, std::span<const Value> index, const Value& value) override;
-  bool truth(const Value& v) override { return inner_.truth(v); }
-  Value wrap_number(const Value& n) override { return inner_.wrap_number(n); }
+  bool truth(const Value& v) override { return inner_->truth(v); }
+  Value wrap_number(const Value& n) override { return inner_->wrap_number(n); }
+  bool tracing() const override { return inner_->tracing(); }
+  Value number_op(Interpreter& in, NumberOp op, std::span<const Value> operands) override {
+    return inner_->number_op(in, op, operands);
+  }
+  void print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end) override {
+    inner_->print(in, args, sep, end);
+  }
+  bool same_tensor(const Value& a, const Value& b) override { return inner_->same_tensor(a, b); }
+  void external_load(const std::string& name, const Value& slot) override { inner_->external_load(name, slot); }
+
+  // The dispatch behind autograd (the eager one, or the tracer while it
+  // traces); returns the one before.
+  OpDispatch* set_inner(OpDispatch* inner) { return std::exchange(inner_, inner); }
 
   bool enabled = true;  // grad mode: with no_grad() / enable_grad()
 
  private:
-  OpDispatch& inner_;
+  Interpreter& in_;
+  OpDispatch* inner_;
+};
+
+// Grad mode set for the duration of a scope (no_grad() is `GradMode off(ad, false)`).
+struct GradMode {
+  AutogradDispatch& ad;
+  bool previous;
+  GradMode(AutogradDispatch& a, bool on) : ad(a), previous(a.enabled) { a.enabled = on; }
+  ~GradMode() { ad.enabled = previous; }
+  GradMode(const GradMode&) = delete;
+  GradMode& operator=(const GradMode&) = delete;
 };
 
 // Tensor t's autograd (made on first use when `create`; null otherwise).
 AutogradMeta* autograd_of(const Value& t, bool create = false);
 bool requires_grad(const Value& t);
-// The path (`name`, `name[0]`, `name['w']`, `name.weight`) of a tensor
-// requiring grad inside v, if any: jit refuses them until it differentiates.
-std::optional<std::string> requiring_grad(const Value& v, const std::string& name);
+// jit's refusal, while grad mode is on, of a tensor that requires grad
+// coming into a trace from outside (inside v, named `name`: an argument, or
+// a value the function reads): the trace would not carry its gradient back.
+// `remedy` ends the message ("call f under no_grad()").
+void refuse_requiring_grad(Interpreter& in, const Value& v, const std::string& name, const std::string& remedy);
+// Whether grad mode is on and some tensor has required grad in this process.
+bool grad_recording(Interpreter& in);
 
 // Tensor attributes and methods that are autograd's: requires_grad, grad,
 // is_leaf, grad_fn, requires_grad_(), backward() (detach() is a shorthand).

@@ -45,7 +45,7 @@ std::atomic<Interpreter*> running_interpreter{nullptr};
 Interpreter::Interpreter(InterpOptions opts)
     : opts_(std::move(opts)),
       eager_(std::make_unique<EagerDispatch>()),
-      autograd_(std::make_unique<AutogradDispatch>(*eager_)),
+      autograd_(std::make_unique<AutogradDispatch>(*this, *eager_)),
       dispatch_(autograd_.get()) {
   install_builtins(*this);
   outer_ = running_interpreter.exchange(this);
@@ -410,11 +410,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
                type_name(ctx));
         enabled = on;
       }
-      struct Restore {
-        AutogradDispatch& ad;
-        bool was;
-        ~Restore() { ad.enabled = was; }
-      } restore{*autograd_, std::exchange(autograd_->enabled, enabled)};
+      GradMode mode(*autograd_, enabled);
       return exec(w.body, f, ret);
     }
     case StmtKind::ClassDef: {

@@ -225,10 +225,11 @@ Value clamp_max(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bou
 Value clamp_max_(Interpreter& in, const Value& x, CallArgs& a) { return clamp_bound(in, x, a, "clamp_max_", "max", true); }
 
 // detach(): a new tensor object over x's memory, strides kept, outside
-// autograd's graph (in a trace, where autograd does not run: a view of all of x).
+// autograd's graph (in a trace: a view of all of x, taken with grad mode off).
 Value detach(Interpreter& in, const Value& x, CallArgs& a) {
   bind("detach", a, {});
   if (!x.is_proxy()) return Value::tensor(x.as_tensor());
+  GradMode off(in.autograd(), false);
   return method(in, x, "view", {in.getattr(x, "shape")});
 }
 

@@ -34,8 +34,12 @@ struct Object {
 // tracer guards its value), and reading a tensor proxy's data is an error:
 // such code was not written with tracing in mind, so it must not bake a
 // value into a trace silently.
+struct AutogradMeta;
 struct Symbolic : Object {
   virtual void concrete_use() const = 0;
+  // A tensor proxy's autograd while tracing (interp/autograd.h); the tracer
+  // drops it when the trace is done (a step holds its result: a cycle).
+  std::shared_ptr<AutogradMeta> autograd;
 };
 
 // The builtin types that are values (`int`, `list`, `Tensor`): isinstance

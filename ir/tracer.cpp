@@ -61,6 +61,7 @@ Tracer::~Tracer() {
   for (auto& t : tensors_) {
     t->tracer = nullptr;
     t->meta = Tensor();
+    t->autograd.reset();  // (a step holds its result's proxy: a cycle)
   }
 }
 
@@ -253,15 +254,19 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   {
     // Tracing must leave the generator where it was.
     PhiloxState rng = philox_get_state();
+    // The ops reach the tracer through autograd (grad(f) inside the
+    // function records its steps on the proxies, and traces their rules).
     struct Restore {
       Interpreter& in;
       OpDispatch* prev;
+      OpDispatch* prev_inner;
       PhiloxState rng;
       ~Restore() {
         in.set_dispatch(prev);
+        in.autograd().set_inner(prev_inner);
         philox_set_state(rng);
       }
-    } restore{in_, in_.set_dispatch(this), rng};
+    } restore{in_, in_.set_dispatch(&in_.autograd()), in_.autograd().set_inner(this), rng};
     try {
       out = in_.call(fn, args);
     } catch (...) {
@@ -567,14 +572,7 @@ void Tracer::print(Interpreter&, std::span<const Value> args, const std::string&
 void Tracer::external_load(const std::string& name, const Value& slot) {
   for (const ExternalGuard& g : externals_)
     if (g.slot == &slot) return;
-  // (Traces do not differentiate yet: a captured tensor that requires grad
-  // would lose its gradient.)
-  if (in_.autograd().enabled)
-    if (std::optional<std::string> path = requiring_grad(slot, name))
-      fail(ErrorKind::NotImplementedError,
-           "jit does not differentiate yet: '{}', read by the jit function, requires grad (call it under no_grad(), "
-           "or detach the tensor)",
-           *path);
+  refuse_requiring_grad(in_, slot, name, "read it under no_grad()");
   ExternalGuard g{name, &slot, slot, guarded_contents(slot)};
   externals_.push_back(std::move(g));
   if (slot.is(Type::Tensor)) external_names_.try_emplace(slot.object().get(), name);

@@ -19,7 +19,8 @@ namespace {
 
 // The jit callable: a builtin whose object also holds the cache.
 struct JitObj : BuiltinObj {
-  Value function;  // the thn function it traces
+  Value function;  // the thn function it traces (whose parameters bind a call's arguments)
+  Value callee;    // what a trace calls: function, or a transform of it (jit(grad(f)))
   Value self;      // jit(obj.method), jit(obj): the object, its first argument
   TraceOptions trace_opts;
   bool caching = true;
@@ -97,19 +98,14 @@ struct JitObj : BuiltinObj {
   Value call(Interpreter& in, CallArgs& args) {
     // Inside another trace f is traced inline; with the switch on, it is interpreted.
     if (!self.is_none()) args.args.insert(args.args.begin(), self);
-    if (in.dispatch().tracing() || *interpret) return in.call(function, args);
+    if (in.dispatch().tracing() || *interpret) return in.call(callee, args);
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
-    // (Traces do not differentiate yet: a tensor that requires grad would
-    // leave the graph there, and its gradient would be wrong.)
-    if (in.autograd().enabled) {
+    if (grad_recording(in)) {
       const std::vector<std::string> names = param_names();
       for (size_t i = 0; i < params.size(); ++i)
-        if (std::optional<std::string> path = requiring_grad(params[i], names[i]))
-          fail(ErrorKind::NotImplementedError,
-               "jit does not differentiate yet: '{}' requires grad (call {} under no_grad(), or pass {}.detach())", *path,
-               name, *path);
+        refuse_requiring_grad(in, params[i], names[i], fmt::format("call {} under no_grad()", name));
     }
     ++calls;
     std::vector<Value> inputs;
@@ -118,11 +114,11 @@ struct JitObj : BuiltinObj {
       return decode_mappings(update_lists(params, execute(in, inputs)));
     }
     ++misses;
-    TraceResult r = Tracer(in, trace_opts).trace(function, params, param_names());
+    TraceResult r = Tracer(in, trace_opts).trace(callee, params, param_names());
     // (Tracing runs on metadata: tracing again with what the call showed to
     // vary made symbolic costs what the ops cost.)
     if ((auto_numbers || trace_opts.auto_shapes) && learn(r.leaves))
-      r = Tracer(in, trace_opts).trace(function, params, param_names());
+      r = Tracer(in, trace_opts).trace(callee, params, param_names());
     last = cache.add(std::move(r), opts.pipeline, caching, inputs);
     compiled += last->kernels_compiled, loaded += last->kernels_loaded;
     report(*last);
@@ -290,16 +286,26 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
   auto registry = std::make_shared<JitRegistry>();
   install_eager_cuda();
   opts.make_jit = [jit, registry](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
-    if (!fn.is(Type::Function) && !fn.is(Type::Method)) return fn;  // a builtin runs as it is
+    // jit(grad(f)): the transform traced with f's parameters (passed to it
+    // positionally: f may not take keyword-only ones or *args).
+    Value function = fn, bound, callee = fn;
+    if (fn.is(Type::Builtin) && !dynamic_cast<const JitObj*>(fn.object().get())) {
+      function = fn.obj<BuiltinObj>().wrapped();
+      if (!function.is(Type::Function)) return fn;  // a builtin runs as it is
+      for (const ast::Param& p : function.obj<FunctionObj>().def->params)
+        if (p.star || p.dstar || p.kwonly) return fn;
+    } else if (!fn.is(Type::Function) && !fn.is(Type::Method)) {
+      return fn;
+    }
     // jit(obj.method) and jit(obj) (its __call__): the function, with obj its first argument.
-    Value function = fn, bound;
     if (fn.is(Type::Method)) {
-      function = fn.obj<MethodObj>().fn;
+      function = callee = fn.obj<MethodObj>().fn;
       bound = fn.obj<MethodObj>().self;
       if (!function.is(Type::Function)) return fn;
     }
     auto j = std::make_shared<JitObj>(function.obj<FunctionObj>().def->name);
     j->function = function;
+    j->callee = callee;
     j->self = bound;
     j->trace_opts.symbolic_numbers = cache == "symbolic";
     j->trace_opts.symbolic_shapes = shapes == "symbolic";
