@@ -316,7 +316,9 @@ std::vector<Value> bind(const GradStep& s) {
   return bound;
 }
 
-void backward(Interpreter& in, const Value& root, Value gradient, bool retain_graph) {
+// The gradients of the leaves that lead to root, in the order first reached
+// (the leaf, its gradient): a backward pass from root with `gradient`.
+std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value& root, Value gradient, bool retain_graph) {
   AutogradMeta* rm = autograd_of(root);
   if (!rm || !rm->requires_grad)
     fail(ErrorKind::RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn");
@@ -423,8 +425,13 @@ void backward(Interpreter& in, const Value& root, Value gradient, bool retain_gr
       }
     }
   }
-  // Leaves: .grad is set to a gradient of its own, or added to in place.
-  for (auto& [leaf, g] : leaves) {
+  return leaves;
+}
+
+// x.backward(gradient): the leaves' .grad is set to a gradient of its own,
+// or added to in place.
+void backward(Interpreter& in, const Value& root, const Value& gradient, bool retain_graph) {
+  for (auto& [leaf, g] : leaf_gradients(in, root, gradient, retain_graph)) {
     AutogradMeta* m = autograd_of(leaf);
     if (m->grad.is_none()) {
       m->grad = op_call(in, "clone", nullptr, {g});
@@ -504,13 +511,19 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   if (!value.is(Type::Tensor) || !sizes(in, value).empty())
     fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got {}",
          value.is(Type::Tensor) ? fmt::format("tensor with {} dims", sizes(in, value).size()) : type_name(value));
-  if (requires_grad(value)) backward(in, value, Value(), false);
-  // The gradients, in the arguments' structures.
+  // The gradients, in the arguments' structures: each leaf's own (none is
+  // zeros; one gradient reaching two leaves is copied for the second, so
+  // that no two results share memory).
+  std::vector<std::pair<Value, Value>> leaves;
+  if (requires_grad(value)) leaves = leaf_gradients(in, value, Value(), false);
+  std::unordered_set<const Object*> given;
   std::vector<Value> grads;
   for (const Value& tree : trees)
     grads.push_back(map_tree(tree, [&](const Value& x) {
-      const Value g = autograd_of(x)->grad;
-      return g.is_none() ? op_call(in, "zeros_like", nullptr, {x}) : g;
+      for (const auto& [leaf, g] : leaves)
+        if (leaf.object() == x.object())
+          return given.insert(g.object().get()).second ? g : op_call(in, "clone", nullptr, {g});
+      return op_call(in, "zeros_like", nullptr, {x});
     }, [](const Value&) {}));
   Value result = argnums.is_int_like() ? grads[0] : Value::tuple(grads);
   Value shown = detached(in, value);  // (the value, outside the graph)
