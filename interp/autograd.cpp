@@ -153,17 +153,14 @@ bool requires_grad(const Value& t) {
   return m && m->requires_grad;
 }
 
-namespace {
-
-// The path (`name`, `name[0]`, `name['w']`, `name.weight`) of a tensor
-// requiring grad inside v, if any.
-std::optional<std::string> requiring_grad(const Value& v, const std::string& name) {
+void tensors_requiring_grad(const Value& v, const std::string& name, std::vector<std::pair<std::string, Value>>& out,
+                            bool first_only) {
+  if (!ever_required) return;
   std::unordered_set<const Object*> seen;
-  std::optional<std::string> found;
   auto walk = [&](auto&& self, const Value& x, const std::string& path) -> void {
-    if (found) return;
+    if (first_only && !out.empty()) return;
     if (x.is(Type::Tensor)) {
-      if (requires_grad(x)) found = path;
+      if (requires_grad(x)) out.emplace_back(path, x);
       return;
     }
     if (!x.is_sequence() && !x.is(Type::Dict) && !x.is(Type::Instance)) return;
@@ -178,20 +175,19 @@ std::optional<std::string> requiring_grad(const Value& v, const std::string& nam
     });
   };
   walk(walk, v, name);
-  return found;
 }
-
-}  // namespace
 
 bool grad_recording(Interpreter& in) { return ever_required && in.autograd().enabled; }
 
 void refuse_requiring_grad(Interpreter& in, const Value& v, const std::string& name, const std::string& remedy) {
   if (!grad_recording(in)) return;
-  if (std::optional<std::string> path = requiring_grad(v, name))
+  std::vector<std::pair<std::string, Value>> found;
+  tensors_requiring_grad(v, name, found, true);
+  if (!found.empty())
     fail(ErrorKind::NotImplementedError,
          "jit does not differentiate tensors from outside the function yet: '{}' requires grad (take gradients inside "
          "it with grad(f), {}, or pass {}.detach())",
-         *path, remedy, *path);
+         found[0].first, remedy, found[0].first);
 }
 
 Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
@@ -208,7 +204,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
       else on = v.as_bool();
     }
     Value r = inner_->call(op, self, args, rest, inplace);
-    if (on) set_autograd_attribute(r, "requires_grad", Value(true));
+    if (on) set_autograd_attribute(in_, r, "requires_grad", Value(true));
     return r;
   }
   const bool writes = self && (inplace || op.name.ends_with('_'));
@@ -574,13 +570,13 @@ Value autograd_attribute(const Value& t, const std::string& name) {
   if (name == "is_leaf") return Value(!m || !m->step);
   if (name == "grad_fn") return m && m->step ? Value::str(fmt::format("<{}>", step_name(m->step->op))) : Value();
   if (name == "requires_grad_")
-    return make_builtin(name, [t](Interpreter&, CallArgs& a) {
+    return make_builtin(name, [t](Interpreter& in, CallArgs& a) {
       Value on = a.args.empty() ? Value(true) : a.args[0];
       for (const auto& [k, v] : a.kwargs) {
         if (k != "requires_grad") fail(ErrorKind::TypeError, "requires_grad_() got an unexpected keyword argument '{}'", k);
         on = v;
       }
-      set_autograd_attribute(t, "requires_grad", on);
+      set_autograd_attribute(in, t, "requires_grad", on);
       return t;
     });
   if (name == "backward")
@@ -603,8 +599,10 @@ Value autograd_attribute(const Value& t, const std::string& name) {
   return Value::unbound();
 }
 
-bool set_autograd_attribute(const Value& t, const std::string& name, const Value& v) {
-  if ((name == "requires_grad" || name == "grad") && t.is_proxy()) refuse_in_trace(name);
+bool set_autograd_attribute(Interpreter& in, const Value& t, const std::string& name, const Value& v) {
+  // (A trace cannot change whether a tensor requires grad: that decided how
+  // it was traced. Its .grad it can: jit writes an argument's back.)
+  if ((name == "requires_grad" || (name == "grad" && !requires_grad(t))) && t.is_proxy()) refuse_in_trace(name);
   if (name == "requires_grad") {
     if (!v.is(Type::Bool)) fail(ErrorKind::TypeError, "requires_grad must be a bool, not {}", type_name(v));
     const bool on = v.as_bool();
@@ -623,10 +621,10 @@ bool set_autograd_attribute(const Value& t, const std::string& name, const Value
     if (!v.is_none() && !v.is(Type::Tensor))
       fail(ErrorKind::TypeError, "assigned grad expected to be a Tensor or None but got grad of {}", type_name(v));
     if (v.is(Type::Tensor)) {
-      const Tensor &g = v.as_tensor(), &x = t.as_tensor();
-      if (g.dtype() != x.dtype()) fail(ErrorKind::RuntimeError, "assigned grad has data of a different type");
-      if (g.device() != x.device()) fail(ErrorKind::RuntimeError, "assigned grad has data located on a different device");
-      if (g.sizes() != x.sizes()) fail(ErrorKind::RuntimeError, "assigned grad has data of a different size");
+      if (dtype(in, v) != dtype(in, t)) fail(ErrorKind::RuntimeError, "assigned grad has data of a different type");
+      if (in.getattr(v, "device").as_device() != in.getattr(t, "device").as_device())
+        fail(ErrorKind::RuntimeError, "assigned grad has data located on a different device");
+      if (!same_sizes(sizes(in, v), sizes(in, t))) fail(ErrorKind::RuntimeError, "assigned grad has data of a different size");
     }
     autograd_of(t, true)->grad = v;
     return true;

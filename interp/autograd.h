@@ -83,6 +83,12 @@ struct GradMode {
 // Tensor t's autograd (made on first use when `create`; null otherwise).
 AutogradMeta* autograd_of(const Value& t, bool create = false);
 bool requires_grad(const Value& t);
+// The tensors that require grad inside v (lists, tuples, dicts and objects
+// followed, each container once), with their paths (`name`, `name[0]`,
+// `name['w']`, `name.weight`), in the order jit flattens arguments; only
+// the first with `first_only`.
+void tensors_requiring_grad(const Value& v, const std::string& name, std::vector<std::pair<std::string, Value>>& out,
+                            bool first_only = false);
 // jit's refusal, while grad mode is on, of a tensor that requires grad
 // coming into a trace from outside (inside v, named `name`: an argument, or
 // a value the function reads): the trace would not carry its gradient back.
@@ -96,7 +102,7 @@ bool grad_recording(Interpreter& in);
 // Unbound for other names.
 Value autograd_attribute(const Value& t, const std::string& name);
 // t.requires_grad = b, t.grad = g; false for other names.
-bool set_autograd_attribute(const Value& t, const std::string& name, const Value& v);
+bool set_autograd_attribute(Interpreter& in, const Value& t, const std::string& name, const Value& v);
 
 // grad(f, argnums=0, has_aux=False) and value_and_grad(...), as torch.func's
 // grad and JAX's value_and_grad ((value, grads)), eagerly: each call of the

@@ -177,7 +177,7 @@ Value Interpreter::object_attr(const Value& obj, const std::string& name) {
 void Interpreter::setattr(const Value& obj, const std::string& name, const Value& v) {
   if (obj.is(Type::Instance)) return obj.obj<InstanceObj>().dict.obj<DictObj>().set(Value::str(name), v);
   if (obj.is(Type::Class)) return obj.obj<ClassObj>().dict.obj<DictObj>().set(Value::str(name), v);
-  if (obj.is(Type::Tensor) && set_autograd_attribute(obj, name, v)) return;
+  if (obj.is(Type::Tensor) && set_autograd_attribute(*this, obj, name, v)) return;
   if (obj.is(Type::Tensor) && name == "data") {
     // t.data = u: not a thn operation (it would rebind storage under the tracer's feet).
     fail(ErrorKind::AttributeError, "attribute 'data' of 'Tensor' objects cannot be assigned in thn; use t.copy_(u)");

@@ -234,9 +234,15 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   // A thn function's keyword-only parameters are passed by name; a builtin
   // takes every parameter positionally.
   const auto* f = fn.is(Type::Function) ? &fn.obj<FunctionObj>() : nullptr;
+  const size_t own = params.size() - (grad_args_.empty() ? 0 : 1);  // fn's parameters
+  Value grads;  // the hidden argument's list of .grad, as the trace sees it
   for (size_t i = 0; i < params.size(); ++i) {
     root_name_ = names[i];
     Value v = flatten(params[i], -1, int(i), names[i], r.leaves);
+    if (i >= own) {
+      grads = v.items()[1];
+      continue;
+    }
     const ast::Param* p = f ? &f->def->params[i] : nullptr;
     if (p && p->star) {  // *args: its items, positionally
       for (const Value& x : v.items()) args.args.push_back(x);
@@ -249,6 +255,19 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     }
   }
 
+  // The tensors that require grad: autograd leaves, with their .grad (one
+  // record shared by the proxies of a tensor met twice: a model's
+  // parameter and the same tensor in its optimizer).
+  std::vector<std::shared_ptr<AutogradMeta>> grad_metas;
+  for (size_t k = 0; k < grad_args_.size(); ++k) {
+    auto m = std::make_shared<AutogradMeta>();
+    m->requires_grad = true;
+    m->grad = grads.items()[k];
+    for (const InputLeaf& l : r.leaves)
+      if (l.kind == InputLeaf::Tensor && l.value.object() == grad_args_[k].object())
+        const_cast<Symbolic&>(l.proxy.symbolic()).autograd = m;
+    grad_metas.push_back(m);
+  }
   Value out;
   std::exception_ptr failed;
   {
@@ -273,6 +292,7 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
       failed = std::current_exception();
     }
   }
+  for (size_t k = 0; k < grad_metas.size(); ++k) grads.items()[k] = grad_metas[k]->grad;
   if (failed) {
     // Eager would have run the ops before the failure: their prints, their
     // writes and their errors of data (the first of which is then the error).

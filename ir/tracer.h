@@ -150,6 +150,11 @@ class Tracer : public OpDispatch {
   // Traces fn (a thn function, or a builtin taking every parameter
   // positionally) called with `params` (bound, defaults applied), named `names`.
   TraceResult trace(const Value& fn, const std::vector<Value>& params, const std::vector<std::string>& names);
+  // The argument tensors that require grad (jit's): their proxies become
+  // autograd leaves. params' last is then not fn's but jit's hidden
+  // (paths, grads): a list of each one's .grad, which takes the .grad the
+  // trace leaves (a changed list argument: an output).
+  void differentiate(std::vector<Value> tensors) { grad_args_ = std::move(tensors); }
 
   Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
              bool inplace) override;
@@ -232,6 +237,7 @@ class Tracer : public OpDispatch {
 
   Interpreter& in_;
   TraceOptions opts_;
+  std::vector<Value> grad_args_;
   EagerDispatch eager_;
   Trace trace_;
   std::vector<Guard> guards_;

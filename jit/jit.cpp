@@ -102,27 +102,55 @@ struct JitObj : BuiltinObj {
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
+    std::vector<std::string> names = param_names();
+    // Arguments holding tensors that require grad (while grad mode is on):
+    // the trace differentiates through them (backward() inside reaches
+    // them), and their .grad is state it reads and writes. A hidden last
+    // argument carries their paths (a constant the prologue checks: which
+    // tensors require grad decides the trace) and their .grad values (None
+    // or tensors: inputs, and, where the trace sets them, outputs).
+    std::vector<Value> grad_tensors;
     if (grad_recording(in)) {
-      const std::vector<std::string> names = param_names();
-      for (size_t i = 0; i < params.size(); ++i)
-        refuse_requiring_grad(in, params[i], names[i], fmt::format("call {} under no_grad()", name));
+      std::vector<std::pair<std::string, Value>> found;
+      for (size_t i = 0; i < params.size(); ++i) tensors_requiring_grad(params[i], names[i], found);
+      if (!found.empty()) {
+        std::string paths;
+        std::vector<Value> grads;
+        for (const auto& [path, t] : found) {
+          paths += path + "\n";
+          grads.push_back(autograd_attribute(t, "grad"));
+          grad_tensors.push_back(t);
+        }
+        params.push_back(Value::tuple({Value::str(paths), Value::list(std::move(grads))}));
+        names.push_back("grads");
+      }
     }
     ++calls;
     std::vector<Value> inputs;
+    Value r;
     if ((last = cache.find(in, params, inputs))) {
       ++hits;
-      return decode_mappings(update_lists(params, execute(in, inputs)));
+      r = decode_mappings(update_lists(params, execute(in, inputs)));
+    } else {
+      ++misses;
+      auto trace = [&] {
+        Tracer t(in, trace_opts);
+        t.differentiate(grad_tensors);
+        return t.trace(callee, params, names);
+      };
+      TraceResult traced = trace();
+      // (Tracing runs on metadata: tracing again with what the call showed to
+      // vary made symbolic costs what the ops cost.)
+      if ((auto_numbers || trace_opts.auto_shapes) && learn(traced.leaves)) traced = trace();
+      last = cache.add(std::move(traced), opts.pipeline, caching, inputs);
+      compiled += last->kernels_compiled, loaded += last->kernels_loaded;
+      report(*last);
+      r = decode_mappings(update_lists(params, execute(in, inputs)));
     }
-    ++misses;
-    TraceResult r = Tracer(in, trace_opts).trace(callee, params, param_names());
-    // (Tracing runs on metadata: tracing again with what the call showed to
-    // vary made symbolic costs what the ops cost.)
-    if ((auto_numbers || trace_opts.auto_shapes) && learn(r.leaves))
-      r = Tracer(in, trace_opts).trace(callee, params, param_names());
-    last = cache.add(std::move(r), opts.pipeline, caching, inputs);
-    compiled += last->kernels_compiled, loaded += last->kernels_loaded;
-    report(*last);
-    return decode_mappings(update_lists(params, execute(in, inputs)));
+    // The .grad the trace left (the hidden argument's list took them).
+    for (size_t i = 0; i < grad_tensors.size(); ++i)
+      set_autograd_attribute(in, grad_tensors[i], "grad", params.back().items()[1].items()[i]);
+    return r;
   }
 
   // The lists eager would give back as themselves go into the trace's
@@ -146,7 +174,7 @@ struct JitObj : BuiltinObj {
       lists.push_back(at(params[size_t(path[0])], std::span(path).subspan(1)));
     for (size_t k = 0; k < lists.size(); ++k) {
       const Value& now = r.items()[k + 1];
-      if (lists[k].is(Type::List)) lists[k].items() = now.items();
+      if (lists[k].is(Type::List)) lists[k].items() = decode_mappings(now).items();  // (a dict it took comes back as a dict)
       else if (lists[k].is(Type::Dict)) decode_entries_into(lists[k].obj<DictObj>(), now);
       else decode_entries_into(lists[k].obj<InstanceObj>().dict.obj<DictObj>(), now);
     }

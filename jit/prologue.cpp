@@ -135,6 +135,7 @@ std::vector<bool> implied_guards(const std::vector<Guard>& guards) {
 }  // namespace
 
 Prologue::Prologue(const TraceResult& r) {
+  params_ = size_t(std::count_if(r.leaves.begin(), r.leaves.end(), [](const InputLeaf& l) { return l.parent < 0; }));
   for (const Value& in : r.trace.inputs)
     names_[&in.symbolic()] = in.is(Type::Tensor) ? tensor_proxy(in).name : number_proxy(in).name;
   compile_leaves(r);
@@ -371,6 +372,8 @@ std::string Prologue::render(const Value& v) const {
 }
 
 bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const {
+  // (jit's hidden argument, present when tensors require grad, makes one more)
+  if (params.size() != params_) return false;
   std::vector<const Value*> refs(static_cast<size_t>(refs_));
   std::vector<Value> num = numbers_;
   inputs.clear();

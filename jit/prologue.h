@@ -51,6 +51,7 @@ class Prologue {
     ++lines_;
   }
 
+  size_t params_ = 0;  // the parameters the trace was traced with
   std::vector<Instr> code_;
   std::vector<Value> kinds_;
   // Mapping: a dict's keys, or an object's class and attribute names.
