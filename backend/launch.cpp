@@ -92,6 +92,22 @@ CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
     views_.push_back(std::make_unique<TraceExecutor>(view));
   }
   for (const Value& o : f.out.items()) out_sizes_.push_back(tensor_proxy(o).sizes);
+  // The first output's sizes as this call's: a constant, or the fusion's
+  // argument that is that size's proxy (-1 - its index); nullopt when one
+  // is neither (then a fusion without loads runs its prims one by one).
+  out_dims_.emplace();
+  for (const Value& s : out_sizes_.empty() ? std::vector<Value>{} : out_sizes_[0]) {
+    if (!s.is_proxy()) {
+      out_dims_->push_back(s.raw_int());
+      continue;
+    }
+    auto arg = std::find_if(f.args.begin(), f.args.end(), [&](const Value& a) { return a.is_proxy() && &a.symbolic() == &s.symbolic(); });
+    if (arg == f.args.end()) {
+      out_dims_.reset();
+      break;
+    }
+    out_dims_->push_back(-1 - int64_t(arg - f.args.begin()));
+  }
   for (const KExpr& e : k_.exprs)
     extremes_ |= e.kind == KExpr::Kind::Reduce && (e.prim.sym.op->id == OpId::amax || e.prim.sym.op->id == OpId::amin);
 }
@@ -140,8 +156,10 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     if (k_.loads[i].inner == k_.reduction) shape = broadcast_shapes(shape, loads[i].sizes());
   if (k_.reduction && std::none_of(k_.loads.begin(), k_.loads.end(), [](const KLoad& l) { return l.inner; }))
     return fallback_->run(in, leaves, into, loaded);
-  if (!k_.reduction && loads.empty())
-    for (const Value& s : out_sizes_[0]) shape.push_back(s.raw_int());
+  if (!k_.reduction && loads.empty()) {  // (the outputs' sizes, symbolic ones from the arguments)
+    if (!out_dims_) return fallback_->run(in, leaves, into, loaded);
+    for (int64_t d : *out_dims_) shape.push_back(d >= 0 ? d : leaves[size_t(-1 - d)].as_int());
+  }
   reduced.assign(shape.size(), 0);
   for (int64_t d : k_.reduced)
     if (d < int64_t(shape.size())) reduced[size_t(d)] = 1;

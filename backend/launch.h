@@ -6,6 +6,7 @@
 // gathered. The backend then only launches its kernel (host: a call into
 // the loaded module; CUDA: the driver's launch).
 #include <memory>
+#include <optional>
 
 #include "backend/kernel_ir.h"
 #include "ir/executor.h"
@@ -59,6 +60,7 @@ class CompiledFusion : public FusionKernel {
   Device device_;
   std::vector<std::unique_ptr<TraceExecutor>> views_;  // per load: the views its leaf is seen through
   std::vector<std::vector<Value>> out_sizes_;
+  std::optional<std::vector<int64_t>> out_dims_;  // see the constructor
   bool extremes_ = false;                         // amax/amin: an empty reduction is an error
   std::shared_ptr<const FusionKernel> fallback_;  // the region's prims one by one
   int lanes_;                                     // vector_lanes(k_) on CUDA

@@ -166,7 +166,10 @@ class Generator {
     out += fmt::format("def f({}):\n", join(names));
     for (const std::string& l : lines) out += l + "\n";
     out += "    return " + ret + "\n\n\n";
-    out += fmt::format("g = jit(f, cache=\"{}\", shapes=\"{}\")\n", cache_, shapes_);
+    std::vector<std::string> argnums;
+    for (size_t i = 0; i < params_.size(); ++i) argnums.push_back(std::to_string(i));
+    std::string fn = grad_ ? fmt::format("grad(f, argnums=({},))", join(argnums)) : "f";
+    out += fmt::format("g = jit({}, cache=\"{}\", shapes=\"{}\")\n", fn, cache_, shapes_);
     out += calls(seed * 1000003 + index);
     return out;
   }
@@ -178,6 +181,11 @@ class Generator {
   std::vector<Var> params_;
   bool has_n_ = false, has_s_ = false, zero_sizes_ = false;
   bool packed_ = false;  // f takes its tensors as one list, dict or object, ps
+  // The program differentiates: f returns a sum of its float values, and
+  // jit(grad(f, argnums=(0, ...))) gives the gradients of its (float)
+  // tensor arguments; f's body writes nothing in place (autograd refuses
+  // in-place ops on tensors that require grad).
+  bool grad_ = false;
   enum class Pack { List, Dict, Object } pack_ = Pack::List;
   std::string cache_, shapes_;
   std::vector<Var> vars_;  // in scope in f's body
@@ -205,6 +213,7 @@ class Generator {
   }
 
   void choose_signature() {
+    grad_ = r_.chance(0.2);
     rank_ = r_.chance(0.05) ? 0 : r_.between(1, 3);
     zero_sizes_ = r_.chance(0.06);
     int count = r_.between(1, 3);
@@ -213,7 +222,7 @@ class Generator {
       p.name = fmt::format("p{}", i);
       p.input = true;
       p.root = i;
-      p.dt = random_dtype();
+      p.dt = grad_ ? (r_.chance(0.3) ? DT::F64 : DT::F32) : random_dtype();
       p.shape = template_suffix(i == 0 ? rank_ : r_.between(0, rank_));
       if (i > 0) {
         const Var& q = params_[size_t(r_.below(i))];
@@ -231,7 +240,7 @@ class Generator {
       }
       params_.push_back(p);
     }
-    packed_ = r_.chance(0.15);
+    packed_ = !grad_ && r_.chance(0.15);
     if (packed_) pack_ = r_.pick(std::vector<Pack>{Pack::List, Pack::Dict, Pack::Object});
     has_n_ = r_.chance(0.6);
     has_s_ = r_.chance(0.35);
@@ -987,6 +996,7 @@ class Generator {
           vars_.push_back(*v);
         }
       } else if (k < 17) {
+        if (grad_) continue;
         if (auto s = in_place()) lines.push_back(pad + *s);
       } else if (depth < 3) {
         std::vector<std::string> block = control(depth);
@@ -1008,7 +1018,8 @@ class Generator {
         return {pad + fmt::format("{} = {} {} {}", x->name, x->name, r_.chance(0.5) ? "*" : "+", by)};
       }
     }
-    if (auto s = in_place()) return {pad + *s};
+    if (!grad_)
+      if (auto s = in_place()) return {pad + *s};
     return {pad + "pass"};
   }
 
@@ -1039,6 +1050,15 @@ class Generator {
   }
 
   std::string returns() {
+    if (grad_) {  // a 0-dim float64: the sum of some float values (the first argument's at least)
+      std::vector<std::string> parts;
+      std::set<std::string> seen;
+      for (int i = r_.between(1, 3); i > 0; --i)
+        if (const Var* v = pick([](const Var& v) { return is_float(v.dt); }); v && seen.insert(v->name).second)
+          parts.push_back(fmt::format("{}.double().sum()", v->name));
+      if (parts.empty()) parts.push_back("p0.double().sum()");
+      return join(parts, " + ");
+    }
     int count = r_.between(1, 3);
     std::vector<std::string> parts;
     std::set<std::string> seen;
@@ -1236,6 +1256,11 @@ class Generator {
       if (cache_ == "none") must = full = fmt::format("call{}", i);
       if (must.empty()) must = "-";
       out += fmt::format("r = g({})  # fuzz-key: {} {}\n", join(call_args), must, full);
+      if (grad_) {  // the gradients, then the arguments (unchanged)
+        for (size_t k = 0; k < params_.size(); ++k) out += fmt::format("show(r[{}])\n", k);
+        for (const std::string& b : bases) out += fmt::format("show({})\n", b);
+        continue;
+      }
       bool tuple = returned_.size() > 1;
       std::vector<std::string> results;
       for (size_t k = 0; k < returned_.size(); ++k) {

@@ -15,6 +15,11 @@
 // one storage, a row or the transpose of another argument; some calls repeat
 // an earlier one exactly (a cache hit) and some change sizes or numbers.
 //
+// A fifth of the programs differentiate: f's float arguments, a body that
+// writes nothing in place, a float64 sum as its result, and the calls go to
+// jit(grad(f, argnums=(0, ...))), printing each argument's gradient (jit's
+// backward is traced; --interpret's runs eagerly).
+//
 // Shapes are tracked symbolically, so one body is valid for every call's
 // sizes; ops that would amplify rounding differences between the two paths
 // (division by values near zero, float-to-int conversion of computed values,
