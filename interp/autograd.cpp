@@ -91,12 +91,15 @@ bool is_one(const Value& n) { return !n.is_proxy() && n.as_int() == 1; }
 // The result's floating tensors get `step`; the step keeps what its rule reads.
 void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value& result) {
   step->order = ++steps_recorded;
+  size_t output = 0;
   each_tensor(result, [&](const Value& t) {
     if (is_floating(dtype(in, t))) {
       AutogradMeta* m = autograd_of(t, true);
       m->requires_grad = true;
       m->step = step;
+      m->output = output;
     }
+    ++output;
   });
   auto plain = [](const Value& t) { return t.is_proxy() ? t : Value::tensor(t.as_tensor()); };
   if (result.is(Type::Tensor)) {
@@ -361,7 +364,14 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
       for (const auto& [k, v] : steps[i]->kwargs) each_tensor(v, follow);
     }
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
-    std::unordered_map<const GradStep*, Value> grads{{rm->step.get(), gradient}};
+    // Each step's gradients, one per tensor of its result (None: none reached it).
+    std::unordered_map<const GradStep*, std::vector<Value>> grads;
+    auto slot = [&](const GradStep& s, size_t output) -> Value& {
+      std::vector<Value>& g = grads[&s];
+      if (g.empty()) g.resize(s.result.is(Type::Tensor) ? 1 : s.result.items().size());
+      return g[output];
+    };
+    slot(*rm->step, rm->output) = gradient;
     ModuleObj& rules = in.import_module("autograd");
     std::unordered_set<std::string> shapes_only;  // (rules that read shapes only: nothing to check or free)
     if (auto l = rules.globals.find("READS_SHAPES"); l != rules.globals.end() && l->second.is_sequence())
@@ -378,10 +388,11 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
                "a tensor saved by {} is at version {}; expected version {} instead",
                step_name(s->op), storage->version(), version);
       auto rule = rules.globals.find(s->op + "_backward");
-      if (rule == rules.globals.end() || !s->result.is(Type::Tensor))
+      if (rule == rules.globals.end())
         fail(ErrorKind::NotImplementedError, "the derivative for '{}' is not implemented.", s->op);
       CallArgs call;
-      call.args = {it->second, s->result};
+      // (an op with several results gets a tuple of their gradients)
+      call.args = {s->result.is(Type::Tensor) ? it->second[0] : Value::tuple(it->second), s->result};
       call.args.insert(call.args.end(), s->args.begin(), s->args.end());
       // (a method's receiver goes where its op's signature has it: x.where(c, y) is where(c, x, y))
       if (s->method && s->def && s->def->schema.self_index > 0 &&
@@ -404,8 +415,8 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
           Value fitted = fit(in, *s, i, gt, t);
           AutogradMeta* m = autograd_of(t);
           if (!m->step) return to_leaf(t, fitted);
-          auto [at, fresh] = grads.try_emplace(m->step.get(), fitted);
-          if (!fresh) at->second = op_call(in, "add", nullptr, {at->second, fitted});
+          Value& at = slot(*m->step, m->output);
+          at = at.is_none() ? fitted : op_call(in, "add", nullptr, {at, fitted});
         };
         if (x.is(Type::Tensor)) flow(x, g);
         else if (x.is_sequence())

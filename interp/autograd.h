@@ -38,6 +38,7 @@ struct AutogradMeta {
   bool requires_grad = false;
   Value grad;                      // a leaf's accumulated gradient; None before
   std::shared_ptr<GradStep> step;  // the op that made it; null for a leaf
+  size_t output = 0;               // which tensor of that op's result it is (split's, unbind's, ...)
 };
 
 class AutogradDispatch : public OpDispatch {

@@ -89,6 +89,11 @@ TraceExecutor::TraceExecutor(const Trace& t, FusionKernels kernels) : kernels_(s
         for (const Value& x : b.into.items()) s.into_memory.push_back(memory_of(x));
       else
         s.into_memory.push_back(memory_of(b.into));
+      // A result written into an input's memory is that input's memory too
+      // (what later steps read of it, or of its views, is read of the input).
+      const std::vector<Value> outs = b.out.is_sequence() ? b.out.items() : std::vector<Value>{b.out};
+      for (size_t k = 0; k < outs.size() && k < s.into_memory.size(); ++k)
+        if (s.into_memory[k] >= 0 && is_tensor_proxy(outs[k])) input_index.emplace(&outs[k].symbolic(), s.into_memory[k]);
     }
     // What it reads: a fusion, the operands its prims take whole (the rest
     // only through views inside its kernel); a write-back, its source.

@@ -4,7 +4,8 @@ directories (tests/lang, tests/jit, examples) runs under
 `thn kernels FILE --target TARGET [--arch ARCH]`, which compiles every
 kernel of every trace its jit functions make (CUDA: with NVRTC, no GPU
 needed). Scripts that are helper modules (`# helper:`) or that end in an
-expected error (`# expect-error:`) are left out. Plain python3, no
+expected error (`# expect-error:`) are left out, and so is a script with a
+line `# kernels: not swept: REASON` (printed). Plain python3, no
 dependencies.
 """
 import argparse
@@ -26,6 +27,11 @@ def main():
         for p in sorted(Path(d).rglob("*.thn")):
             text = p.read_text()
             if text.startswith("# helper:") or "expect-error:" in text:
+                continue
+            reason = next((line.split("not swept:", 1)[1].strip() for line in text.splitlines()
+                           if line.startswith("# kernels: not swept:")), None)
+            if reason:
+                print(f"skip {p}: {reason}")
                 continue
             scripts.append(p)
 

@@ -15,7 +15,8 @@ namespace of thn's names only (see thn_builtins):
 - abs all any max min pow round sum: torch's function when the first
   argument is a Tensor, else Python's;
 - jit: the identity, as `jit(f)`, `jit(f, cache=...)`, `@jit` and
-  `@jit(cache=...)`;
+  `@jit(cache=...)`; `cache_hits(f)` and `cache_misses(f)` are 0, as under
+  `thn run --interpret`;
 - `import math` / `import time`: modules holding only the names LANGUAGE.md
   lists; `import NAME` otherwise loads NAME.thn from the script's folder, then
   from stdlib/, with the same namespace.
@@ -95,6 +96,10 @@ def jit(f=None, **options):
     return f if f is not None else (lambda g: g)
 
 
+def cache_count(f):
+    return 0
+
+
 def save_npy(t, path):
     numpy.save(path, t.detach().cpu().numpy(), allow_pickle=False)
 
@@ -157,7 +162,7 @@ def thn_builtins():
     names["grad"] = functorch.grad
     names["value_and_grad"] = lambda f, argnums=0, has_aux=False: (
         lambda *a, **k: tuple(reversed(functorch.grad_and_value(f, argnums, has_aux)(*a, **k))))
-    names.update(jit=jit, __import__=thn_import, __thn_int64__=int64, __build_class__=builtins.__build_class__)
+    names.update(jit=jit, cache_hits=cache_count, cache_misses=cache_count, __import__=thn_import, __thn_int64__=int64, __build_class__=builtins.__build_class__)
     return names
 
 
