@@ -26,6 +26,7 @@ struct GradStep {
   Value result;
   uint64_t order;  // recording order: backward runs later steps first
   bool freed = false;
+  bool ran = false;  // a backward pass ran its rule
   // The storages of the tensors it saved, and their versions then.
   std::vector<std::pair<std::shared_ptr<Storage>, uint64_t>> versions;
 };
@@ -33,6 +34,12 @@ struct GradStep {
 namespace {
 
 uint64_t steps_recorded = 0;
+
+// The storage whose version counter a tensor's in-place writes bump (a
+// proxy's meta storage while tracing: shared as the real ones are).
+std::shared_ptr<Storage> storage_of(const Value& t) {
+  return t.is_proxy() ? t.symbolic().storage() : t.as_tensor().storage();
+}
 // Whether any tensor has required grad in this process: until one has, ops,
 // indexing and jit calls skip looking for one.
 bool ever_required = false;
@@ -109,10 +116,8 @@ void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value&
     each_tensor(result, [&](const Value& t) { items.push_back(plain(t)); });
     step->result = Value::tuple(std::move(items));
   }
-  // (A trace has no storages to version: it refuses in-place ops on tensors
-  // that require grad, as eager does.)
   auto save = [&](const Value& t) {
-    if (!t.is_proxy()) step->versions.emplace_back(t.as_tensor().storage(), t.as_tensor().storage()->version());
+    if (std::shared_ptr<Storage> s = storage_of(t)) step->versions.emplace_back(s, s->version());
   };
   for (const Value& a : step->args) each_tensor(a, save);
   for (const auto& [k, v] : step->kwargs) each_tensor(v, save);
@@ -128,7 +133,7 @@ void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value&
 
 void bump_versions(const Value& v) {
   each_tensor(v, [](const Value& t) {
-    if (!t.is_proxy()) t.as_tensor().storage()->bump_version();
+    if (std::shared_ptr<Storage> s = storage_of(t)) s->bump_version();
   });
 }
 
@@ -142,6 +147,8 @@ void bump_versions(const Value& v) {
 }
 
 }  // namespace
+
+bool AutogradMeta::graph_unused() const { return step && !step->ran; }
 
 AutogradMeta* autograd_of(const Value& t, bool create) {
   if (!t.is(Type::Tensor)) return nullptr;
@@ -400,6 +407,7 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
         std::rotate(call.args.begin() + 2, call.args.begin() + 3, call.args.begin() + 3 + s->def->schema.self_index);
       }
       call.kwargs = s->kwargs;
+      s->ran = true;
       grads.erase(it);
       const Value out = in.call(rule->second, call);
       if (!out.is_sequence()) fail(ErrorKind::RuntimeError, "{}_backward must return a tuple of gradients", s->op);
@@ -412,6 +420,12 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
             fail(ErrorKind::TypeError, "{}_backward returned a {} where a gradient (a tensor or None) belongs", s->op,
                  type_name(gt));
           if (!requires_grad(t) || gt.is_none()) return;  // (None: no gradient, as the shape expand_as reads)
+          // (a trace's backward reaching a tensor from outside it: a default
+          // value, a global or an attribute, not an argument)
+          if (gt.is_proxy() && !t.is_proxy())
+            fail(ErrorKind::NotImplementedError,
+                 "jit does not differentiate tensors from outside the function yet: a tensor that requires grad reached "
+                 "the trace without being an argument (a default value, a global or an attribute): pass it as an argument");
           Value fitted = fit(in, *s, i, gt, t);
           AutogradMeta* m = autograd_of(t);
           if (!m->step) return to_leaf(t, fitted);
@@ -513,7 +527,9 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   if (has_aux) {
     if (!out.is(Type::Tuple) || out.items().size() != 2)
       fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): output of function f should be a tuple: (output, aux) if has_aux is True");
-    value = out.items()[0], aux = out.items()[1];
+    value = out.items()[0];
+    // (aux comes back outside the graph, as torch.func's: its tensors detached)
+    aux = map_tree(out.items()[1], [&](const Value& t) { return detached(in, t); }, [](const Value&) {});
   }
   if (!value.is(Type::Tensor) || !sizes(in, value).empty())
     fail(ErrorKind::RuntimeError, "grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got {}",

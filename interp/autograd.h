@@ -39,6 +39,9 @@ struct AutogradMeta {
   Value grad;                      // a leaf's accumulated gradient; None before
   std::shared_ptr<GradStep> step;  // the op that made it; null for a leaf
   size_t output = 0;               // which tensor of that op's result it is (split's, unbind's, ...)
+  // A computed tensor no backward pass has gone through yet (its graph is
+  // there to differentiate).
+  bool graph_unused() const;
 };
 
 class AutogradDispatch : public OpDispatch {

@@ -40,6 +40,9 @@ struct Symbolic : Object {
   // A tensor proxy's autograd while tracing (interp/autograd.h); the tracer
   // drops it when the trace is done (a step holds its result: a cycle).
   std::shared_ptr<AutogradMeta> autograd;
+  // A tensor proxy's meta storage (shared as the storages it stands for
+  // are: autograd's version counters); null for other values.
+  virtual std::shared_ptr<Storage> storage() const { return nullptr; }
 };
 
 // The builtin types that are values (`int`, `list`, `Tensor`): isinstance

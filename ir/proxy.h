@@ -77,6 +77,7 @@ struct TensorProxy : Symbolic {
   Tracer* tracer = nullptr;
 
   void concrete_use() const override;  // tensor data inside a trace: an error
+  std::shared_ptr<Storage> storage() const override { return meta.defined() ? meta.storage() : nullptr; }
   DType dtype() const { return dtype_; }
   Device device() const { return device_; }
 };

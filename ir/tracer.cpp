@@ -299,9 +299,41 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     std::vector<Value> inputs;
     for (const InputLeaf& l : r.leaves)
       if (!l.proxy.is_none()) inputs.push_back(l.value);
-    TraceExecutor(trace_).run(in_, inputs);
+    // (and the .grad a backward() before the failure left: the trace's output
+    // for this run, into jit's hidden list)
+    std::vector<Value> left;
+    for (const auto& m : grad_metas) left.push_back(m->grad);
+    if (!left.empty()) trace_.output = Value::tuple(left);
+    const Value got = TraceExecutor(trace_).run(in_, inputs);
+    if (!left.empty() && got.is_sequence())
+      for (const ListArgument& l : lists_)
+        if (l.list.object() == grads.object()) r.leaves[size_t(l.leaf)].value.items() = got.items();
     write_back_before_failure(r.leaves);
     std::rethrow_exception(failed);
+  }
+  // A result that still carries a graph (f(x) with x requiring grad, and no
+  // backward() inside): the caller could differentiate it eagerly, but a
+  // trace's outputs are plain tensors, so its gradient would be lost.
+  {
+    std::vector<const Object*> open;
+    std::function<void(const Value&)> refuse_graph = [&](const Value& v) {
+      if (v.is(Type::Tensor)) {
+        if (const AutogradMeta* m = autograd_of(v); m && m->graph_unused())
+          fail(ErrorKind::NotImplementedError,
+               "jit does not return tensors that carry gradients yet: the result requires grad (call backward() "
+               "inside the jit function, take gradients there with grad(f), or call it under no_grad())");
+        return;
+      }
+      if (!v.is_sequence() && !v.is(Type::Dict)) return;
+      if (std::find(open.begin(), open.end(), v.object().get()) != open.end()) return;
+      open.push_back(v.object().get());
+      if (v.is_sequence())
+        for (const Value& x : v.items()) refuse_graph(x);
+      else
+        v.obj<DictObj>().each([&](const Value&, const Value& x) { refuse_graph(x); });
+      open.pop_back();
+    };
+    refuse_graph(out);
   }
   // A list argument the code changed: its new items become outputs.
   auto argument_path = [&r](int leaf) {

@@ -103,28 +103,55 @@ struct JitObj : BuiltinObj {
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
     std::vector<std::string> names = param_names();
-    // Arguments holding tensors that require grad (while grad mode is on):
-    // the trace differentiates through them (backward() inside reaches
-    // them), and their .grad is state it reads and writes. A hidden last
-    // argument carries their paths (a constant the prologue checks: which
-    // tensors require grad decides the trace) and their .grad values (None
+    // Arguments holding tensors that require grad: the trace differentiates
+    // through them (backward() inside reaches them), and their .grad is
+    // state it reads and writes. A hidden last argument carries their paths
+    // (a constant the prologue checks: which tensors require grad, and which
+    // paths are one tensor, decide the trace) and their .grad values (None
     // or tensors: inputs, and, where the trace sets them, outputs).
     std::vector<Value> grad_tensors;
-    if (grad_recording(in)) {
+    {
       std::vector<std::pair<std::string, Value>> found;
       for (size_t i = 0; i < params.size(); ++i) tensors_requiring_grad(params[i], names[i], found);
-      if (!found.empty()) {
-        std::string paths;
-        std::vector<Value> grads;
-        for (const auto& [path, t] : found) {
-          paths += path + "\n";
-          grads.push_back(autograd_attribute(t, "grad"));
-          grad_tensors.push_back(t);
+      std::vector<std::string> paths;
+      for (const auto& [path, t] : found) {
+        if (autograd_of(t)->step) {
+          // (one computed outside: its graph would have to continue outside
+          // the trace; with grad mode off it is a plain input)
+          if (!grad_recording(in)) continue;
+          fail(ErrorKind::NotImplementedError,
+               "jit does not differentiate through tensors computed outside the function yet: '{}' has a grad_fn "
+               "(pass the leaves it came from, or {}.detach(), or call {} under no_grad())",
+               path, path, name);
         }
-        params.push_back(Value::tuple({Value::str(paths), Value::list(std::move(grads))}));
+        auto same = std::find_if(grad_tensors.begin(), grad_tensors.end(), [&](const Value& g) { return g.object() == t.object(); });
+        if (same != grad_tensors.end()) {
+          paths[size_t(same - grad_tensors.begin())] += " is " + path;
+          continue;
+        }
+        grad_tensors.push_back(t);
+        paths.push_back(path);
+      }
+      if (!grad_tensors.empty()) {
+        std::vector<Value> grads;
+        for (const Value& t : grad_tensors) grads.push_back(autograd_attribute(t, "grad"));
+        params.push_back(Value::tuple({Value::str(fmt::format("{}", fmt::join(paths, "\n"))), Value::list(std::move(grads))}));
         names.push_back("grads");
       }
     }
+    // The .grad the trace left (the hidden argument's list took them, also
+    // when the call raised after a backward()).
+    struct GradsBack {
+      Interpreter& in;
+      const std::vector<Value>& tensors;
+      const std::vector<Value>& params;
+      ~GradsBack() {
+        if (tensors.empty()) return;
+        const std::vector<Value>& now = params.back().items()[1].items();
+        for (size_t i = 0; i < tensors.size() && i < now.size(); ++i)
+          if (now[i].is_none() || (now[i].is(Type::Tensor) && !now[i].is_proxy())) autograd_of(tensors[i], true)->grad = now[i];
+      }
+    } grads_back{in, grad_tensors, params};
     ++calls;
     std::vector<Value> inputs;
     Value r;
@@ -147,9 +174,6 @@ struct JitObj : BuiltinObj {
       report(*last);
       r = decode_mappings(update_lists(params, execute(in, inputs)));
     }
-    // The .grad the trace left (the hidden argument's list took them).
-    for (size_t i = 0; i < grad_tensors.size(); ++i)
-      set_autograd_attribute(in, grad_tensors[i], "grad", params.back().items()[1].items()[i]);
     return r;
   }
 
@@ -320,8 +344,10 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
     if (fn.is(Type::Builtin) && !dynamic_cast<const JitObj*>(fn.object().get())) {
       function = fn.obj<BuiltinObj>().wrapped();
       if (!function.is(Type::Function)) return fn;  // a builtin runs as it is
+      // (f's defaults would be passed positionally, changing what a
+      // negative argnums names: such a transform runs as it is)
       for (const ast::Param& p : function.obj<FunctionObj>().def->params)
-        if (p.star || p.dstar || p.kwonly) return fn;
+        if (p.star || p.dstar || p.kwonly || p.default_value) return fn;
     } else if (!fn.is(Type::Function) && !fn.is(Type::Method)) {
       return fn;
     }

@@ -56,9 +56,10 @@ Prologue::External::External(const ExternalGuard& g) : guard(g) {
   }
 }
 
-bool Prologue::External::holds() const {
+bool Prologue::External::holds(bool grad_on) const {
   const ExternalGuard& g = guard;
   const Value& now = *g.slot;
+  if (grad_on && requires_grad(now)) return false;
   if (object.has_value()) {
     if (!now.object() || now.object() != object->lock()) return false;
   } else if (!same_constant(now, g.expected)) {
@@ -69,7 +70,7 @@ bool Prologue::External::holds() const {
   const std::vector<Value> items = guarded_contents(now);
   if (items.size() != g.items.size()) return false;
   for (size_t i = 0; i < items.size(); ++i)
-    if (!same_constant(items[i], g.items[i])) return false;
+    if (!same_constant(items[i], g.items[i]) || (grad_on && requires_grad(items[i]))) return false;
   return true;
 }
 
@@ -461,7 +462,7 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           break;
         }
         case Op::External:
-          if (!externals_[size_t(i.a)].holds()) return false;
+          if (!externals_[size_t(i.a)].holds(grad_recording(in))) return false;
           break;
         case Op::Overlap: {
           std::vector<const Tensor*> ts;

@@ -69,7 +69,9 @@ class Prologue {
   std::vector<int> leaf_reg_;   // by input leaf: its ref register
   struct External {
     explicit External(const ExternalGuard& g);
-    bool holds() const;  // the name still holds what the trace read
+    // The name still holds what the trace read (and, while grad mode is on,
+    // no tensor in it has come to require grad: jit refuses those).
+    bool holds(bool grad_on) const;
     ExternalGuard guard;
     std::optional<std::weak_ptr<Object>> object;  // what it held, when compared by identity
   };
