@@ -255,6 +255,7 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     }
   }
 
+  r.grad_recording = grad_recording(in_);
   // The tensors that require grad: autograd leaves, with their .grad (one
   // record shared by the proxies of a tensor met twice: a model's
   // parameter and the same tensor in its optimizer).

@@ -95,6 +95,9 @@ struct TraceResult {
   // The trace writes into an input or returns an alias of one, so how the
   // tensor inputs share memory is part of what it assumed.
   bool depends_on_overlap = false;
+  // Grad mode was on while some tensor had required grad (autograd recorded
+  // steps on the proxies): a trace of the other mode is another trace.
+  bool grad_recording = false;
   // The trace depends on the exact strides of non-contiguous inputs (a
   // reshape that is a view or a copy by them, stride()) or on the storage
   // offsets of the inputs (storage_offset()).

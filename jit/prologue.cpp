@@ -137,6 +137,8 @@ std::vector<bool> implied_guards(const std::vector<Guard>& guards) {
 
 Prologue::Prologue(const TraceResult& r) {
   params_ = size_t(std::count_if(r.leaves.begin(), r.leaves.end(), [](const InputLeaf& l) { return l.parent < 0; }));
+  grad_recording_ = r.grad_recording;
+  if (grad_recording_) line("check_grad_mode(True)  # grad mode on, and some tensor has required grad");
   for (const Value& in : r.trace.inputs)
     names_[&in.symbolic()] = in.is(Type::Tensor) ? tensor_proxy(in).name : number_proxy(in).name;
   compile_leaves(r);
@@ -374,7 +376,7 @@ std::string Prologue::render(const Value& v) const {
 
 bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const {
   // (jit's hidden argument, present when tensors require grad, makes one more)
-  if (params.size() != params_) return false;
+  if (params.size() != params_ || grad_recording(in) != grad_recording_) return false;
   std::vector<const Value*> refs(static_cast<size_t>(refs_));
   std::vector<Value> num = numbers_;
   inputs.clear();

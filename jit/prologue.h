@@ -52,6 +52,7 @@ class Prologue {
   }
 
   size_t params_ = 0;  // the parameters the trace was traced with
+  bool grad_recording_ = false;  // TraceResult::grad_recording
   std::vector<Instr> code_;
   std::vector<Value> kinds_;
   // Mapping: a dict's keys, or an object's class and attribute names.
