@@ -255,7 +255,6 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     }
   }
 
-  r.grad_recording = grad_recording(in_);
   // The tensors that require grad: autograd leaves, with their .grad (one
   // record shared by the proxies of a tensor met twice: a model's
   // parameter and the same tensor in its optimizer).
@@ -312,6 +311,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     write_back_before_failure(r.leaves);
     std::rethrow_exception(failed);
   }
+  // (after the call: a grad(f) inside may be the first tensor to require grad)
+  r.grad_recording = grad_recording(in_);
   // A result that still carries a graph (f(x) with x requiring grad, and no
   // backward() inside): the caller could differentiate it eagerly, but a
   // trace's outputs are plain tensors, so its gradient would be lost.
