@@ -142,7 +142,6 @@ struct JitObj : BuiltinObj {
     // The .grad the trace left (the hidden argument's list took them, also
     // when the call raised after a backward()).
     struct GradsBack {
-      Interpreter& in;
       const std::vector<Value>& tensors;
       const std::vector<Value>& params;
       ~GradsBack() {
@@ -151,7 +150,7 @@ struct JitObj : BuiltinObj {
         for (size_t i = 0; i < tensors.size() && i < now.size(); ++i)
           if (now[i].is_none() || (now[i].is(Type::Tensor) && !now[i].is_proxy())) autograd_of(tensors[i], true)->grad = now[i];
       }
-    } grads_back{in, grad_tensors, params};
+    } grads_back{grad_tensors, params};
     ++calls;
     std::vector<Value> inputs;
     Value r;

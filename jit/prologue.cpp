@@ -376,7 +376,8 @@ std::string Prologue::render(const Value& v) const {
 
 bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const {
   // (jit's hidden argument, present when tensors require grad, makes one more)
-  if (params.size() != params_ || grad_recording(in) != grad_recording_) return false;
+  const bool grad_on = grad_recording(in);
+  if (params.size() != params_ || grad_on != grad_recording_) return false;
   std::vector<const Value*> refs(static_cast<size_t>(refs_));
   std::vector<Value> num = numbers_;
   inputs.clear();
@@ -464,7 +465,7 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           break;
         }
         case Op::External:
-          if (!externals_[size_t(i.a)].holds(grad_recording(in))) return false;
+          if (!externals_[size_t(i.a)].holds(grad_on)) return false;
           break;
         case Op::Overlap: {
           std::vector<const Tensor*> ts;
