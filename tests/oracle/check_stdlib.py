@@ -254,6 +254,66 @@ def check_low_precision(report):
                        rms_norm_reference(x.to(dt), (40,)), TOL_LOW)
 
 
+def log_softmax_113_other_dim(x, dim, neighbour_max):
+    """PyTorch 1.13's bfloat16 log_softmax over a dim other than the last
+    (aten/src/ATen/native/cpu/SoftMaxKernel.cpp, _vec_logsoftmax<BFloat16>),
+    as a model: per (outer, inner) column the float32 max, the exp-sum in
+    float32 in dim order, its log, then (x - max) - log rounded once. With
+    AVX2, 16 inner columns form a vector of two 8-float halves; the kernel
+    stores the first half's running max over the second half too, so with
+    neighbour_max those columns are shifted by the max of the column 8 to
+    their left (in the vectorised part of the row only)."""
+    B, HALF = 16, 8
+    outer = math.prod(x.shape[:dim])
+    n = x.shape[dim]
+    inner = x.numel() // max(outer * n, 1)
+    v = x.float().reshape(outer, n, inner)
+    m = v.amax(1, keepdim=True)
+    if neighbour_max:
+        m = m.clone()
+        for c in range(0, inner - inner % B, B):
+            m[:, :, c + HALF:c + B] = m[:, :, c:c + HALF]
+    s = torch.zeros_like(m)
+    for i in range(n):
+        s = s + torch.exp(v[:, i:i + 1] - m)
+    return (v - m - torch.log(s)).bfloat16().reshape(x.shape)
+
+
+def check_bf16_log_softmax_other_dims(report):
+    """1.13's kernel shifts some columns by another column's max (model
+    above). That only changes rounding, or, where exp of the wrong shift
+    overflows, gives -inf for a finite answer. thn shifts every column by its
+    own max: it must equal the model without the mistake bit for bit, and so
+    equal PyTorch wherever PyTorch used the right max."""
+    gen = torch.Generator().manual_seed(SEED)
+    for case in range(120):
+        nd = 2 + case % 3
+        shape = [int(s) for s in torch.randint(1, 10, (nd,), generator=gen)]
+        if case % 3 == 0:
+            shape[-1] = int(torch.randint(10, 41, (1,), generator=gen))
+        dim = case % (nd - 1)
+        x = (torch.randn(shape, generator=gen) * (1, 3, 10)[case % 3]).bfloat16()
+        torch_out = F.log_softmax(x, dim)
+        name = f"{tuple(shape)} dim={dim}"
+        report.expect("log_softmax bf16 other dim", name + " model of 1.13's kernel",
+                      torch.equal(log_softmax_113_other_dim(x, dim, True), torch_out),
+                      "the model does not reproduce torch 1.13")
+        ours = nn.log_softmax(x, dim)
+        report.compare("log_softmax bf16 other dim", name + " vs the kernel, right max",
+                       ours, log_softmax_113_other_dim(x, dim, False), 0)
+        right = log_softmax_113_other_dim(x, dim, False) == log_softmax_113_other_dim(x, dim, True)
+        report.compare("log_softmax bf16 other dim", name + " vs torch 1.13 where its max is right",
+                       ours[right], torch_out[right], 0)
+    x = torch.zeros(3, 16)
+    x[:, 0], x[:, 8] = -100.0, 100.0
+    x = x.bfloat16()
+    ours, torch_out = nn.log_softmax(x, 0), F.log_softmax(x, 0)
+    report.expect("log_softmax bf16 other dim", "1.13 overflows on a shifted column",
+                  bool(torch_out[:, 8].isinf().all()), f"torch gave {torch_out[:, 8]}")
+    report.compare("log_softmax bf16 other dim", "thn gives log(1/3) there", ours,
+                   F.log_softmax(x.float(), 0).bfloat16(), 0)
+
+
 def check_dropout(report, dtype):
     x = torch.randn(200, 500, dtype=dtype)
     report.expect("dropout", "p=0 returns input", nn.dropout(x, 0.0) is x, "not the same tensor")
@@ -452,6 +512,7 @@ def main():
             check(report, dtype)
     torch.manual_seed(SEED + 1)
     check_low_precision(report)
+    check_bf16_log_softmax_other_dims(report)
     report.summary()
     return 1 if report.failures else 0
 
