@@ -26,7 +26,9 @@ std::string Emitter::cpu_pointwise() const {
   // whole blocks: a block's vector body and scalar remainder are where
   // they are whatever the thread count, so results do not depend on it
   // (libmvec's vector functions and libm's scalar ones differ in the last
-  // ulp); else the innermost dim runs with its strides.
+  // ulp); else row by row of the innermost dim, vectorised: whole vectors
+  // where every tensor's row has unit stride (a bias broadcast over rows),
+  // gathers and scatters otherwise.
   out += "  if (flat) {\n    const idx_t blocks = (n + 4095) / 4096;\n"
          "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
          "    for (idx_t blk = 0; blk < blocks; ++blk) {\n"
@@ -35,17 +37,24 @@ std::string Emitter::cpu_pointwise() const {
          "      for (idx_t i = blk * 4096; i < end; ++i) {\n";
   for (size_t t = 0; t < tensors(); ++t) out += fmt::format("        const idx_t o{} = i;\n", t);
   out += indent(body, 8) + "      }\n    }\n    return;\n  }\n";
-  out += "  const idx_t inner = nd > 0 ? idx_t(sz[nd - 1]) : 1, outer = inner > 0 ? n / inner : 0;\n"
-         "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
+  out += "  const idx_t inner = nd > 0 ? idx_t(sz[nd - 1]) : 1, outer = inner > 0 ? n / inner : 0;\n";
+  out += "  bool unit = nd > 0;\n";
+  for (size_t t = 0; t < tensors(); ++t) out += fmt::format("  unit = unit && {} == 1;\n", stride(t, "nd - 1"));
+  out += "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
          "  for (idx_t q = 0; q < outer; ++q) {\n";
   for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t b{} = 0;\n", t);
   out += "    idx_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
          "      const idx_t c = r % idx_t(sz[d]);\n      r /= idx_t(sz[d]);\n";
   for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      b{} += c * {};\n", t, stride(t, "d"));
-  out += "    }\n    for (idx_t j = 0; j < inner; ++j) {\n";
-  for (size_t t = 0; t < tensors(); ++t)
-    out += fmt::format("      const idx_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
-  return out + indent(body, 6) + "    }\n  }\n";
+  std::string unit, strided;
+  for (size_t t = 0; t < tensors(); ++t) {
+    unit += fmt::format("      const idx_t o{0} = b{0} + j;\n", t);
+    strided += fmt::format("      const idx_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
+  }
+  out += "    }\n    if (unit) {\n#pragma omp simd\n    for (idx_t j = 0; j < inner; ++j) {\n" + unit + indent(body, 6) +
+         "    }\n    } else {\n#pragma omp simd\n    for (idx_t j = 0; j < inner; ++j) {\n" + strided + indent(body, 6) +
+         "    }\n    }\n  }\n";
+  return out;
 }
 
 std::string Emitter::clauses(int stage) const {
@@ -125,6 +134,8 @@ std::string Emitter::cpu_reduction() const {
   col += "for (idx_t rq = 0; rq < rout; ++rq) {\n";
   std::string sweep = row_offsets() + "for (idx_t i = 0; i < rin; ++i) {\n";
   std::string lane_loop = "#pragma omp simd\nfor (idx_t l = 0; l < lanes; ++l) {\n";
+  // Values read once per output (a broadcast max or mean) are read per lane.
+  if (sweep_reads_outer()) lane_loop += indent(outer_at("l") + outer(0, false, true), 2);
   for (size_t t = 0; t < tensors(); ++t)
     if (inner(t)) lane_loop += fmt::format("  const idx_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
   lane_loop += indent(accumulate(0, "[l]"), 2) + "}\n";

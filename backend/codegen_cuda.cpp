@@ -484,6 +484,8 @@ std::string Emitter::cuda_reduction() const {
     for (size_t s2 = 0; s2 < k_.stores.size(); ++s2)
       if (k_.stores[s2].inner)
         lane_body += fmt::format("{0}* out{1} = y{1}.v;\nconst idx_t o{2} = l;\n", stype(k_.stores[s2].dtype), s2, k_.loads.size() + s2);
+    // (values read once per output, a broadcast max or mean: per lane)
+    if (sweep_reads_outer()) lane_body += outer_at("l") + outer(0, false, true);
     body += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) + indent(lane_body + accumulate(0, "[l]"), 2) + "}\n";
     for (size_t s2 = 0; s2 < k_.stores.size(); ++s2)
       if (k_.stores[s2].inner)

@@ -71,6 +71,14 @@ class Emitter {
   std::string accumulators(int size = 0, const std::string& lanes = "") const;
   // Whether reduction k is folded in sweep `stage`.
   bool in_sweep(size_t k, int stage) const { return k_.exprs[reduces_[k]].stage - 1 == stage; }
+  // Whether a sweep reads a value of the outer phase.
+  bool sweep_reads_outer() const {
+    for (const KExpr& e : k_.exprs)
+      if (e.inner && e.kind != KExpr::Kind::Reduce)
+        for (int o : e.operands)
+          if (o >= 0 && !k_.exprs[size_t(o)].inner) return true;
+    return false;
+  }
   // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
   // its values and stores, each of its reductions' operands folded into its
   // accumulator a<k><lane>.

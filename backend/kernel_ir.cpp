@@ -92,6 +92,13 @@ class Lowering {
     if (m == member_.end()) return leaf(v, chain, inner, stage);
     const BoundSymbol& b = f_.subsymbols[m->second];
     if (b.sym.is_view()) {
+      // A value of the reduction's output shape broadcast over the reduced
+      // elements (softmax's max, layer norm's mean) is one per output
+      // element: read once outside the sweeps, which then stay contiguous.
+      if (inner && chain.empty() && b.sym.op && b.sym.op->id == OpId::expand &&
+          same_sizes(tensor_proxy(b.args[0]), tensor_proxy(output_)) &&
+          same_sizes(tensor_proxy(b.out), tensor_proxy(input_)))
+        return expr(b.args[0], {}, false, 0);
       std::vector<size_t> viewed{m->second};
       viewed.insert(viewed.end(), chain.begin(), chain.end());
       return expr(b.args[0], viewed, inner, stage);
@@ -103,6 +110,11 @@ class Lowering {
     if (!b.sym.op && b.sym.prim == PrimId::convert_element_type) {
       e.kind = KExpr::Kind::Cast;
       e.operands.push_back(expr(b.args[0], chain, inner, stage));
+      return add(std::move(e), inner, stage);
+    }
+    if (!b.sym.op && b.sym.prim == PrimId::wrap_number) {  // the number, as its 0-dim tensor's dtype
+      e.kind = KExpr::Kind::Cast;
+      e.operands.push_back(b.args[0].is_proxy() ? leaf(b.args[0], {}, inner, stage) : constant(b.args[0], inner, stage));
       return add(std::move(e), inner, stage);
     }
     if (!b.sym.op) throw std::logic_error("kernel IR: no kernel for " + b.sym.name());

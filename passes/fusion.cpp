@@ -38,7 +38,8 @@ bool fusible_compute(const Trace& t, const BoundSymbol& b) {
   if (!is_tensor_proxy(b.out)) return false;
   for (const Value& a : b.args)
     if (is_tensor_proxy(a) && !same_device(t, a, b.out)) return false;
-  if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type;
+  // A wrapped number (`1.0 + t`) is the number itself in a kernel.
+  if (!b.sym.op) return b.sym.prim == PrimId::convert_element_type || b.sym.prim == PrimId::wrap_number;
   if (!b.sym.is_prim) return false;
   // A constant tensor (zero_, fill_, zeros in a trace): a kernel's store,
   // when its shape is static (a kernel with nothing to load takes its index
@@ -143,6 +144,7 @@ class Fuser {
       return;
     }
     if (view) return;  // a view that escapes is taken on the host
+    if (!b.sym.op && b.sym.prim == PrimId::wrap_number) return;  // read by host ops or several kernels: a tensor
     // A store: into the region of a user, or beside a region of its shape.
     const TensorProxy& value = tensor_proxy(b.out);
     // Independent work joins a region with a reduction when it is a

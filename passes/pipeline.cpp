@@ -10,6 +10,7 @@
 #include "passes/functionalize.h"
 #include "passes/fusion.h"
 #include "passes/lower_to_prims.h"
+#include "passes/remat.h"
 #include "passes/verify.h"
 
 namespace thn {
@@ -26,10 +27,11 @@ struct NamedPass {
 // functionalize follows it (it turns prims.copy_ into values); cse needs a
 // functional trace, and dce cleans up after both; alias analysis gives the
 // buffer plan each value's memory; fusion decides which values exist in
-// memory at all, so the plan comes after it.
+// memory at all (and rematerialization trades some of them for loads of
+// what they were computed from), so the plan comes after both.
 const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"functionalize", functionalize}, {"cse", cse},
                              {"dce", dce}, {"alias_analysis", alias_analysis}, {"fusion", fusion},
-                             {"buffer_plan", buffer_plan}};
+                             {"rematerialize", rematerialize}, {"buffer_plan", buffer_plan}};
 
 }  // namespace
 

@@ -33,23 +33,36 @@ std::optional<BlasLayout> blas_layout(int64_t rows, int64_t cols, int64_t rs, in
   return std::nullopt;
 }
 
-// The layout of t's matrices [B, rows, cols]; t is made contiguous first
+// The layout of t's matrices [..., rows, cols]; t is made contiguous first
 // when CBLAS cannot read it (overlapping or gapped strides).
 BlasLayout blas_operand(Tensor& t) {
-  if (auto l = blas_layout(t.sizes()[1], t.sizes()[2], t.strides()[1], t.strides()[2])) return *l;
+  const int64_t d = t.dim();
+  auto layout = [&] { return blas_layout(t.sizes()[d - 2], t.sizes()[d - 1], t.strides()[d - 2], t.strides()[d - 1]); };
+  if (auto l = layout()) return *l;
   t = contiguous(t);
-  return *blas_layout(t.sizes()[1], t.sizes()[2], t.strides()[1], t.strides()[2]);
+  return *layout();
 }
 
-// out[i] = a[i] @ b[i] (+ out[i] when accumulating) for T = float or double.
+// out[i] = a[i] @ b[i] (+ out[i] when accumulating) for T = float or double,
+// over the batch dims [0, dim - 2) of out (new and contiguous), a and b (any
+// strides: a broadcast batch, or a permuted one that does not flatten).
 template <class T>
 void gemm_blas(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
-  const int m = int(out.sizes()[1]), n = int(out.sizes()[2]), k = int(a.sizes()[2]);
+  const int64_t d = out.dim();
+  const int m = int(out.sizes()[d - 2]), n = int(out.sizes()[d - 1]), k = int(a.sizes()[d - 1]);
   const BlasLayout la = blas_operand(a), lb = blas_operand(b);
   const T beta = accumulate ? T(1) : T(0);
-  for (int64_t i = 0; i < out.sizes()[0]; i++) {
-    const T* pa = a.data<T>() + i * a.strides()[0];
-    const T* pb = b.data<T>() + i * b.strides()[0];
+  const int64_t count = out.numel() / (int64_t(m) * n);
+  for (int64_t i = 0; i < count; i++) {
+    int64_t oa = 0, ob = 0;
+    for (int64_t r = i, j = d - 3; j >= 0; --j) {
+      const int64_t c = r % out.sizes()[size_t(j)];
+      r /= out.sizes()[size_t(j)];
+      oa += c * a.strides()[size_t(j)];
+      ob += c * b.strides()[size_t(j)];
+    }
+    const T* pa = a.data<T>() + oa;
+    const T* pb = b.data<T>() + ob;
     T* pc = out.data<T>() + i * m * n;
     if constexpr (std::is_same_v<T, float>)
       cblas_sgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.f, pa, int(la.ld), pb, int(lb.ld), beta, pc, n);
@@ -105,7 +118,7 @@ void gemm_cuda(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
 // then the kernel (named `kernel` in errors) reads a and b as out's dtype.
 void batched_gemm(const Tensor& out, const Tensor& a, const Tensor& b, const char* kernel, bool accumulate = false) {
   if (out.numel() == 0) return;
-  if (a.sizes()[2] == 0) {
+  if (a.sizes().back() == 0) {
     if (!accumulate) fill(out, Scalar(int64_t(0)));
     return;
   }
@@ -220,13 +233,22 @@ Tensor broadcast_matmul(const Tensor& t1, const Tensor& t2) {
     s.insert(s.end(), tail);
     return s;
   };
-  Tensor a = reshape(expand(t1, batch_and({n, m1})), {nb, n, m1});
+  Tensor a = expand(t1, batch_and({n, m1}));
   Tensor b = d2 == 1 ? unsqueeze(expand(t2, batch_and({m2})), -1) : expand(t2, batch_and({m2, p}));
-  b = reshape(b, {nb, m2, p});
   Dims out_shape = batch;
   if (d1 > 1) out_shape.push_back(n);
   if (d2 > 1) out_shape.push_back(p);
-  return view(bmm(a, b), out_shape);
+  const DType dt = t1.dtype();
+  if (t1.device().type == DeviceType::CPU && t1.dtype() == t2.dtype() && (dt == DType::Float32 || dt == DType::Float64)) {
+    // CBLAS per matrix wherever the batch dims put it: no copy of an
+    // operand whose batch does not flatten (attention's heads of a qkv).
+    THN_CHECK(m2 == m1, "Expected size for first two dimensions of batch2 tensor to be: [{}, {}] but got: [{}, {}].",
+              nb, m1, nb, m2);
+    Tensor out = empty(batch_and({n, p}), dt, t1.device());
+    batched_gemm(out, a, b, "bmm");
+    return view(out, out_shape);
+  }
+  return view(bmm(reshape(a, {nb, n, m1}), reshape(b, {nb, m2, p})), out_shape);
 }
 
 Tensor matmul(const Tensor& t1, const Tensor& t2) {

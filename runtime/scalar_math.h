@@ -55,7 +55,15 @@ template <class T> THN_HD T thn_abs(T a) {
   else if constexpr (thn_is_wrapping_int<T>) return a < 0 ? thn_wrapping(T(0), a, '-') : a;
   else return a;
 }
-template <class T> THN_HD T thn_exp(T a) { return std::exp(a); }
+// Below `lo` exp rounds to +0 (a causal mask's -inf): such elements get 0
+// without a call, so a vectorised loop's lanes stay on the vector
+// function's fast path (libmvec computes out-of-range lanes one by one).
+template <class T> THN_HD T thn_exp(T a) {
+  const T lo = sizeof(T) == 4 ? T(-104) : T(-746);
+  const bool zero = a < lo;
+  const T y = std::exp(zero ? T(0) : a);
+  return zero ? T(0) : y;
+}
 template <class T> THN_HD T thn_exp2(T a) { return std::exp2(a); }
 template <class T> THN_HD T thn_log(T a) { return std::log(a); }
 template <class T> THN_HD T thn_log2(T a) { return std::log2(a); }

@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
 
 #include "runtime/cuda.h"
 #include "runtime/error.h"
@@ -22,6 +25,50 @@ void tune_malloc_once() {
     return true;
   }();
   (void)done;
+}
+}  // namespace
+
+namespace {
+// Freed host blocks of up to 1 MiB, kept by size for the next request of
+// that size: a compiled step allocates the same few dozen buffers on every
+// call, and malloc's free lists (splitting, coalescing) cost more than the
+// small kernels between them. At most 32 MiB are kept; a block that would
+// pass that empties the cache instead (malloc then has it all back).
+class BlockCache {
+ public:
+  void* take(size_t n) {
+    if (n > kLargest) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = blocks_.find(n);
+    if (it == blocks_.end() || it->second.empty()) return nullptr;
+    void* p = it->second.back();
+    it->second.pop_back();
+    held_ -= n;
+    return p;
+  }
+  void give(void* p, size_t n) {
+    if (n > kLargest) return std::free(p);
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_ + n > kHeld) {
+      for (auto& [size, ps] : blocks_)
+        for (void* q : ps) std::free(q);
+      blocks_.clear();
+      held_ = 0;
+    }
+    blocks_[n].push_back(p);
+    held_ += n;
+  }
+
+ private:
+  static constexpr size_t kLargest = size_t(1) << 20, kHeld = size_t(32) << 20;
+  std::mutex mutex_;
+  std::unordered_map<size_t, std::vector<void*>> blocks_;
+  size_t held_ = 0;
+};
+
+BlockCache& block_cache() {
+  static BlockCache* c = new BlockCache();  // (never destroyed: storages may outlive static destruction)
+  return *c;
 }
 }  // namespace
 
@@ -59,7 +106,8 @@ void Storage::allocate_host() {
   // aligned_alloc asks for a little more than it returned and so grows the
   // heap (faulting fresh pages in) on the first calls of a loop.
   size_t n = size_t(nbytes_) + 64;
-  base_ = nbytes_ <= limit_ ? std::malloc(n) : nullptr;
+  base_ = nbytes_ <= limit_ ? block_cache().take(n) : nullptr;
+  if (!base_ && nbytes_ <= limit_) base_ = std::malloc(n);
   THN_CHECK(base_ != nullptr, "DefaultCPUAllocator: not enough memory: you tried to allocate {} bytes.", nbytes_);
   data_ = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(base_) + 63) & ~uintptr_t(63));
   ++allocations_;
@@ -71,7 +119,7 @@ Storage::~Storage() {
   if (meta_) return;
   live_bytes_.fetch_sub(nbytes_, std::memory_order_relaxed);
   if (device_.type == DeviceType::CUDA) cuda::allocator().release(cuda::CUdeviceptr(reinterpret_cast<uintptr_t>(data_)));
-  else std::free(base_);
+  else block_cache().give(base_, size_t(nbytes_) + 64);
 }
 
 Tensor::Tensor(std::shared_ptr<Storage> storage, int64_t offset, Dims sizes, Dims strides, DType dtype)

@@ -64,7 +64,7 @@ def check_commands(thn):
     out = r.stdout
     passes = re.findall(r"# Constructed by (\w+)", out)
     want = ["prologue", "tracing", "lower_to_prims", "functionalize", "cse", "dce", "alias_analysis", "fusion",
-            "buffer_plan"]
+            "rematerialize", "buffer_plan"]
     if passes != want:
         problems.append(f":trace hj: traces constructed by {passes}, want {want}:\n{out}")
     if not re.search(r'# kernels of h\n+extern "C" void thn_fusion0\(', out):
