@@ -122,6 +122,13 @@ Var Generator::new_value_like(const Var& x) {
 }
 
 std::optional<Var> Generator::target() {
+  // (differentiating, a value f computed itself: an argument is a leaf that
+  // requires grad, and a view of one is refused in place)
+  if (grad_) {
+    const Var* x = pick([](const Var& v) { return v.writable && !v.input; });
+    if (!x) return std::nullopt;
+    return *x;
+  }
   const Var* x = pick([&](const Var& v) { return v.writable && (v.input || r_.chance(0.6)); });
   if (!x) x = pick([](const Var& v) { return v.writable; });
   if (!x) return std::nullopt;
@@ -211,7 +218,7 @@ std::optional<std::string> Generator::in_place() {
     std::optional<std::string> src = source(*t, false);
     if (!src) return std::nullopt;
     stmt = fmt::format("{}.copy_({})", t->name, *src);
-  } else if (k == 4) {
+  } else if (k == 4 && !grad_) {  // (through a view: refused while differentiating)
     std::string index = t->shape.empty() ? "..." : r_.pick(std::vector<std::string>{"0", "-1", "1:", ":"});
     Var view = *t;
     if (index == "0" || index == "-1") view.shape.erase(view.shape.begin());
@@ -265,7 +272,7 @@ std::vector<std::string> Generator::body(int count, int depth) {
         vars_.push_back(*v);
       }
     } else if (k < 17) {
-      if (grad_) continue;
+      if (grad_ && r_.chance(0.5)) continue;
       if (auto s = in_place()) lines.push_back(pad + *s);
     } else if (depth < 3) {
       std::vector<std::string> block = control(depth);
@@ -285,8 +292,7 @@ std::vector<std::string> Generator::arm(int depth, const std::string& loop_var) 
       return {pad + fmt::format("{} = {} {} {}", x->name, x->name, r_.chance(0.5) ? "*" : "+", by)};
     }
   }
-  if (!grad_)
-    if (auto s = in_place()) return {pad + *s};
+  if (auto s = in_place()) return {pad + *s};
   return {pad + "pass"};
 }
 

@@ -140,8 +140,8 @@ class Generator {
   bool packed_ = false;  // f takes its tensors as one list, dict or object, ps
   // The program differentiates: f returns a sum of its float values, and
   // jit(grad(f, argnums=(0, ...))) gives the gradients of its (float)
-  // tensor arguments; f's body writes nothing in place (autograd refuses
-  // in-place ops on tensors that require grad).
+  // tensor arguments; f's body writes in place only into values it made
+  // (an argument is a leaf that requires grad; a view of one is refused).
   bool grad_ = false;
   enum class Pack { List, Dict, Object } pack_ = Pack::List;
   std::string cache_, shapes_;

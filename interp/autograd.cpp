@@ -24,6 +24,21 @@ struct GradStep {
   // a cycle); while tracing, the result's proxy itself (the tracer breaks
   // the cycle when the trace is done).
   Value result;
+  // Where each argument tensor's gradient goes, as it was when the step was
+  // recorded (an in-place op gives its tensor a new history afterwards):
+  // the step that made it and which of its results, or nothing for a leaf.
+  struct Edge {
+    const Object* tensor;
+    std::shared_ptr<GradStep> step;
+    size_t output = 0;
+    bool requires_grad = false;
+  };
+  std::vector<Edge> edges;
+  const Edge* edge(const Value& t) const {
+    for (const Edge& e : edges)
+      if (e.tensor == t.object().get()) return &e;
+    return nullptr;
+  }
   uint64_t order;  // recording order: backward runs later steps first
   bool freed = false;
   bool ran = false;  // a backward pass ran its rule
@@ -61,6 +76,8 @@ bool any_requires_grad(const Value* self, std::span<const Value> args, const Cal
 }
 
 std::string step_name(const std::string& op) {
+  if (op == "setitem") return "CopySlices";  // (PyTorch's names)
+  if (op == "copy_") return "CopyBackwards";
   std::string out;
   bool up = true;
   for (char c : op) {
@@ -98,6 +115,19 @@ bool is_one(const Value& n) { return !n.is_proxy() && n.as_int() == 1; }
 // The result's floating tensors get `step`; the step keeps what its rule reads.
 void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value& result) {
   step->order = ++steps_recorded;
+  // (the arguments' histories before the result's: an in-place op's result is its argument)
+  auto edge = [&](const Value& t) {
+    if (step->edge(t)) return;
+    const AutogradMeta* m = autograd_of(t);
+    if (m && m->view && m->requires_grad)
+      if (std::shared_ptr<Storage> st = storage_of(t); st && st->version() != m->view_version)
+        fail(ErrorKind::NotImplementedError,
+             "thn's autograd does not follow a view of a tensor that was changed in place after the view was taken "
+             "yet: take the view again after the in-place op");
+    step->edges.push_back({t.object().get(), m ? m->step : nullptr, m ? m->output : 0, m && m->requires_grad});
+  };
+  for (const Value& a : step->args) each_tensor(a, edge);
+  for (const auto& [k, v] : step->kwargs) each_tensor(v, edge);
   size_t output = 0;
   each_tensor(result, [&](const Value& t) {
     if (is_floating(dtype(in, t))) {
@@ -121,7 +151,8 @@ void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value&
   };
   for (const Value& a : step->args) each_tensor(a, save);
   for (const auto& [k, v] : step->kwargs) each_tensor(v, save);
-  each_tensor(step->result, save);
+  // (the result may change in place later: that matters to a rule reading it)
+  if (in.autograd().rules().reads_result.count(step->op)) each_tensor(step->result, save);
 }
 
 [[noreturn]] void refuse_in_trace(const std::string& what) {
@@ -137,13 +168,20 @@ void bump_versions(const Value& v) {
   });
 }
 
-[[noreturn]] void refuse_inplace(const Value& target, const std::string& op) {
-  if (AutogradMeta* m = autograd_of(target); m && m->requires_grad && !m->step)
+// PyTorch's refusals of an in-place op that needs a gradient, and thn's
+// (views: their history would not follow the write).
+void check_inplace(const Value& target, const std::string& op) {
+  const AutogradMeta* m = autograd_of(target);
+  if (!m) return;
+  if (m->requires_grad && !m->step)
     fail(ErrorKind::RuntimeError, "a leaf Variable that requires grad is being used in an in-place operation.");
-  fail(ErrorKind::NotImplementedError,
-       "thn's autograd does not differentiate in-place operations yet ({}): use the out-of-place form, or run it "
-       "under no_grad()",
-       op);
+  if (m->view_of_leaf)
+    fail(ErrorKind::RuntimeError, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+  if (m->view)
+    fail(ErrorKind::NotImplementedError,
+         "thn's autograd does not differentiate in-place operations on a view of a tensor that requires grad yet ({}): "
+         "write the result to a new tensor, or run it under no_grad()",
+         op);
 }
 
 }  // namespace
@@ -221,7 +259,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
   const bool differentiate = enabled && ever_required && op.family != OpFamily::Creation && op.family != OpFamily::Random &&
                              (op.family != OpFamily::Attribute || op.id == OpId::T || op.id == OpId::mT) &&
                              any_requires_grad(self, args, kw);
-  if (writes && differentiate) refuse_inplace(*self, inplace ? std::string(op.name) + "_" : std::string(op.name));
+  if (writes && differentiate) return this->inplace(op, *self, args, kw, inplace);
   Value r = inner_->call(op, self, args, kw, inplace);
   if (writes) bump_versions(*self);
   if (!differentiate) return r;
@@ -241,7 +279,86 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
   for (const Value& a : args) step->args.push_back(saved(a));
   for (const auto& [k, v] : kw.kwargs) step->kwargs.emplace_back(k, saved(v));
   record(in_, step, r);
+  mark_views(r, self, args);
   return r;
+}
+
+Value AutogradDispatch::inplace(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw,
+                                bool inplace) {
+  check_inplace(self, inplace ? std::string(op.name) + "_" : std::string(op.name));
+  // The op becomes self's history; its edge for self is self's old one. A
+  // rule that reads self's values gets them as they were: a copy taken
+  // before the write, carrying self's old history.
+  Value before = self;
+  if (!rules().shapes_only.count(std::string(op.name))) {
+    before = inner_->call(op_named("clone"), nullptr, std::vector<Value>{self}, CallArgs{}, false);
+    if (const AutogradMeta* m = autograd_of(self)) {
+      AutogradMeta* b = autograd_of(before, true);
+      b->requires_grad = m->requires_grad;
+      b->step = m->step;
+      b->output = m->output;
+    }
+  }
+  Value r = inner_->call(op, &self, args, kw, inplace);
+  bump_versions(self);
+  auto step = std::make_shared<GradStep>();
+  step->op = std::string(op.name);
+  step->def = &op;
+  step->method = true;
+  // (self read again as another argument, y.mul_(y), is the value before the write too)
+  auto saved = [&](const Value& v) {
+    return v.is(Type::List) ? Value::tuple(v.items()) : v.is(Type::Tensor) && v.object() == self.object() ? before : v;
+  };
+  step->args.push_back(before);
+  for (const Value& a : args) step->args.push_back(saved(a));
+  for (const auto& [k, v] : kw.kwargs) step->kwargs.emplace_back(k, saved(v));
+  record(in_, step, self);
+  return r;
+}
+
+void AutogradDispatch::mark_views(const Value& r, const Value* self, std::span<const Value> from) {
+  std::vector<Value> sources;
+  auto add = [&](const Value& t) { sources.push_back(t); };
+  if (self) each_tensor(*self, add);
+  for (const Value& a : from) each_tensor(a, add);
+  each_tensor(r, [&](const Value& t) {
+    std::shared_ptr<Storage> st = storage_of(t);
+    if (!st) return;
+    for (const Value& x : sources) {
+      if (x.object() == t.object() || storage_of(x) != st) continue;
+      const AutogradMeta* xm = autograd_of(x);
+      AutogradMeta* tm = autograd_of(t, true);
+      tm->view = true;
+      tm->view_version = st->version();
+      tm->view_of_leaf |= xm && (xm->view_of_leaf || (xm->requires_grad && !xm->step));
+    }
+  });
+}
+
+const AutogradDispatch::Rules& AutogradDispatch::rules() {
+  if (rules_) return *rules_;
+  GradMode off(*this, false);
+  ModuleObj& m = in_.import_module("autograd");
+  Rules r;
+  auto names = [&](const char* list, std::unordered_set<std::string>& out) {
+    if (auto l = m.globals.find(list); l != m.globals.end() && l->second.is_sequence())
+      for (const Value& name : l->second.items())
+        if (name.is(Type::Str)) out.insert(name.as_str());
+  };
+  names("READS_SHAPES", r.shapes_only);
+  names("READS_RESULT", r.reads_result);
+  if (auto d = m.globals.find("GRADIENT_READS"); d != m.globals.end() && d->second.is(Type::Dict))
+    d->second.obj<DictObj>().each([&](const Value& op, const Value& params) {
+      if (!op.is(Type::Str) || !params.is(Type::Dict)) return;
+      auto& entry = r.gradient_reads[op.as_str()];
+      params.obj<DictObj>().each([&](const Value& param, const Value& names) {
+        if (!param.is(Type::Str) || !names.is_sequence()) return;
+        auto& list = entry[param.as_str()];
+        for (const Value& n : names.items())
+          if (n.is(Type::Str)) list.push_back(n.as_str());
+      });
+    });
+  return *(rules_ = std::move(r));
 }
 
 Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> index) {
@@ -251,15 +368,28 @@ Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> inde
   step->op = "getitem";
   step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end()))};
   record(in_, step, r);
+  mark_views(r, nullptr, std::span<const Value>(&tensor, 1));
   return r;
 }
 
+// x[index] = value (PyTorch's CopySlices): x's new history is a step whose
+// rule gives x's old history the gradient outside the index, and value the
+// gradient at it.
 void AutogradDispatch::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
   bool any = requires_grad(tensor);
   each_tensor(value, [&](const Value& t) { any |= requires_grad(t); });
-  if (enabled && any) refuse_inplace(tensor, "x[index] = value");
+  if (!enabled || !any) {
+    inner_->setitem(tensor, index, value);
+    return bump_versions(tensor);
+  }
+  check_inplace(tensor, "x[index] = value");
   inner_->setitem(tensor, index, value);
   bump_versions(tensor);
+  auto step = std::make_shared<GradStep>();
+  step->op = "setitem";
+  step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end())),
+                value};
+  record(in_, step, tensor);
 }
 
 namespace {
@@ -322,6 +452,37 @@ std::vector<Value> bind(const GradStep& s) {
   return bound;
 }
 
+// The storages step s's rule reads for the gradients wanted (of the
+// arguments that require grad), where GRADIENT_READS says (mul's gradient
+// for self reads other only, so a later write into self is no error when
+// other needs none); nullopt: all it saved. Its result's are read.
+std::optional<std::unordered_set<const Storage*>> values_read(Interpreter& in, const GradStep& s,
+                                                              const std::vector<Value>& bound) {
+  const auto& reads = in.autograd().rules().gradient_reads;
+  auto op = reads.find(s.op);
+  if (op == reads.end() || !s.def) return std::nullopt;
+  const Schema& schema = s.def->schema;
+  std::unordered_set<const Storage*> out;
+  auto add = [&](const Value& t) {
+    if (std::shared_ptr<Storage> st = storage_of(t)) out.insert(st.get());
+  };
+  each_tensor(s.result, add);
+  for (size_t i = 0; i < bound.size() && i < schema.params.size(); ++i) {
+    bool wanted = false;
+    each_tensor(bound[i], [&](const Value& t) {
+      const GradStep::Edge* e = s.edge(t);
+      wanted |= e && e->requires_grad;
+    });
+    if (!wanted) continue;
+    auto param = op->second.find(schema.params[i].name);
+    if (param == op->second.end()) return std::nullopt;
+    for (const std::string& name : param->second)
+      for (size_t j = 0; j < schema.params.size() && j < bound.size(); ++j)
+        if (schema.params[j].name == name) each_tensor(bound[j], add);
+  }
+  return out;
+}
+
 // The gradients of the leaves that lead to root, in the order first reached
 // (the leaf, its gradient): a backward pass from root with `gradient`.
 std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value& root, Value gradient, bool retain_graph) {
@@ -364,11 +525,8 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
              "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
              "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or "
              "if you need to access saved tensors after calling backward.");
-      auto follow = [&](const Value& t) {
-        if (AutogradMeta* m = autograd_of(t); m && m->step && seen.insert(m->step.get()).second) steps.push_back(m->step);
-      };
-      for (const Value& a : steps[i]->args) each_tensor(a, follow);
-      for (const auto& [k, v] : steps[i]->kwargs) each_tensor(v, follow);
+      for (const GradStep::Edge& e : steps[i]->edges)
+        if (e.step && seen.insert(e.step.get()).second) steps.push_back(e.step);
     }
     std::sort(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a->order > b->order; });
     // Each step's gradients, one per tensor of its result (None: none reached it).
@@ -380,16 +538,16 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
     };
     slot(*rm->step, rm->output) = gradient;
     ModuleObj& rules = in.import_module("autograd");
-    std::unordered_set<std::string> shapes_only;  // (rules that read shapes only: nothing to check or free)
-    if (auto l = rules.globals.find("READS_SHAPES"); l != rules.globals.end() && l->second.is_sequence())
-      for (const Value& name : l->second.items())
-        if (name.is(Type::Str)) shapes_only.insert(name.as_str());
+    // (rules that read shapes only: nothing to check or free)
+    const std::unordered_set<std::string>& shapes_only = in.autograd().rules().shapes_only;
     for (const std::shared_ptr<GradStep>& s : steps) {
       auto it = grads.find(s.get());
       if (it == grads.end()) continue;
       const bool keeps_values = !shapes_only.count(s->op);
+      const std::vector<Value> bound = bind(*s);
+      const std::optional<std::unordered_set<const Storage*>> read = values_read(in, *s, bound);
       for (const auto& [storage, version] : keeps_values ? s->versions : decltype(s->versions){})
-        if (storage->version() != version)
+        if (storage->version() != version && (!read || read->count(storage.get())))
           fail(ErrorKind::RuntimeError,
                "one of the variables needed for gradient computation has been modified by an inplace operation: "
                "a tensor saved by {} is at version {}; expected version {} instead",
@@ -411,7 +569,6 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
       grads.erase(it);
       const Value out = in.call(rule->second, call);
       if (!out.is_sequence()) fail(ErrorKind::RuntimeError, "{}_backward must return a tuple of gradients", s->op);
-      const std::vector<Value> bound = bind(*s);
       for (size_t i = 0; i < bound.size(); ++i) {
         const Value& x = bound[i];
         const Value g = i < out.items().size() ? out.items()[i] : Value();
@@ -419,7 +576,8 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
           if (!gt.is_none() && !gt.is(Type::Tensor))
             fail(ErrorKind::TypeError, "{}_backward returned a {} where a gradient (a tensor or None) belongs", s->op,
                  type_name(gt));
-          if (!requires_grad(t) || gt.is_none()) return;  // (None: no gradient, as the shape expand_as reads)
+          const GradStep::Edge* e = s->edge(t);
+          if (!e || !e->requires_grad || gt.is_none()) return;  // (None: no gradient, as the shape expand_as reads)
           // (a trace's backward reaching a tensor from outside it: a default
           // value, a global or an attribute, not an argument)
           if (gt.is_proxy() && !t.is_proxy())
@@ -427,9 +585,8 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
                  "jit does not differentiate tensors from outside the function yet: a tensor that requires grad reached "
                  "the trace without being an argument (a default value, a global or an attribute): pass it as an argument");
           Value fitted = fit(in, *s, i, gt, t);
-          AutogradMeta* m = autograd_of(t);
-          if (!m->step) return to_leaf(t, fitted);
-          Value& at = slot(*m->step, m->output);
+          if (!e->step) return to_leaf(t, fitted);
+          Value& at = slot(*e->step, e->output);
           at = at.is_none() ? fitted : op_call(in, "add", nullptr, {at, fitted});
         };
         if (x.is(Type::Tensor)) flow(x, g);
@@ -439,6 +596,7 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
       }
       if (!retain_graph && keeps_values) {
         s->freed = true;
+        s->edges.clear();
         s->args.clear();
         s->kwargs.clear();
         s->result = Value();

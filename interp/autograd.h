@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -39,6 +40,13 @@ struct AutogradMeta {
   Value grad;                      // a leaf's accumulated gradient; None before
   std::shared_ptr<GradStep> step;  // the op that made it; null for a leaf
   size_t output = 0;               // which tensor of that op's result it is (split's, unbind's, ...)
+  // A view made of a tensor of the graph (sharing its memory), and its
+  // memory's version then: an in-place op on a view is refused, and so is
+  // a view used after its memory changed in place (its history would not
+  // follow the write).
+  bool view = false;
+  bool view_of_leaf = false;  // a view (of a view...) of a leaf that requires grad
+  uint64_t view_version = 0;
   // A computed tensor no backward pass has gone through yet (its graph is
   // there to differentiate).
   bool graph_unused() const;
@@ -69,9 +77,26 @@ class AutogradDispatch : public OpDispatch {
 
   bool enabled = true;  // grad mode: with no_grad() / enable_grad()
 
+  // What stdlib/autograd.thn says of its rules (loaded on first use): those
+  // that read no tensor's values (READS_SHAPES: neither version-checked nor
+  // freed) and those that read their op's result (READS_RESULT: the
+  // result's version is checked).
+  struct Rules {
+    std::unordered_set<std::string> shapes_only, reads_result;
+    // GRADIENT_READS: per op, per parameter, the parameters its gradient reads.
+    std::unordered_map<std::string, std::unordered_map<std::string, std::vector<std::string>>> gradient_reads;
+  };
+  const Rules& rules();
+
  private:
+  // An in-place op whose tensor needs a gradient afterwards.
+  Value inplace(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw, bool inplace);
+  // Marks the tensors of r that share memory with a tensor in `from`.
+  void mark_views(const Value& r, const Value* self, std::span<const Value> from);
+
   Interpreter& in_;
   OpDispatch* inner_;
+  std::optional<Rules> rules_;
 };
 
 // Grad mode set for the duration of a scope (no_grad() is `GradMode off(ad, false)`).

@@ -35,7 +35,17 @@ for op, family in ops.items():
     elif len(where) > 1:
         problems.append(f"{op}: in {' and '.join(where)}")
     places[op] = where
-for name, names in [("rules", rules - {"getitem"}), ("NO_GRADIENT", lists["NO_GRADIENT"]), ("NOT_YET", lists["NOT_YET"])]:
+# READS_RESULT names exactly the rules whose code reads `result`.
+reads = {node.name[:-len("_backward")] for node in ast.parse(source).body
+         if isinstance(node, ast.FunctionDef) and node.name.endswith("_backward")
+         and "result" in {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}}
+m = re.search(r"^READS_RESULT = (\[.*?\])", source, re.M | re.S)
+listed = set(ast.literal_eval(m[1])) if m else set()
+for n in sorted(reads - listed):
+    problems.append(f"{n}_backward reads result but is not in READS_RESULT")
+for n in sorted(listed - reads):
+    problems.append(f"{n}: in READS_RESULT but its rule does not read result")
+for name, names in [("rules", rules - {"getitem", "setitem"}), ("NO_GRADIENT", lists["NO_GRADIENT"]), ("NOT_YET", lists["NOT_YET"])]:
     for n in sorted(names - set(ops)):
         problems.append(f"{n}: in {name} but not an op of runtime/ops.def")
 for p in problems:
