@@ -113,17 +113,27 @@ bool same_sizes(const std::vector<Value>& a, const std::vector<Value>& b) {
 bool is_one(const Value& n) { return !n.is_proxy() && n.as_int() == 1; }
 
 // The result's floating tensors get `step`; the step keeps what its rule reads.
-void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value& result) {
+// A view whose memory changed in place since it was taken, when the write
+// gave that memory a history the view does not have: refused (its gradient
+// would not reach the write's inputs).
+void check_fresh_view(Interpreter& in, const Value& t) {
+  const AutogradMeta* m = autograd_of(t);
+  if (!m || !m->view) return;
+  std::shared_ptr<Storage> st = storage_of(t);
+  if (st && st->version() != m->view_version && (m->requires_grad || in.autograd().rebased(st)))
+    fail(ErrorKind::NotImplementedError,
+         "thn's autograd does not follow a view of a tensor that was changed in place after the view was taken yet: "
+         "take the view again after the in-place op");
+}
+
+// `written`: the step writes in place, and its arguments were checked before.
+void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value& result, bool written = false) {
   step->order = ++steps_recorded;
   // (the arguments' histories before the result's: an in-place op's result is its argument)
   auto edge = [&](const Value& t) {
     if (step->edge(t)) return;
+    if (!written) check_fresh_view(in, t);
     const AutogradMeta* m = autograd_of(t);
-    if (m && m->view && m->requires_grad)
-      if (std::shared_ptr<Storage> st = storage_of(t); st && st->version() != m->view_version)
-        fail(ErrorKind::NotImplementedError,
-             "thn's autograd does not follow a view of a tensor that was changed in place after the view was taken "
-             "yet: take the view again after the in-place op");
     step->edges.push_back({t.object().get(), m ? m->step : nullptr, m ? m->output : 0, m && m->requires_grad});
   };
   for (const Value& a : step->args) each_tensor(a, edge);
@@ -179,8 +189,8 @@ void check_inplace(const Value& target, const std::string& op) {
     fail(ErrorKind::RuntimeError, "a view of a leaf Variable that requires grad is being used in an in-place operation.");
   if (m->view)
     fail(ErrorKind::NotImplementedError,
-         "thn's autograd does not differentiate in-place operations on a view of a tensor that requires grad yet ({}): "
-         "write the result to a new tensor, or run it under no_grad()",
+         "thn's autograd does not differentiate in-place operations on a view yet ({}): write the result to a new "
+         "tensor, or run it under no_grad()",
          op);
 }
 
@@ -262,7 +272,16 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
   if (writes && differentiate) return this->inplace(op, *self, args, kw, inplace);
   Value r = inner_->call(op, self, args, kw, inplace);
   if (writes) bump_versions(*self);
-  if (!differentiate) return r;
+  if (!differentiate) {
+    // (a view of a tensor that needs no gradient is one too: a write through
+    // it could give its base a history, which a stale view would lack)
+    if (ever_required && enabled) {
+      if (self) each_tensor(*self, [&](const Value& t) { check_fresh_view(in_, t); });
+      for (const Value& a : args) each_tensor(a, [&](const Value& t) { check_fresh_view(in_, t); });
+    }
+    if (ever_required && !writes && op.family != OpFamily::Creation && op.family != OpFamily::Random) mark_views(r, self, args);
+    return r;
+  }
   // (an op that returns its argument itself, as contiguous() of a
   // contiguous tensor does, is no step)
   if (r.is(Type::Tensor) && ((self && r.object() == self->object()) ||
@@ -286,6 +305,8 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
 Value AutogradDispatch::inplace(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw,
                                 bool inplace) {
   check_inplace(self, inplace ? std::string(op.name) + "_" : std::string(op.name));
+  for (const Value& a : args) each_tensor(a, [&](const Value& t) { check_fresh_view(in_, t); });
+  for (const auto& [k, v] : kw.kwargs) each_tensor(v, [&](const Value& t) { check_fresh_view(in_, t); });
   // The op becomes self's history; its edge for self is self's old one. A
   // rule that reads self's values gets them as they were: a copy taken
   // before the write, carrying self's old history.
@@ -301,6 +322,7 @@ Value AutogradDispatch::inplace(const OpDef& op, const Value& self, std::span<co
   }
   Value r = inner_->call(op, &self, args, kw, inplace);
   bump_versions(self);
+  note_rebased(self);
   auto step = std::make_shared<GradStep>();
   step->op = std::string(op.name);
   step->def = &op;
@@ -312,8 +334,19 @@ Value AutogradDispatch::inplace(const OpDef& op, const Value& self, std::span<co
   step->args.push_back(before);
   for (const Value& a : args) step->args.push_back(saved(a));
   for (const auto& [k, v] : kw.kwargs) step->kwargs.emplace_back(k, saved(v));
-  record(in_, step, self);
+  record(in_, step, self, true);
   return r;
+}
+
+void AutogradDispatch::note_rebased(const Value& t) {
+  if (rebased_.size() > 4096)
+    std::erase_if(rebased_, [](const auto& entry) { return entry.second.expired(); });
+  if (std::shared_ptr<Storage> st = storage_of(t)) rebased_[st.get()] = st;
+}
+
+bool AutogradDispatch::rebased(const std::shared_ptr<Storage>& st) const {
+  auto it = rebased_.find(st.get());
+  return it != rebased_.end() && it->second.lock() == st;
 }
 
 void AutogradDispatch::mark_views(const Value& r, const Value* self, std::span<const Value> from) {
@@ -363,7 +396,12 @@ const AutogradDispatch::Rules& AutogradDispatch::rules() {
 
 Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> index) {
   Value r = inner_->getitem(tensor, index);
-  if (!enabled || !ever_required || !requires_grad(tensor)) return r;
+  if (!ever_required) return r;
+  if (!enabled || !requires_grad(tensor)) {
+    if (enabled) check_fresh_view(in_, tensor);
+    mark_views(r, nullptr, std::span<const Value>(&tensor, 1));
+    return r;
+  }
   auto step = std::make_shared<GradStep>();
   step->op = "getitem";
   step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end()))};
@@ -383,13 +421,15 @@ void AutogradDispatch::setitem(const Value& tensor, std::span<const Value> index
     return bump_versions(tensor);
   }
   check_inplace(tensor, "x[index] = value");
+  each_tensor(value, [&](const Value& t) { check_fresh_view(in_, t); });
   inner_->setitem(tensor, index, value);
   bump_versions(tensor);
+  note_rebased(tensor);
   auto step = std::make_shared<GradStep>();
   step->op = "setitem";
   step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end())),
                 value};
-  record(in_, step, tensor);
+  record(in_, step, tensor, true);
 }
 
 namespace {

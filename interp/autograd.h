@@ -87,8 +87,12 @@ class AutogradDispatch : public OpDispatch {
     std::unordered_map<std::string, std::unordered_map<std::string, std::vector<std::string>>> gradient_reads;
   };
   const Rules& rules();
+  // Whether an in-place op that needed a gradient wrote into st (its views
+  // taken before then lack that history).
+  bool rebased(const std::shared_ptr<Storage>& st) const;
 
  private:
+  void note_rebased(const Value& t);
   // An in-place op whose tensor needs a gradient afterwards.
   Value inplace(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw, bool inplace);
   // Marks the tensors of r that share memory with a tensor in `from`.
@@ -97,6 +101,7 @@ class AutogradDispatch : public OpDispatch {
   Interpreter& in_;
   OpDispatch* inner_;
   std::optional<Rules> rules_;
+  std::unordered_map<const Storage*, std::weak_ptr<Storage>> rebased_;
 };
 
 // Grad mode set for the duration of a scope (no_grad() is `GradMode off(ad, false)`).
