@@ -89,6 +89,14 @@ Trace cse(Trace t) {
   for (BoundSymbol& c : t.body) {
     for (Value& a : c.args) a = substitute(a, replace);
     if (c.sym.mutates()) seen.clear();  // what was read before a write is not what is read after it
+    // A view of all of a tensor as it is (x.view(x.shape): what detach() is
+    // in a trace, where autograd is done) is the tensor: later uses read it.
+    if (c.sym.is_view() && c.sym.op && c.sym.op->id == OpId::reshape && is_tensor_proxy(c.out) &&
+        is_tensor_proxy(c.args[0]) && same_sizes(tensor_proxy(c.out), tensor_proxy(c.args[0])) && !is_returned(c.out) &&
+        !is_written(c.out)) {
+      replace[&c.out.symbolic()] = c.args[0];
+      continue;
+    }
     if (!c.sym.has_side_effect() && !c.out.is_none() && !is_written(c.out)) {
       std::string key = key_of(c.sym);
       for (const Value& a : c.args) key_of(a, key);
