@@ -71,12 +71,13 @@ class Emitter {
   std::string accumulators(int size = 0, const std::string& lanes = "") const;
   // Whether reduction k is folded in sweep `stage`.
   bool in_sweep(size_t k, int stage) const { return k_.exprs[reduces_[k]].stage - 1 == stage; }
-  // Whether a sweep reads a value of the outer phase.
+  // Whether a sweep reads a value of the outer phase (an inner value's
+  // operand, or what a reduction folds: a broadcast along the reduced dims).
   bool sweep_reads_outer() const {
     for (const KExpr& e : k_.exprs)
-      if (e.inner && e.kind != KExpr::Kind::Reduce)
+      if (e.inner || e.kind == KExpr::Kind::Reduce)
         for (int o : e.operands)
-          if (o >= 0 && !k_.exprs[size_t(o)].inner) return true;
+          if (o >= 0 && !k_.exprs[size_t(o)].inner && k_.exprs[size_t(o)].kind != KExpr::Kind::Reduce) return true;
     return false;
   }
   // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
