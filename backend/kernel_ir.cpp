@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 #include <unordered_set>
@@ -57,6 +58,18 @@ class Lowering {
   }
 
  private:
+  // Whether a value of the reduction output's shape, expanded to its
+  // input's, is the output's element for every reduced element: its dims
+  // stand where the kept dims are.
+  bool reduced_dims_align() const {
+    if (k_.keepdim) return true;
+    std::vector<int64_t> dims = k_.reduced;
+    std::sort(dims.begin(), dims.end());
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != int64_t(i)) return false;
+    return true;
+  }
+
   int level(const Value& v) const {
     auto it = level_.find(&v.symbolic());
     return it == level_.end() ? 0 : it->second;
@@ -95,7 +108,9 @@ class Lowering {
       // A value of the reduction's output shape broadcast over the reduced
       // elements (softmax's max, layer norm's mean) is one per output
       // element: read once outside the sweeps, which then stay contiguous.
-      if (inner && chain.empty() && b.sym.op && b.sym.op->id == OpId::expand &&
+      // (expand aligns dims from the right: the operand's dims are the
+      // output's, in order, with keepdim or when the reduced dims lead)
+      if (inner && chain.empty() && b.sym.op && b.sym.op->id == OpId::expand && reduced_dims_align() &&
           same_sizes(tensor_proxy(b.args[0]), tensor_proxy(output_)) &&
           same_sizes(tensor_proxy(b.out), tensor_proxy(input_)))
         return expr(b.args[0], {}, false, 0);
