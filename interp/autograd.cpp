@@ -525,11 +525,38 @@ std::optional<std::unordered_set<const Storage*>> values_read(Interpreter& in, c
 
 // The gradients of the leaves that lead to root, in the order first reached
 // (the leaf, its gradient): a backward pass from root with `gradient`.
-std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value& root, Value gradient, bool retain_graph) {
+// A step's result as its rule reads it when the gradients carry a graph:
+// the tensors with the step as their history (the step keeps them without
+// it: a cycle), so that a rule reading its result (exp's) differentiates.
+Value result_in_graph(const std::shared_ptr<GradStep>& s) {
+  if (s->result.is_proxy() || s->result.is_none()) return s->result;
+  size_t output = 0;
+  auto rebuilt = [&](const Value& t) {
+    Value r = Value::tensor(t.as_tensor());
+    AutogradMeta* m = autograd_of(r, true);
+    m->requires_grad = true;
+    m->step = s;
+    m->output = output++;
+    return r;
+  };
+  if (s->result.is(Type::Tensor)) return rebuilt(s->result);
+  std::vector<Value> items;
+  for (const Value& t : s->result.items())
+    items.push_back(t.is(Type::Tensor) && !t.is_proxy() && is_floating(t.as_tensor().dtype()) ? rebuilt(t) : (++output, t));
+  return Value::tuple(std::move(items));
+}
+
+// With create_graph the rules run with grad mode on, so the gradients carry
+// a graph of their own (a second derivative differentiates them); tensors
+// in `targets` take their gradient as leaves do, whatever made them.
+std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value& root, Value gradient, bool retain_graph,
+                                                    bool create_graph = false,
+                                                    const std::unordered_set<const Object*>* targets = nullptr) {
   AutogradMeta* rm = autograd_of(root);
   if (!rm || !rm->requires_grad)
     fail(ErrorKind::RuntimeError, "element 0 of tensors does not require grad and does not have a grad_fn");
-  GradMode off(in.autograd(), false);
+  GradMode mode(in.autograd(), create_graph);
+  retain_graph |= create_graph;
   const std::vector<Value> root_sizes = sizes(in, root);
   if (gradient.is_none()) {
     if (!std::all_of(root_sizes.begin(), root_sizes.end(), is_one))
@@ -597,7 +624,8 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
         fail(ErrorKind::NotImplementedError, "the derivative for '{}' is not implemented.", s->op);
       CallArgs call;
       // (an op with several results gets a tuple of their gradients)
-      call.args = {s->result.is(Type::Tensor) ? it->second[0] : Value::tuple(it->second), s->result};
+      call.args = {s->result.is(Type::Tensor) ? it->second[0] : Value::tuple(it->second),
+                   create_graph ? result_in_graph(s) : s->result};
       call.args.insert(call.args.end(), s->args.begin(), s->args.end());
       // (a method's receiver goes where its op's signature has it: x.where(c, y) is where(c, x, y))
       if (s->method && s->def && s->def->schema.self_index > 0 &&
@@ -625,7 +653,7 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
                  "jit does not differentiate tensors from outside the function yet: a tensor that requires grad reached "
                  "the trace without being an argument (a default value, a global or an attribute): pass it as an argument");
           Value fitted = fit(in, *s, i, gt, t);
-          if (!e->step) return to_leaf(t, fitted);
+          if (!e->step || (targets && targets->count(t.object().get()))) return to_leaf(t, fitted);
           Value& at = slot(*e->step, e->output);
           at = at.is_none() ? fitted : op_call(in, "add", nullptr, {at, fitted});
         };
@@ -649,11 +677,16 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
 
 // x.backward(gradient): the leaves' .grad is set to a gradient of its own,
 // or added to in place.
-void backward(Interpreter& in, const Value& root, const Value& gradient, bool retain_graph) {
-  for (auto& [leaf, g] : leaf_gradients(in, root, gradient, retain_graph)) {
+// With create_graph the .grad carries the graph of its computation (added
+// out of place, as PyTorch does then).
+void backward(Interpreter& in, const Value& root, const Value& gradient, bool retain_graph, bool create_graph) {
+  for (auto& [leaf, g] : leaf_gradients(in, root, gradient, retain_graph, create_graph)) {
     AutogradMeta* m = autograd_of(leaf);
+    GradMode mode(in.autograd(), create_graph);
     if (m->grad.is_none()) {
       m->grad = op_call(in, "clone", nullptr, {g});
+    } else if (create_graph) {
+      m->grad = op_call(in, "add", nullptr, {m->grad, g});
     } else {
       call_tensor_op(in, "add", &m->grad, {g}, {}, true);
     }
@@ -696,6 +729,7 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   if (nums.empty()) fail(ErrorKind::RuntimeError, "grad: argnums must be non-empty");
   GradMode on(in.autograd(), true);
   std::vector<Value> trees;  // each argument as f gets it, its tensors fresh leaves
+  std::unordered_set<const Object*> targets;  // (or kept: they require grad already)
   for (int64_t& n : nums) {
     const int64_t count = int64_t(a.args.size());
     if (n < -count || n >= count)
@@ -712,6 +746,13 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
     arg = map_tree(arg, [&](const Value& x) {
       if (!is_floating(dtype(in, x)))
         fail(ErrorKind::RuntimeError, "only Tensors of floating point dtype can require gradients");
+      // A tensor that requires grad already (an outer grad's leaf, a value
+      // of a graph): the gradient stays differentiable with respect to it,
+      // as torch.func's (grad(grad(f)) is the second derivative).
+      if (requires_grad(x)) {
+        targets.insert(x.object().get());
+        return x;
+      }
       Value leaf = detached(in, x);
       AutogradMeta* m = autograd_of(leaf, true);
       m->requires_grad = true;
@@ -736,7 +777,8 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   // zeros; one gradient reaching two leaves is copied for the second, so
   // that no two results share memory).
   std::vector<std::pair<Value, Value>> leaves;
-  if (requires_grad(value)) leaves = leaf_gradients(in, value, Value(), false);
+  if (requires_grad(value))
+    leaves = leaf_gradients(in, value, Value(), false, !targets.empty(), targets.empty() ? nullptr : &targets);
   std::unordered_set<const Object*> given;
   std::vector<Value> grads;
   for (const Value& tree : trees)
@@ -808,17 +850,15 @@ Value autograd_attribute(const Value& t, const std::string& name) {
     return make_builtin(name, [t](Interpreter& in, CallArgs& a) {
       Value gradient = a.args.size() > 0 ? a.args[0] : Value();
       bool retain = a.args.size() > 1 && in.truth(a.args[1]);
+      bool create = a.args.size() > 2 && in.truth(a.args[2]);
       for (const auto& [k, v] : a.kwargs) {
         if (k == "gradient") gradient = v;
         else if (k == "retain_graph") retain = in.truth(v);
-        else if (k == "create_graph") {
-          if (in.truth(v)) fail(ErrorKind::NotImplementedError, "backward(create_graph=True) is not supported by thn yet");
-        } else fail(ErrorKind::TypeError, "backward() got an unexpected keyword argument '{}'", k);
+        else if (k == "create_graph") create = in.truth(v);
+        else fail(ErrorKind::TypeError, "backward() got an unexpected keyword argument '{}'", k);
       }
       if (a.args.size() > 3) fail(ErrorKind::TypeError, "backward() takes at most 3 positional arguments ({} given)", a.args.size());
-      if (a.args.size() > 2 && in.truth(a.args[2]))
-        fail(ErrorKind::NotImplementedError, "backward(create_graph=True) is not supported by thn yet");
-      backward(in, t, gradient, retain);
+      backward(in, t, gradient, retain, create);
       return Value();
     });
   return Value::unbound();
