@@ -727,6 +727,7 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
     }
   else fail(ErrorKind::TypeError, "grad: argnums must be an int or a tuple of ints, not {}", type_name(argnums));
   if (nums.empty()) fail(ErrorKind::RuntimeError, "grad: argnums must be non-empty");
+  const bool outer = in.autograd().enabled;  // (the caller records: the gradients may carry a graph)
   GradMode on(in.autograd(), true);
   std::vector<Value> trees;  // each argument as f gets it, its tensors fresh leaves
   std::unordered_set<const Object*> targets;  // (or kept: they require grad already)
@@ -747,9 +748,10 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
       if (!is_floating(dtype(in, x)))
         fail(ErrorKind::RuntimeError, "only Tensors of floating point dtype can require gradients");
       // A tensor that requires grad already (an outer grad's leaf, a value
-      // of a graph): the gradient stays differentiable with respect to it,
-      // as torch.func's (grad(grad(f)) is the second derivative).
-      if (requires_grad(x)) {
+      // of a graph) while grad mode is on: the gradient stays differentiable
+      // with respect to it, as torch.func's (grad(grad(f)) is the second
+      // derivative).
+      if (outer && requires_grad(x)) {
         targets.insert(x.object().get());
         return x;
       }
