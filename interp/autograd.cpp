@@ -126,6 +126,15 @@ void check_fresh_view(Interpreter& in, const Value& t) {
          "take the view again after the in-place op");
 }
 
+// check_fresh_view for each tensor an op reads.
+void check_fresh_views(Interpreter& in, const Value* self, std::span<const Value> args, const CallArgs* kw = nullptr) {
+  auto check = [&](const Value& t) { check_fresh_view(in, t); };
+  if (self) each_tensor(*self, check);
+  for (const Value& a : args) each_tensor(a, check);
+  if (kw)
+    for (const auto& [k, v] : kw->kwargs) each_tensor(v, check);
+}
+
 // `written`: the step writes in place, and its arguments were checked before.
 void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value& result, bool written = false) {
   step->order = ++steps_recorded;
@@ -275,10 +284,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
   if (!differentiate) {
     // (a view of a tensor that needs no gradient is one too: a write through
     // it could give its base a history, which a stale view would lack)
-    if (ever_required && enabled) {
-      if (self) each_tensor(*self, [&](const Value& t) { check_fresh_view(in_, t); });
-      for (const Value& a : args) each_tensor(a, [&](const Value& t) { check_fresh_view(in_, t); });
-    }
+    if (ever_required && enabled) check_fresh_views(in_, self, args);
     if (ever_required && !writes && op.family != OpFamily::Creation && op.family != OpFamily::Random) mark_views(r, self, args);
     return r;
   }
@@ -305,8 +311,7 @@ Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const
 Value AutogradDispatch::inplace(const OpDef& op, const Value& self, std::span<const Value> args, const CallArgs& kw,
                                 bool inplace) {
   check_inplace(self, inplace ? std::string(op.name) + "_" : std::string(op.name));
-  for (const Value& a : args) each_tensor(a, [&](const Value& t) { check_fresh_view(in_, t); });
-  for (const auto& [k, v] : kw.kwargs) each_tensor(v, [&](const Value& t) { check_fresh_view(in_, t); });
+  check_fresh_views(in_, nullptr, args, &kw);
   // The op becomes self's history; its edge for self is self's old one. A
   // rule that reads self's values gets them as they were: a copy taken
   // before the write, carrying self's old history.
@@ -398,7 +403,7 @@ Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> inde
   Value r = inner_->getitem(tensor, index);
   if (!ever_required) return r;
   if (!enabled || !requires_grad(tensor)) {
-    if (enabled) check_fresh_view(in_, tensor);
+    if (enabled) check_fresh_views(in_, &tensor, {});
     mark_views(r, nullptr, std::span<const Value>(&tensor, 1));
     return r;
   }
@@ -421,7 +426,7 @@ void AutogradDispatch::setitem(const Value& tensor, std::span<const Value> index
     return bump_versions(tensor);
   }
   check_inplace(tensor, "x[index] = value");
-  each_tensor(value, [&](const Value& t) { check_fresh_view(in_, t); });
+  check_fresh_views(in_, nullptr, std::span<const Value>(&value, 1));
   inner_->setitem(tensor, index, value);
   bump_versions(tensor);
   note_rebased(tensor);

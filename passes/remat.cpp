@@ -35,6 +35,9 @@ class Remat {
 
   Trace run() {
     if (!t_.functional) return std::move(t_);
+    // (the body's own outputs do not change until prune())
+    for (size_t i = 0; i < t_.body.size(); ++i)
+      for_each_proxy(t_.body[i].out, [&](const Value& o) { producer_[&o.symbolic()] = i; });
     for (size_t c = 0; c < t_.body.size(); ++c)
       if (is_fusion(t_.body[c])) {
         broadcasts(c);
@@ -50,15 +53,12 @@ class Remat {
   // operand, so that one of a reduction's output shape reads once per
   // output element (backend/kernel_ir).
   void broadcasts(size_t c) {
-    std::unordered_map<const Symbolic*, size_t> producer;
-    for (size_t i = 0; i < c; ++i)
-      for_each_proxy(t_.body[i].out, [&](const Value& o) { producer[&o.symbolic()] = i; });
     BoundSymbol& D = t_.body[c];
     std::unordered_map<const Symbolic*, Value> rename;
     std::vector<BoundSymbol> views;
     for (const Value& a : D.args) {
-      auto it = producer.find(&a.symbolic());
-      if (it == producer.end()) continue;
+      auto it = producer_.find(&a.symbolic());
+      if (it == producer_.end() || it->second >= c) continue;
       const BoundSymbol& v = t_.body[it->second];
       if (!v.sym.op || v.sym.op->id != OpId::expand || !v.sym.is_view() || !is_tensor_proxy(v.args[0])) continue;
       BoundSymbol m = v;
@@ -83,25 +83,20 @@ class Remat {
 
   // The fusions (by body index) whose outputs fusion c reads.
   void consumer(size_t c) {
-    std::unordered_map<const Symbolic*, size_t> producer;
-    for (size_t i = 0; i < c; ++i)
-      if (is_fusion(t_.body[i]))
-        for (const Value& o : t_.body[i].out.items()) producer[&o.symbolic()] = i;
     std::vector<size_t> ps;
     for (const Value& a : t_.body[c].args)
-      if (auto it = producer.find(&a.symbolic()); it != producer.end() && a.is(Type::Tensor) &&
-          std::find(ps.begin(), ps.end(), it->second) == ps.end())
+      if (auto it = producer_.find(&a.symbolic()); it != producer_.end() && it->second < c &&
+          is_fusion(t_.body[it->second]) && a.is(Type::Tensor) && std::find(ps.begin(), ps.end(), it->second) == ps.end())
         ps.push_back(it->second);
     for (size_t p : ps) pair(p, c);
   }
 
-  // The members of fusion f that compute `v` from f's args and from the
-  // values in `stop` (stored outputs), in f's order; nullopt through a
-  // reduction.
-  static std::optional<std::vector<size_t>> closure(const BoundSymbol& f, const Value& v, const Set& stop) {
-    std::unordered_map<const Symbolic*, size_t> member;
-    for (size_t m = 0; m < f.subsymbols.size(); ++m)
-      for_each_proxy(f.subsymbols[m].out, [&](const Value& o) { member[&o.symbolic()] = m; });
+  // The members of fusion f (`member`: which defines a value) that compute
+  // `v` from f's args and from the values in `stop` (stored outputs), in f's
+  // order; nullopt through a reduction.
+  static std::optional<std::vector<size_t>> closure(const BoundSymbol& f,
+                                                    const std::unordered_map<const Symbolic*, size_t>& member,
+                                                    const Value& v, const Set& stop) {
     std::vector<size_t> out;
     std::unordered_set<size_t> seen;
     std::vector<const Symbolic*> work{&v.symbolic()};
@@ -131,6 +126,9 @@ class Remat {
       if (outs.count(&a.symbolic()) && read.insert(&a.symbolic()).second) taken.push_back(a);
     // Drop what cannot be recomputed until the rest can (from P's args and
     // the outputs P keeps storing).
+    std::unordered_map<const Symbolic*, size_t> member;
+    for (size_t m = 0; m < P.subsymbols.size(); ++m)
+      for_each_proxy(P.subsymbols[m].out, [&](const Value& o) { member[&o.symbolic()] = m; });
     std::vector<std::vector<size_t>> members;
     for (bool again = true; again && !taken.empty();) {
       again = false;
@@ -138,7 +136,7 @@ class Remat {
       for (const Value& x : taken) stored.erase(&x.symbolic());
       members.clear();
       for (size_t k = 0; k < taken.size(); ++k) {
-        auto m = closure(P, taken[k], stored);
+        auto m = closure(P, member, taken[k], stored);
         if (!m) {
           taken.erase(taken.begin() + std::ptrdiff_t(k));
           again = true;
@@ -244,6 +242,7 @@ class Remat {
   }
 
   Trace t_;
+  std::unordered_map<const Symbolic*, size_t> producer_;  // a value -> the body entry that makes it
   bool changed_ = false;
 };
 
