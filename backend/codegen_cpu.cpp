@@ -40,21 +40,53 @@ std::string Emitter::cpu_pointwise() const {
   out += "  const idx_t inner = nd > 0 ? idx_t(sz[nd - 1]) : 1, outer = inner > 0 ? n / inner : 0;\n";
   out += "  bool unit = nd > 0;\n";
   for (size_t t = 0; t < tensors(); ++t) out += fmt::format("  unit = unit && {} == 1;\n", stride(t, "nd - 1"));
-  out += "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
-         "  for (idx_t q = 0; q < outer; ++q) {\n";
-  for (size_t t = 0; t < tensors(); ++t) out += fmt::format("    idx_t b{} = 0;\n", t);
-  out += "    idx_t r = q;\n    for (int32_t d = nd - 2; d >= 0; --d) {\n"
-         "      const idx_t c = r % idx_t(sz[d]);\n      r /= idx_t(sz[d]);\n";
-  for (size_t t = 0; t < tensors(); ++t) out += fmt::format("      b{} += c * {};\n", t, stride(t, "d"));
-  std::string unit, strided;
-  for (size_t t = 0; t < tensors(); ++t) {
-    unit += fmt::format("      const idx_t o{0} = b{0} + j;\n", t);
-    strided += fmt::format("      const idx_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
+  // Rows where the operands traced as broadcast along them step by 0 and
+  // the others by 1: those read once per row (no gathers).
+  bool broadcasts = false;
+  for (const KLoad& l : k_.loads) broadcasts = broadcasts || l.row_broadcast;
+  if (broadcasts) {
+    out += "  bool mixed = nd > 0;\n";
+    for (size_t t = 0; t < tensors(); ++t)
+      out += fmt::format("  mixed = mixed && {} == {};\n", stride(t, "nd - 1"), t < k_.loads.size() && k_.loads[t].row_broadcast ? 0 : 1);
   }
-  out += "    }\n    if (unit) {\n#pragma omp simd\n    for (idx_t j = 0; j < inner; ++j) {\n" + unit + indent(body, 6) +
-         "    }\n    } else {\n#pragma omp simd\n    for (idx_t j = 0; j < inner; ++j) {\n" + strided + indent(body, 6) +
-         "    }\n    }\n  }\n";
+  std::string unit, mixed, strided;
+  for (size_t t = 0; t < tensors(); ++t) {
+    unit += fmt::format("  const idx_t o{0} = b{0} + j;\n", t);
+    mixed += t < k_.loads.size() && k_.loads[t].row_broadcast ? fmt::format("  const idx_t o{0} = b{0};\n", t)
+                                                              : fmt::format("  const idx_t o{0} = b{0} + j;\n", t);
+    strided += fmt::format("  const idx_t o{0} = b{0} + j * {1};\n", t, stride(t, "nd - 1"));
+  }
+  std::string row = "if (unit) {\n#pragma omp simd\nfor (idx_t j = 0; j < inner; ++j) {\n" + unit + indent(body, 2) + "}\n} else ";
+  if (broadcasts) row += "if (mixed) {\n#pragma omp simd\nfor (idx_t j = 0; j < inner; ++j) {\n" + mixed + indent(body, 2) + "}\n} else ";
+  row += "{\n#pragma omp simd\nfor (idx_t j = 0; j < inner; ++j) {\n" + strided + indent(body, 2) + "}\n}\n";
+  out += indent(cpu_loop("outer", "0", "nd - 1", 'b', "", false, row, "if (n >= 32768)"), 2);
   return out;
+}
+
+std::string Emitter::cpu_loop(const std::string& count, const std::string& first, const std::string& dims, char p,
+                              const std::string& from, bool only_inner, const std::string& body,
+                              const std::string& parallel_if) const {
+  std::vector<size_t> ts;
+  for (size_t t = 0; t < tensors(); ++t)
+    if (!only_inner || inner(t)) ts.push_back(t);
+  std::string out = fmt::format("idx_t {0}_lo = 0, {0}_hi = {1};\n", p, count);
+  if (!parallel_if.empty()) out += fmt::format("thn_share(&{0}_lo, &{0}_hi);\n", p);
+  out += fmt::format("idx_t {}_c[{}];\n", p, kMaxKernelDims);
+  for (size_t t : ts) out += fmt::format("idx_t {}{} = {};\n", p, t, from.empty() ? "0" : fmt::format("{}{}", from, t));
+  out += fmt::format("if ({0}_lo < {0}_hi) {{\n  idx_t r = {0}_lo;\n  for (int32_t d = {1} - 1; d >= 0; --d) {{\n"
+                     "    const int32_t k = d + {2};\n    {0}_c[d] = r % idx_t(sz[k]);\n    r /= idx_t(sz[k]);\n",
+                     p, dims, first);
+  for (size_t t : ts) out += fmt::format("    {0}{1} += {0}_c[d] * {2};\n", p, t, stride(t, "k"));
+  out += "  }\n}\n";
+  std::string step = fmt::format("for (int32_t d = {} - 1; d >= 0; --d) {{\n  const int32_t k = d + {};\n", dims, first);
+  step += fmt::format("  if (++{}_c[d] < idx_t(sz[k])) {{\n", p);
+  for (size_t t : ts) step += fmt::format("    {0}{1} += {2};\n", p, t, stride(t, "k"));
+  step += fmt::format("    break;\n  }}\n  {}_c[d] = 0;\n", p);
+  for (size_t t : ts) step += fmt::format("  {0}{1} -= (idx_t(sz[k]) - 1) * {2};\n", p, t, stride(t, "k"));
+  step += "}\n";
+  out += fmt::format("for (idx_t {0}_q = {0}_lo; {0}_q < {0}_hi; ++{0}_q) {{\n", p) + indent("{\n" + indent(body, 2) + "}\n" + step, 2) + "}\n";
+  if (parallel_if.empty()) return out;
+  return "#pragma omp parallel " + parallel_if + "\n{\n" + indent(out, 2) + "}\n";
 }
 
 std::string Emitter::clauses(int stage) const {
@@ -96,31 +128,28 @@ std::string Emitter::cpu_reduction() const {
     for (size_t t = 0; t < tensors(); ++t)
       if (inner(t)) strided_loop += fmt::format("  const idx_t o{0} = e{0} + j * {1};\n", t, stride(t, "nd + rnd - 1"));
     strided_loop += indent(accumulate(stage), 2) + "}\n";
-    std::string omp = parallel ? fmt::format("#pragma omp parallel for{} schedule(static)\n", clauses(stage)) : "";
     std::string simd = parallel ? fmt::format("#pragma omp parallel for simd{} schedule(static)\n", clauses(stage))
                                 : fmt::format("#pragma omp simd{}\n", clauses(stage));
     std::string r = "if (rows && rout == 1) {\n" +
                     indent(one_row + simd + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) + "} else {\n";
-    std::string row = row_offsets() + "if (rows) {\n" +
+    std::string row = "if (rows) {\n" +
                       indent(fmt::format("#pragma omp simd{}\n", clauses(stage)) + "for (idx_t j = 0; j < rin; ++j) {\n" + unit_loop, 2) +
                       "} else {\n" + indent("for (idx_t j = 0; j < rin; ++j) {\n" + strided_loop, 2) + "}\n";
-    r += indent(omp + "for (idx_t rq = 0; rq < rout; ++rq) {\n" + indent(row, 2) + "}\n", 2) + "}\n";
+    r += indent(cpu_loop("rout", "nd", "rnd - 1", 'e', "b", true, row, parallel ? "if (rout > 1)" + clauses(stage) : ""), 2) + "}\n";
     return "{\n" + indent(r, 2) + "}\n";
   };
   // Per output element: the outer values, then each sweep and the outer
-  // values its reductions give.
+  // values its reductions give (the offsets b<t> set by the caller).
   auto element = [&](bool parallel) {
-    std::string e = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
+    std::string e = accumulators() + outer_at() + outer(0, false);
     for (int stage = 0; stage < k_.stages; ++stage)
       e += reduce(stage, parallel) + outer(stage + 1, stage + 1 == k_.stages);
     return e;
   };
-  out += "  if (!columns && n == 1 && rn >= 32768) {\n" + indent("const idx_t q = 0;\n" + element(true), 4) +
+  out += "  if (!columns && n == 1 && rn >= 32768) {\n" + indent(outer_offsets("0") + element(true), 4) +
          "    return;\n  }\n";
-  out += "  if (!columns) {\n"
-         "#pragma omp parallel for if (n * rn >= 32768) schedule(static)\n"
-         "    for (idx_t q = 0; q < n; ++q) {\n";
-  out += indent(element(false), 6) + "    }\n    return;\n  }\n";
+  out += "  if (!columns) {\n" + indent(cpu_loop("n", "0", "nd", 'b', "", false, element(false), "if (n * rn >= 32768)"), 4) +
+         "    return;\n  }\n";
   if (k_.stages > 1) return out;
   // columns
   out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), share = (qin + thn_threads() - 1) / thn_threads();\n"
@@ -131,8 +160,7 @@ std::string Emitter::cpu_reduction() const {
   std::string col = "const idx_t q0 = tile / tiles * qin + tile % tiles * width;\n"
                     "const idx_t lanes = qin - tile % tiles * width < width ? qin - tile % tiles * width : width;\n";
   col += outer_offsets("q0") + accumulators(kLanes, "lanes");
-  col += "for (idx_t rq = 0; rq < rout; ++rq) {\n";
-  std::string sweep = row_offsets() + "for (idx_t i = 0; i < rin; ++i) {\n";
+  std::string sweep = "for (idx_t i = 0; i < rin; ++i) {\n";
   std::string lane_loop = "#pragma omp simd\nfor (idx_t l = 0; l < lanes; ++l) {\n";
   // Values read once per output (a broadcast max or mean) are read per lane.
   if (sweep_reads_outer()) lane_loop += indent(outer_at("l") + outer(0, false, true), 2);
@@ -140,7 +168,7 @@ std::string Emitter::cpu_reduction() const {
     if (inner(t)) lane_loop += fmt::format("  const idx_t o{0} = e{0} + i * {1} + l;\n", t, stride(t, "nd + rnd - 1"));
   lane_loop += indent(accumulate(0, "[l]"), 2) + "}\n";
   sweep += indent(lane_loop, 2) + "}\n";
-  col += indent(sweep, 2) + "}\n";
+  col += cpu_loop("rout", "nd", "rnd - 1", 'e', "b", true, sweep, "");
   col += "for (idx_t l = 0; l < lanes; ++l) {\n" + indent(finish("l"), 2) + "}\n";
   out += indent(col, 4) + "  }\n";
   return out;

@@ -56,6 +56,14 @@ class Emitter {
   std::string outer_offsets(const std::string& q) const;
 
   std::string cpu_pointwise() const;
+  // Host: `body` for each q in [0, count) over dims [first, first + dims)
+  // (row-major), with offsets <p><t> of the tensors (the inner ones when
+  // `only_inner`) from <from><t> (or 0) at q: divisions once per thread,
+  // then stepped as an odometer. `parallel_if`: the indices split among
+  // threads in static shares when it holds ("" for a serial loop).
+  std::string cpu_loop(const std::string& count, const std::string& first, const std::string& dims, char p,
+                       const std::string& from, bool only_inner, const std::string& body,
+                       const std::string& parallel_if) const;
 
   // Every tensor contiguous and aligned to its vector (flat == 2): each
   // thread moves `lanes` elements of every tensor per vector access, the

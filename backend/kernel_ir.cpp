@@ -191,6 +191,14 @@ class Lowering {
         base = view.out;
         load.chain.push_back(std::move(view));
       }
+      auto one = [](const Value& size) { return !size.is_proxy() && size.raw_int() == 1; };
+      const std::vector<Value>& sizes = tensor_proxy(base).sizes;
+      if (sizes.empty()) {
+        load.row_broadcast = true;
+      } else if (!load.chain.empty() && load.chain.back().sym.op && load.chain.back().sym.op->id == OpId::expand) {
+        const std::vector<Value>& before = tensor_proxy(load.chain.back().args[0]).sizes;
+        load.row_broadcast = !before.empty() && one(before.back()) && !one(sizes.back());
+      }
       k_.loads.push_back(std::move(load));
     }
     e.kind = KExpr::Kind::Load;

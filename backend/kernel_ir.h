@@ -30,6 +30,10 @@ struct KLoad {
   std::vector<BoundSymbol> chain;  // view prims to apply to the leaf, in order (args[0] rewired)
   DType dtype{};
   bool inner = false;  // indexed over the reduction's input (else over the index space), in every sweep reading it
+  // Broadcast along the index space's last dim, as traced (a [n, 1]
+  // operand over [n, m], a 0-dim one): the host's row loops read it once
+  // per row where the call's strides agree.
+  bool row_broadcast = false;
 };
 
 struct KExpr {

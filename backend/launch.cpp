@@ -6,6 +6,7 @@
 
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
+#include "runtime/loops.h"
 
 namespace thn {
 
@@ -38,7 +39,6 @@ struct Merged {
   }
 };
 
-Dims strides_of(const Tensor& t) { return Dims(t.strides().begin(), t.strides().end()); }
 
 // Where a kernel finds t's first element.
 void* address(const Tensor& t) {
@@ -140,13 +140,27 @@ void CompiledFusion::note_loaded(const std::vector<Tensor>& loads, std::span<int
   }
 }
 
-std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
-                                       std::span<int64_t> loaded) const {
-  std::vector<Tensor> loads;
-  for (size_t i = 0; i < k_.loads.size(); ++i) {
-    const Value& leaf = leaves[k_.loads[i].leaf];
-    loads.push_back(views_[i] ? views_[i]->run(in, leaves).as_tensor() : leaf.as_tensor());
+bool CompiledFusion::Plan::matches(const std::vector<Tensor>& loads, std::span<const Value> into) const {
+  if (loads.size() != dtypes.size()) return false;
+  for (size_t i = 0; i < loads.size(); ++i)
+    if (loads[i].dtype() != dtypes[i] || loads[i].sizes() != sizes[i] || loads[i].strides() != strides[i]) return false;
+  size_t k = loads.size();
+  for (size_t s = 0; s < given.size(); ++s) {
+    const bool g = s < into.size() && !into[s].is_none();
+    if (g != bool(given[s])) return false;
+    if (!g) continue;
+    const Tensor& t = into[s].as_tensor();
+    if (t.sizes() != sizes[k] || t.strides() != strides[k]) return false;
+    ++k;
   }
+  return true;
+}
+
+// The plan of a call on these loads and targets; nullptr where the region
+// must run eagerly.
+std::unique_ptr<CompiledFusion::Plan> CompiledFusion::plan(const std::vector<Tensor>& loads, std::span<const Value> leaves,
+                                                           std::span<const Value> into) const {
+  auto p = std::make_unique<Plan>();
   // Loads have their phase's shape, but for 0-dim operands (a wrapped
   // number, masked_fill's value), which broadcast. The index space is the
   // reduction's input; without one, the outputs' shape.
@@ -154,11 +168,11 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   std::vector<char> reduced;  // per dim of shape
   for (size_t i = 0; i < loads.size(); ++i)
     if (k_.loads[i].inner == k_.reduction) shape = broadcast_shapes(shape, loads[i].sizes());
-  if (k_.reduction && std::none_of(k_.loads.begin(), k_.loads.end(), [](const KLoad& l) { return l.inner; }))
-    return fallback_->run(in, leaves, into, loaded);
+  if (k_.reduction && std::none_of(k_.loads.begin(), k_.loads.end(), [](const KLoad& l) { return l.inner; })) return nullptr;
   if (!k_.reduction && loads.empty()) {  // (the outputs' sizes, symbolic ones from the arguments)
-    if (!out_dims_) return fallback_->run(in, leaves, into, loaded);
+    if (!out_dims_) return nullptr;
     for (int64_t d : *out_dims_) shape.push_back(d >= 0 ? d : leaves[size_t(-1 - d)].as_int());
+    p->reusable = false;
   }
   reduced.assign(shape.size(), 0);
   for (int64_t d : k_.reduced)
@@ -168,9 +182,9 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     else if (k_.keepdim) outer.push_back(1);
   }
   // Every tensor's strides over `shape`: outer ones step 0 along reduced dims.
-  auto over_shape = [&](const Tensor& t, bool inner) {
-    if (inner || !k_.reduction) return strides_of(broadcast_to(t, shape));
-    Dims st = strides_of(broadcast_to(t, outer)), full;
+  auto over_shape = [&](const Dims& sizes, const Dims& strides, bool inner) {
+    if (inner || !k_.reduction) return broadcast_strides(sizes, strides, shape);
+    Dims st = broadcast_strides(sizes, strides, outer), full;
     size_t o = 0;
     for (size_t d = 0; d < shape.size(); ++d) {
       if (!reduced[d]) full.push_back(st[o++]);
@@ -181,50 +195,52 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
     }
     return full;
   };
-  for (Tensor& t : loads) {
-    // A wrapped number beside CUDA tensors (0-dim, or expanded: one value)
-    // comes over as its value; other operands on another device run the
-    // region eagerly (PyTorch's error, where it has one).
-    if (t.device() != device_ && t.device().type == DeviceType::CPU && is_one_value(t))
-      t = t.numel() ? cuda::to_device(one_value(t), device_) : empty(t.sizes(), t.dtype(), device_);
-    if (t.device() != device_) return fallback_->run(in, leaves, into, loaded);
-  }
-  for (size_t s = 0; s < into.size(); ++s)
-    if (!into[s].is_none() && into[s].as_tensor().device() != device_) return fallback_->run(in, leaves, into, loaded);
-  std::vector<Tensor> all;
   std::vector<Dims> strides;
+  std::vector<DType> dtypes;
   for (size_t i = 0; i < loads.size(); ++i) {
-    all.push_back(loads[i]);
-    strides.push_back(over_shape(loads[i], k_.loads[i].inner));
+    p->sizes.push_back(loads[i].sizes());
+    p->strides.push_back(loads[i].strides());
+    p->dtypes.push_back(loads[i].dtype());
+    dtypes.push_back(loads[i].dtype());
+    strides.push_back(over_shape(loads[i].sizes(), loads[i].strides(), k_.loads[i].inner));
   }
-  std::vector<Value> outs;
   for (size_t s = 0; s < k_.stores.size(); ++s) {
     const KStore& st = k_.stores[s];
     const Dims& at = st.inner || !k_.reduction ? shape : outer;
-    Tensor o;
+    Dims sizes, out;
     if (s < into.size() && !into[s].is_none()) {
-      o = into[s].as_tensor();
+      const Tensor& o = into[s].as_tensor();
+      sizes = o.sizes();
+      out = o.strides();
+      p->sizes.push_back(sizes);
+      p->strides.push_back(out);
+      p->given.push_back(1);
     } else {
       std::vector<Tensor> like;
       for (size_t i = 0; i < loads.size(); ++i)
         if (k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
-      o = empty_strided(at, st.contiguous ? contiguous_strides(at) : output_strides(at, like), st.dtype, device_);
+      sizes = at;
+      out = st.contiguous ? contiguous_strides(at) : output_strides(at, like);
+      p->given.push_back(0);
     }
-    outs.push_back(Value::tensor(o));
-    all.push_back(o);
-    strides.push_back(over_shape(o, st.inner));
+    p->fresh.emplace_back(sizes, out);
+    dtypes.push_back(st.dtype);
+    strides.push_back(over_shape(sizes, out, st.inner));
   }
   std::vector<size_t> kept, gone;
   for (size_t d = 0; d < shape.size(); ++d) (reduced[d] ? gone : kept).push_back(d);
   Merged o(shape, strides, kept), r(shape, strides, gone);
-  if (numel_of(o.sizes) == 0) return outs;
-  if (k_.reduction && numel_of(r.sizes) == 0 && extremes_) return fallback_->run(in, leaves, into, loaded);  // PyTorch's error
+  if (numel_of(o.sizes) == 0) {
+    p->empty = true;
+    return p;
+  }
+  if (k_.reduction && numel_of(r.sizes) == 0 && extremes_) return nullptr;  // PyTorch's error
   if (k_.reduction && r.sizes.empty()) {
     r.sizes.push_back(1);
     for (Dims& st : r.strides) st.push_back(0);
   }
-  if (o.sizes.size() + r.sizes.size() > size_t(kMaxKernelDims)) return fallback_->run(in, leaves, into, loaded);
-  KernelCall c;
+  if (o.sizes.size() + r.sizes.size() > size_t(kMaxKernelDims)) return nullptr;
+  KernelCall& c = p->call;
   c.n = numel_of(o.sizes);
   c.rn = numel_of(r.sizes);
   c.nd = int32_t(o.sizes.size());
@@ -232,38 +248,92 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   c.flat = o.flat && !k_.reduction ? 1 : 0;
   c.sizes = o.sizes;
   c.sizes.insert(c.sizes.end(), r.sizes.begin(), r.sizes.end());
-  c.strides.assign(all.size() * kMaxKernelDims, 0);
-  int64_t bytes = 0;
-  bool aligned = lanes_ > 1;  // every tensor at a multiple of its vector (CUDA's flat == 2)
-  for (size_t t = 0; t < all.size(); ++t) {
-    c.data.push_back(address(all[t]));
-    aligned = aligned && reinterpret_cast<uintptr_t>(c.data.back()) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
+  c.strides.assign(strides.size() * kMaxKernelDims, 0);
+  for (size_t t = 0; t < strides.size(); ++t) {
     int64_t touched = 1;
     for (size_t d = 0; d < c.sizes.size(); ++d) {
       int64_t s = d < o.sizes.size() ? o.strides[t][d] : r.strides[t][d - o.sizes.size()];
       c.strides[t * kMaxKernelDims + d] = s;
       if (s != 0) touched *= c.sizes[d];
     }
-    bytes += touched * itemsize(all[t].dtype());
+    p->bytes += touched * itemsize(dtypes[t]);
   }
-  if (!loaded.empty()) note_loaded(loads, loaded);
-  if (c.flat && aligned) c.flat = 2;
+  return p;
+}
+
+// CUDA's vector paths: where every tensor (a reduction: every inner one)
+// starts at a multiple of its vector, given the call's addresses.
+void CompiledFusion::vectorize(KernelCall& c, const std::vector<DType>& dtypes) const {
+  auto aligned = [&](size_t t) {
+    return reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(dtypes[t])) == 0;
+  };
+  if (!k_.reduction) {
+    bool all = c.flat != 0;
+    for (size_t t = 0; t < c.data.size() && all; ++t) all = aligned(t);
+    if (all) c.flat = 2;
+    return;
+  }
   // A reduction's rows, or (one sweep) its columns: vector loads when every
   // inner tensor's rows, or every row of its columns, start at a multiple
   // of its vector (whole vectors of adjacent outputs, for columns).
-  if (k_.reduction && lanes_ > 1) {
-    const bool rows = reduces_rows(k_, c), columns = !rows && k_.stages == 1 && reduces_columns(k_, c);
-    const int32_t along = rows ? c.nd : c.nd - 1;  // the contiguous dim
-    bool vectors = rows || (columns && c.sizes[size_t(c.nd) - 1] % lanes_ == 0);
-    for (size_t t = 0; t < all.size() && vectors; ++t) {
-      if (!is_inner(k_, t)) continue;
-      vectors = reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(all[t].dtype())) == 0;
-      for (int32_t d = 0; d < c.nd + c.rnd; ++d)
-        if (d != along) vectors = vectors && c.strides[t * kMaxKernelDims + size_t(d)] % lanes_ == 0;
-    }
-    if (vectors) c.flat = 2;
-    else if (columns) c.flat = 0;
+  const bool rows = reduces_rows(k_, c), columns = !rows && k_.stages == 1 && reduces_columns(k_, c);
+  const int32_t along = rows ? c.nd : c.nd - 1;  // the contiguous dim
+  bool vectors = rows || (columns && c.sizes[size_t(c.nd) - 1] % lanes_ == 0);
+  for (size_t t = 0; t < c.data.size() && vectors; ++t) {
+    if (!is_inner(k_, t)) continue;
+    vectors = aligned(t);
+    for (int32_t d = 0; d < c.nd + c.rnd; ++d)
+      if (d != along) vectors = vectors && c.strides[t * kMaxKernelDims + size_t(d)] % lanes_ == 0;
   }
+  if (vectors) c.flat = 2;
+  else if (columns) c.flat = 0;
+}
+
+std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                                       std::span<int64_t> loaded) const {
+  std::vector<Tensor> loads;
+  loads.reserve(k_.loads.size());
+  for (size_t i = 0; i < k_.loads.size(); ++i) {
+    const Value& leaf = leaves[k_.loads[i].leaf];
+    loads.push_back(views_[i] ? views_[i]->run(in, leaves).as_tensor() : leaf.as_tensor());
+  }
+  for (Tensor& t : loads) {
+    // A wrapped number beside CUDA tensors (0-dim, or expanded: one value)
+    // comes over as its value; other operands on another device run the
+    // region eagerly (PyTorch's error, where it has one).
+    if (t.device() != device_ && t.device().type == DeviceType::CPU && is_one_value(t))
+      t = t.numel() ? broadcast_to(cuda::to_device(one_value(t), device_), t.sizes()) : empty(t.sizes(), t.dtype(), device_);
+    if (t.device() != device_) return fallback_->run(in, leaves, into, loaded);
+  }
+  for (size_t s = 0; s < into.size(); ++s)
+    if (!into[s].is_none() && into[s].as_tensor().device() != device_) return fallback_->run(in, leaves, into, loaded);
+  // The last call's plan where the layouts are its own (a training step's
+  // fusions see the same ones every call), else a new one.
+  std::unique_ptr<Plan> made;
+  const Plan* p = plan_ && plan_->matches(loads, into) ? plan_.get() : nullptr;
+  if (!p) {
+    made = plan(loads, leaves, into);
+    if (!made) return fallback_->run(in, leaves, into, loaded);
+    p = made.get();
+  }
+  KernelCall c = p->call;
+  std::vector<Value> outs;
+  std::vector<DType> dtypes;
+  for (const Tensor& t : loads) {
+    c.data.push_back(address(t));
+    dtypes.push_back(t.dtype());
+  }
+  for (size_t s = 0; s < k_.stores.size(); ++s) {
+    const DType dtype = k_.stores[s].dtype;
+    Tensor o = p->given[s] ? into[s].as_tensor() : empty_strided(p->fresh[s].first, p->fresh[s].second, dtype, device_);
+    c.data.push_back(address(o));
+    dtypes.push_back(dtype);
+    outs.push_back(Value::tensor(std::move(o)));
+  }
+  if (made && made->reusable) plan_ = std::move(made);
+  if (p->empty) return outs;
+  if (!loaded.empty()) note_loaded(loads, loaded);
+  if (lanes_ > 1) vectorize(c, dtypes);
   c.fs.assign(k_.scalars.size() + 1, 0);
   c.is.assign(k_.scalars.size() + 1, 0);
   for (size_t s = 0; s < k_.scalars.size(); ++s) {
@@ -273,7 +343,7 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   }
   if (!launch(c)) return fallback_->run(in, leaves, into, loaded);
   exec_counters().kernels++;
-  exec_counters().bytes += bytes;
+  exec_counters().bytes += p->bytes;
   return outs;
 }
 

@@ -45,6 +45,22 @@ class CompiledFusion : public FusionKernel {
                          std::span<int64_t> loaded) const final;
 
  private:
+  // What a call computes from its operands' layouts alone: the outputs'
+  // layouts, the index space and every tensor's strides over it.
+  struct Plan {
+    std::vector<Dims> sizes, strides;  // per load, then per store given (into)
+    std::vector<DType> dtypes;         // per load
+    std::vector<char> given;           // per store: whether the call gave it
+    std::vector<std::pair<Dims, Dims>> fresh;  // per store: its sizes and strides
+    KernelCall call;                   // without addresses and numbers
+    int64_t bytes = 0;                 // the call's traffic (exec_counters)
+    bool empty = false;                // no elements: nothing to launch
+    bool reusable = true;              // false: the index space came from number leaves
+    bool matches(const std::vector<Tensor>& loads, std::span<const Value> into) const;
+  };
+  std::unique_ptr<Plan> plan(const std::vector<Tensor>& loads, std::span<const Value> leaves,
+                             std::span<const Value> into) const;
+  void vectorize(KernelCall& c, const std::vector<DType>& dtypes) const;
   void note_loaded(const std::vector<Tensor>& loads, std::span<int64_t> loaded) const;
 
  protected:
@@ -64,6 +80,7 @@ class CompiledFusion : public FusionKernel {
   bool extremes_ = false;                         // amax/amin: an empty reduction is an error
   std::shared_ptr<const FusionKernel> fallback_;  // the region's prims one by one
   int lanes_;                                     // vector_lanes(k_) on CUDA
+  mutable std::unique_ptr<Plan> plan_;            // the last call's
 };
 
 }  // namespace thn

@@ -5,6 +5,7 @@
 
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
+#include "runtime/views.h"
 #include "runtime/error.h"
 
 namespace thn {
@@ -187,6 +188,28 @@ Tensor TraceExecutor::select_view(Interpreter& in, const Tensor& t, const Value&
   return view.as_tensor();
 }
 
+namespace {
+
+// The view prims a training step runs most, without binding their
+// arguments: a step's metadata, taken as the op's impl takes it.
+std::optional<Tensor> metadata_view(OpId id, const Tensor& t, const Value& a) {
+  auto dims = [&] {
+    Dims d;
+    for (const Value& v : a.items()) d.push_back(v.as_int());
+    return d;
+  };
+  switch (id) {
+    case OpId::reshape: return a.is_sequence() ? std::optional(reshape(t, dims())) : std::nullopt;
+    case OpId::permute: return a.is_sequence() ? std::optional(permute(t, dims())) : std::nullopt;
+    case OpId::expand: return a.is_sequence() ? std::optional(expand(t, dims())) : std::nullopt;
+    case OpId::unsqueeze: return a.is(Type::Int) ? std::optional(unsqueeze(t, a.as_int())) : std::nullopt;
+    case OpId::squeeze: return a.is(Type::Int) ? std::optional(squeeze(t, a.as_int())) : std::nullopt;
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>& args, const Value& into,
                              std::span<int64_t> loaded) const {
   if (s.fusion >= 0) {
@@ -201,6 +224,8 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
     copy_into(args[0].as_tensor(), args[1].as_tensor(), /*check_write=*/false);
     return s.sym.inplace ? Value() : args[0];
   }
+  if (s.sym.is_prim && s.sym.op && s.mode == Mode::Fresh && args.size() == 2 && args[0].is(Type::Tensor))
+    if (std::optional<Tensor> v = metadata_view(s.sym.op->id, args[0].as_tensor(), args[1])) return Value::tensor(*v);
   if (s.sym.op) {
     std::vector<IValue> values;
     values.reserve(args.size());

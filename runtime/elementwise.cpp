@@ -22,12 +22,14 @@ Dims broadcast_shapes(const Dims& a, const Dims& b) {
   return out;
 }
 
-Dims broadcast_strides(const Tensor& t, const Dims& shape) {
+Dims broadcast_strides(const Dims& sizes, const Dims& strides, const Dims& shape) {
   Dims s(shape.size(), 0);
-  size_t lead = shape.size() - size_t(t.dim());
-  for (size_t i = 0; i < size_t(t.dim()); i++) s[lead + i] = t.sizes()[i] == 1 ? 0 : t.strides()[i];
+  size_t lead = shape.size() - sizes.size();
+  for (size_t i = 0; i < sizes.size(); i++) s[lead + i] = sizes[i] == 1 ? 0 : strides[i];
   return s;
 }
+
+Dims broadcast_strides(const Tensor& t, const Dims& shape) { return broadcast_strides(t.sizes(), t.strides(), shape); }
 
 Tensor broadcast_to(const Tensor& t, const Dims& shape) {
   return t.as_strided(shape, broadcast_strides(t, shape), t.offset());

@@ -14,6 +14,7 @@ namespace thn {
 
 // Strides of `t` broadcast to `shape` (0 for broadcast dims), in elements.
 Dims broadcast_strides(const Tensor& t, const Dims& shape);
+Dims broadcast_strides(const Dims& sizes, const Dims& strides, const Dims& shape);
 
 template <size_t N>
 struct LoopShape {
