@@ -11,6 +11,7 @@
 #include "passes/fusion.h"
 #include "passes/lower_to_prims.h"
 #include "passes/remat.h"
+#include "passes/view_adds.h"
 #include "passes/verify.h"
 
 namespace thn {
@@ -24,13 +25,13 @@ struct NamedPass {
 };
 
 // The order matters: every later pass reads prims, so lowering comes first;
-// functionalize follows it (it turns prims.copy_ into values); cse needs a
-// functional trace, and dce cleans up after both; alias analysis gives the
+// functionalize follows it (it turns prims.copy_ into values); cse and
+// view_adds need a functional trace, and dce cleans up after them; alias analysis gives the
 // buffer plan each value's memory; fusion decides which values exist in
 // memory at all (and rematerialization trades some of them for loads of
 // what they were computed from), so the plan comes after both.
 const NamedPass kPasses[] = {{"lower_to_prims", lower_to_prims}, {"functionalize", functionalize}, {"cse", cse},
-                             {"dce", dce}, {"alias_analysis", alias_analysis}, {"fusion", fusion},
+                             {"view_adds", view_adds}, {"dce", dce}, {"alias_analysis", alias_analysis}, {"fusion", fusion},
                              {"rematerialize", rematerialize}, {"buffer_plan", buffer_plan}};
 
 }  // namespace

@@ -4,6 +4,7 @@
 // the index ops share one loop, which on CUDA tensors is a kernel of the
 // backend's library (runtime/cuda.h), as is tril/triu's.
 #include <algorithm>
+#include <cstring>
 
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
@@ -442,11 +443,30 @@ void zero_triangle(const Tensor& t, int64_t diagonal, bool lower) {
     cuda::launch_walk(w);
     return;
   }
-  for (int64_t i = 0; i < rows; i++) {
-    // tril keeps columns j <= i + diagonal, triu keeps j >= i + diagonal.
-    int64_t edge = std::clamp(i + diagonal + (lower ? 1 : 0), int64_t(0), cols);
-    int64_t start = lower ? edge : 0, stop = lower ? cols : edge;
-    if (start < stop) fill(narrow(select(t, -2, i), -1, start, stop - start), Scalar(int64_t(0)));
+  // Host: every dtype's zero is all bits clear; matrix by matrix (an
+  // odometer over the leading dims), row by row.
+  if (t.numel() == 0 || is_meta(t)) return;
+  const size_t lead = size_t(t.dim()) - 2;
+  const int64_t size = itemsize(t.dtype()), rs = t.strides()[lead] * size, cs = t.strides()[lead + 1] * size;
+  Dims at(lead, 0);
+  char* m = static_cast<char*>(t.raw_data());
+  while (true) {
+    for (int64_t i = 0; i < rows; i++) {
+      // tril keeps columns j <= i + diagonal, triu keeps j >= i + diagonal.
+      int64_t edge = std::clamp(i + diagonal + (lower ? 1 : 0), int64_t(0), cols);
+      int64_t start = lower ? edge : 0, stop = lower ? cols : edge;
+      if (cs == size && start < stop) std::memset(m + i * rs + start * cs, 0, size_t((stop - start) * size));
+      else
+        for (int64_t j = start; j < stop; j++) std::memset(m + i * rs + j * cs, 0, size_t(size));
+    }
+    size_t d = lead;
+    for (; d > 0; d--) {
+      m += t.strides()[d - 1] * size;
+      if (++at[d - 1] < t.sizes()[d - 1]) break;
+      m -= t.strides()[d - 1] * size * t.sizes()[d - 1];
+      at[d - 1] = 0;
+    }
+    if (d == 0) return;
   }
 }
 

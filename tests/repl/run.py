@@ -63,7 +63,7 @@ def check_commands(thn):
     problems = []
     out = r.stdout
     passes = re.findall(r"# Constructed by (\w+)", out)
-    want = ["prologue", "tracing", "lower_to_prims", "functionalize", "cse", "dce", "alias_analysis", "fusion",
+    want = ["prologue", "tracing", "lower_to_prims", "functionalize", "cse", "view_adds", "dce", "alias_analysis", "fusion",
             "rematerialize", "buffer_plan"]
     if passes != want:
         problems.append(f":trace hj: traces constructed by {passes}, want {want}:\n{out}")
