@@ -17,6 +17,21 @@ std::string omp_reduction(const KExpr& e) {
   }
 }
 
+// Elements from which a kernel's loops run on several threads: fewer for
+// a kernel computing a transcendental function (a vector call per few
+// elements), whose work outweighs waking the threads sooner.
+std::string parallel_from(const Kernel& k) {
+  for (const KExpr& e : k.exprs) {
+    if (e.kind != KExpr::Kind::Op) continue;
+    switch (e.prim.sym.op->id) {
+      case OpId::exp: case OpId::log: case OpId::erf: case OpId::erfc: case OpId::tanh: case OpId::sin:
+      case OpId::cos: case OpId::sigmoid: case OpId::expm1: case OpId::log1p: case OpId::pow: return "8192";
+      default: break;
+    }
+  }
+  return "32768";
+}
+
 }  // namespace
 
 
@@ -30,7 +45,7 @@ std::string Emitter::cpu_pointwise() const {
   // where every tensor's row has unit stride (a bias broadcast over rows),
   // gathers and scatters otherwise.
   out += "  if (flat) {\n    const idx_t blocks = (n + 4095) / 4096;\n"
-         "#pragma omp parallel for if (n >= 32768) schedule(static)\n"
+         "#pragma omp parallel for if (n >= " + parallel_from(k_) + ") schedule(static)\n"
          "    for (idx_t blk = 0; blk < blocks; ++blk) {\n"
          "      const idx_t end = n - blk * 4096 < 4096 ? n : blk * 4096 + 4096;\n"
          "#pragma omp simd\n"
@@ -59,7 +74,7 @@ std::string Emitter::cpu_pointwise() const {
   std::string row = "if (unit) {\n#pragma omp simd\nfor (idx_t j = 0; j < inner; ++j) {\n" + unit + indent(body, 2) + "}\n} else ";
   if (broadcasts) row += "if (mixed) {\n#pragma omp simd\nfor (idx_t j = 0; j < inner; ++j) {\n" + mixed + indent(body, 2) + "}\n} else ";
   row += "{\n#pragma omp simd\nfor (idx_t j = 0; j < inner; ++j) {\n" + strided + indent(body, 2) + "}\n}\n";
-  out += indent(cpu_loop("outer", "0", "nd - 1", 'b', "", false, row, "if (n >= 32768)"), 2);
+  out += indent(cpu_loop("outer", "0", "nd - 1", 'b', "", false, row, "if (n >= " + parallel_from(k_) + ")"), 2);
   return out;
 }
 
@@ -148,14 +163,14 @@ std::string Emitter::cpu_reduction() const {
   };
   out += "  if (!columns && n == 1 && rn >= 32768) {\n" + indent(outer_offsets("0") + element(true), 4) +
          "    return;\n  }\n";
-  out += "  if (!columns) {\n" + indent(cpu_loop("n", "0", "nd", 'b', "", false, element(false), "if (n * rn >= 32768)"), 4) +
+  out += "  if (!columns) {\n" + indent(cpu_loop("n", "0", "nd", 'b', "", false, element(false), "if (n * rn >= " + parallel_from(k_) + ")"), 4) +
          "    return;\n  }\n";
   if (k_.stages > 1) return out;
   // columns
   out += fmt::format("  const idx_t qin = idx_t(sz[nd - 1]), share = (qin + thn_threads() - 1) / thn_threads();\n"
                      "  const idx_t width = share <= 64 ? 64 : share >= {0} ? {0} : (share + 63) / 64 * 64;\n"
                      "  const idx_t tiles = (qin + width - 1) / width, count = n / qin * tiles;\n", kLanes);
-  out += "#pragma omp parallel for if (count > 1 && n * rn >= 32768) schedule(static)\n"
+  out += "#pragma omp parallel for if (count > 1 && n * rn >= " + parallel_from(k_) + ") schedule(static)\n"
          "  for (idx_t tile = 0; tile < count; ++tile) {\n";
   std::string col = "const idx_t q0 = tile / tiles * qin + tile % tiles * width;\n"
                     "const idx_t lanes = qin - tile % tiles * width < width ? qin - tile % tiles * width : width;\n";

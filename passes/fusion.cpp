@@ -215,15 +215,18 @@ class Fuser {
   // Whether op i, read by a reduction of the region and by a value computed
   // from that reduction's result, would be computed in two sweeps (softmax's
   // exp, read by the sum and by the division): worth it for a view, a
-  // conversion, add, sub or mul, and on CUDA for any elementwise op (a
-  // GPU computes an exp in far less time than it stores and reloads one,
-  // and its row cache keeps the sweeps' operands); any other op on the host
-  // is stored once instead.
+  // conversion, add, sub, mul, neg and a select (an attention mask's
+  // masked_fill, read by the max and by x - max), and on CUDA for any
+  // elementwise op (a GPU computes an exp in far less time than it stores
+  // and reloads one, and its row cache keeps the sweeps' operands); any
+  // other op on the host is stored once instead.
   bool computed_twice(const Candidate& c, size_t i) const {
     const BoundSymbol& b = t_.body[i];
-    if (b.sym.is_view() || !b.sym.op || (b.sym.op->family == OpFamily::Binary &&
-                                         (b.sym.op->id == OpId::add || b.sym.op->id == OpId::sub || b.sym.op->id == OpId::mul)))
-      return false;
+    auto cheap = [](OpId id) {
+      return id == OpId::add || id == OpId::sub || id == OpId::mul || id == OpId::neg || id == OpId::masked_fill ||
+             id == OpId::where;
+    };
+    if (b.sym.is_view() || !b.sym.op || cheap(b.sym.op->id)) return false;
     if ((b.sym.op->family == OpFamily::Unary || b.sym.op->family == OpFamily::Binary) &&
         tensor_proxy(b.out).device().type == DeviceType::CUDA)
       return false;
