@@ -315,6 +315,16 @@ class Planner {
       drop[j] = 1;
       // t's uses read dst, which now holds t.
       if (c.out.is_proxy()) {
+        // So do the readers of t's views (their layouts name t): a later
+        // write into dst must see them as readers of dst's memory.
+        const Symbolic* held = memory(c.out);
+        if (held != m) {
+          std::vector<size_t>& into = readers[m];
+          const std::vector<size_t>& from = readers[held];
+          into.insert(into.end(), from.begin(), from.end());
+          std::sort(into.begin(), into.end());
+          into.erase(std::unique(into.begin(), into.end()), into.end());
+        }
         std::unordered_map<const Symbolic*, Value> rename{{&c.out.symbolic(), dst}};
         for (size_t q = j + 1; q < body.size(); ++q) {
           for (Value& a : body[q].args) a = substitute(a, rename);
