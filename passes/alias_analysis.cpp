@@ -181,7 +181,7 @@ Trace alias_analysis(Trace t) {
   };
   // An input's layout is what the prologue guarantees; a computed tensor's
   // is its producer's (unknown here), but for copy_into_view and index_put:
-  // their operand's.
+  // their operand's, and for matmul and full: contiguous.
   for (const Value& v : t.inputs)
     if (is_tensor_proxy(v)) own(v, tensor_proxy(v).strides, 0);
   for (const auto& [proxy, tensor] : t.captured) own(proxy, tensor_proxy(proxy).strides, 0);
@@ -212,6 +212,16 @@ Trace alias_analysis(Trace t) {
       const bool whole = &in.base.symbolic() == &b.args[0].symbolic() && in.offset == 0;
       own(b.out, whole ? in.strides : Dims(), whole ? std::optional<int64_t>(0) : std::nullopt);
       continue;
+    }
+    // A matmul's result is a new contiguous tensor (runtime/linalg.cpp:
+    // every case, the folded transposed one made contiguous, as PyTorch's),
+    // and so is full's (zeros, a constant).
+    if (b.sym.op && b.sym.is_prim && (b.sym.op->id == OpId::matmul || b.sym.op->id == OpId::full) &&
+        is_tensor_proxy(b.out)) {
+      if (auto sizes = static_sizes(b.out)) {
+        own(b.out, contiguous_strides(*sizes), 0);
+        continue;
+      }
     }
     for_each_proxy(b.out, [&](const Value& o) {
       if (o.is(Type::Tensor)) own(o, {}, std::nullopt);
