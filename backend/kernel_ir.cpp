@@ -51,8 +51,9 @@ class Lowering {
       int e = expr(outs[k], {}, inner, stage);
       auto m = member_.find(&outs[k].symbolic());
       const BoundSymbol* def = m == member_.end() ? nullptr : &f_.subsymbols[m->second];
-      bool copy = def && def->sym.op && def->sym.op->family == OpFamily::Copy;
-      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner, stage, copy});
+      // (a copy's result, and full's: new storage, contiguous as eager's)
+      bool fresh = def && def->sym.op && (def->sym.op->family == OpFamily::Copy || def->sym.op->id == OpId::full);
+      k_.stores.push_back({k, e, tensor_proxy(outs[k]).dtype(), inner, stage, fresh});
       if (inner) k_.stages = std::max(k_.stages, stage + 1);
     }
   }

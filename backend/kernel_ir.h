@@ -59,7 +59,7 @@ struct KStore {
   DType dtype{};
   bool inner = false;
   int stage = 0;  // inner: the sweep storing it (outer stores come last)
-  bool contiguous = false;  // a copy's result (clone, contiguous): new storage is contiguous, as eager's
+  bool contiguous = false;  // a copy's result (clone, contiguous) or full's: new storage is contiguous, as eager's
 };
 
 struct Kernel {

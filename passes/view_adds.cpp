@@ -3,6 +3,7 @@
 #include <cmath>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace thn {
 
@@ -14,10 +15,10 @@ bool is_number(const Value& v, double x) {
   return v.is(Type::Float) && v.raw_float() == x && !std::signbit(v.raw_float());
 }
 
+bool is_full(const BoundSymbol& b) { return b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::full; }
+
 // prims.full(sizes, 0, dtype, device): zeros.
-bool is_zeros(const BoundSymbol& b) {
-  return b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::full && b.args.size() > 1 && is_number(b.args[1], 0);
-}
+bool is_zeros(const BoundSymbol& b) { return is_full(b) && b.args.size() > 1 && is_number(b.args[1], 0); }
 
 // The sizes of a tensor of `sizes` seen through copy_into_view's steps,
 // where every step is a prims.slice with constant bounds.
@@ -45,6 +46,15 @@ bool same_tensor_type(const Value& a, const Value& b) {
 Trace view_adds(Trace t) {
   std::unordered_map<const Symbolic*, BoundSymbol> def;  // a copy_into_view's or a full's value -> it
   std::unordered_map<const Symbolic*, int> uses;
+  // Values known to be contiguous: full's, a copy_into_view's of one, and
+  // contiguous inputs. The sum's layout is eager's add's (its contiguous
+  // zero-based operand's, where y is contiguous too); the rewrite's is y's.
+  std::unordered_set<const Symbolic*> contiguous;
+  for (const Value& v : t.inputs) {
+    if (!is_tensor_proxy(v)) continue;
+    auto sizes = static_sizes(v);
+    if (sizes && tensor_proxy(v).strides == contiguous_strides(*sizes)) contiguous.insert(&v.symbolic());
+  }
   auto use = [&](const Value& p) { uses[&p.symbolic()]++; };
   for (const BoundSymbol& b : t.body) for_each_proxy(b.args, use);
   for_each_proxy(t.output, use);
@@ -53,6 +63,8 @@ Trace view_adds(Trace t) {
   for (BoundSymbol& b : t.body) {
     const bool scatter = !b.sym.op && b.sym.prim == PrimId::copy_into_view;
     if ((scatter || is_zeros(b)) && b.out.is_proxy()) def[&b.out.symbolic()] = b;
+    if (b.out.is_proxy() && (is_full(b) || (scatter && b.args[0].is_proxy() && contiguous.count(&b.args[0].symbolic()))))
+      contiguous.insert(&b.out.symbolic());
     // s = add(a, y) (alpha 1, no broadcast, one dtype) where a is zeros with
     // x written into one view that only this add reads ...
     const bool add = b.sym.op && b.sym.is_prim && b.sym.op->id == OpId::add && b.args.size() == 3 &&
@@ -60,7 +72,9 @@ Trace view_adds(Trace t) {
     std::optional<size_t> which;  // the operand that is a
     for (size_t i = 0; add && i < 2 && !which; ++i) {
       const Value &a = b.args[i], &y = b.args[1 - i];
-      if (!same_tensor_type(a, b.out) || !same_tensor_type(y, b.out) || &a.symbolic() == &y.symbolic()) continue;
+      if (!same_tensor_type(a, b.out) || !same_tensor_type(y, b.out) || &a.symbolic() == &y.symbolic() ||
+          !contiguous.count(&y.symbolic()))
+        continue;
       auto s = def.find(&a.symbolic());
       if (s == def.end() || !(!s->second.sym.op && s->second.sym.prim == PrimId::copy_into_view) || uses[&a.symbolic()] != 1)
         continue;
@@ -105,6 +119,7 @@ Trace view_adds(Trace t) {
     body.push_back(std::move(sum));
     body.push_back(std::move(write));
     def[&b.out.symbolic()] = body.back();
+    contiguous.insert(&b.out.symbolic());
   }
   t.body = std::move(body);
   return t;
