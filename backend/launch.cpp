@@ -196,12 +196,10 @@ std::unique_ptr<CompiledFusion::Plan> CompiledFusion::plan(const std::vector<Ten
     return full;
   };
   std::vector<Dims> strides;
-  std::vector<DType> dtypes;
   for (size_t i = 0; i < loads.size(); ++i) {
     p->sizes.push_back(loads[i].sizes());
     p->strides.push_back(loads[i].strides());
     p->dtypes.push_back(loads[i].dtype());
-    dtypes.push_back(loads[i].dtype());
     strides.push_back(over_shape(loads[i].sizes(), loads[i].strides(), k_.loads[i].inner));
   }
   for (size_t s = 0; s < k_.stores.size(); ++s) {
@@ -224,7 +222,6 @@ std::unique_ptr<CompiledFusion::Plan> CompiledFusion::plan(const std::vector<Ten
       p->given.push_back(0);
     }
     p->fresh.emplace_back(sizes, out);
-    dtypes.push_back(st.dtype);
     strides.push_back(over_shape(sizes, out, st.inner));
   }
   std::vector<size_t> kept, gone;
@@ -256,16 +253,16 @@ std::unique_ptr<CompiledFusion::Plan> CompiledFusion::plan(const std::vector<Ten
       c.strides[t * kMaxKernelDims + d] = s;
       if (s != 0) touched *= c.sizes[d];
     }
-    p->bytes += touched * itemsize(dtypes[t]);
+    p->bytes += touched * itemsize(dtype_of(*p, t));
   }
   return p;
 }
 
 // CUDA's vector paths: where every tensor (a reduction: every inner one)
 // starts at a multiple of its vector, given the call's addresses.
-void CompiledFusion::vectorize(KernelCall& c, const std::vector<DType>& dtypes) const {
+void CompiledFusion::vectorize(KernelCall& c, const Plan& p) const {
   auto aligned = [&](size_t t) {
-    return reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(dtypes[t])) == 0;
+    return reinterpret_cast<uintptr_t>(c.data[t]) % uintptr_t(lanes_ * itemsize(dtype_of(p, t))) == 0;
   };
   if (!k_.reduction) {
     bool all = c.flat != 0;
@@ -318,22 +315,17 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   }
   KernelCall c = p->call;
   std::vector<Value> outs;
-  std::vector<DType> dtypes;
-  for (const Tensor& t : loads) {
-    c.data.push_back(address(t));
-    dtypes.push_back(t.dtype());
-  }
+  for (const Tensor& t : loads) c.data.push_back(address(t));
   for (size_t s = 0; s < k_.stores.size(); ++s) {
-    const DType dtype = k_.stores[s].dtype;
-    Tensor o = p->given[s] ? into[s].as_tensor() : empty_strided(p->fresh[s].first, p->fresh[s].second, dtype, device_);
+    Tensor o = p->given[s] ? into[s].as_tensor()
+                           : empty_strided(p->fresh[s].first, p->fresh[s].second, k_.stores[s].dtype, device_);
     c.data.push_back(address(o));
-    dtypes.push_back(dtype);
     outs.push_back(Value::tensor(std::move(o)));
   }
   if (made && made->reusable) plan_ = std::move(made);
   if (p->empty) return outs;
   if (!loaded.empty()) note_loaded(loads, loaded);
-  if (lanes_ > 1) vectorize(c, dtypes);
+  if (lanes_ > 1) vectorize(c, *p);
   c.fs.assign(k_.scalars.size() + 1, 0);
   c.is.assign(k_.scalars.size() + 1, 0);
   for (size_t s = 0; s < k_.scalars.size(); ++s) {

@@ -60,7 +60,11 @@ class CompiledFusion : public FusionKernel {
   };
   std::unique_ptr<Plan> plan(const std::vector<Tensor>& loads, std::span<const Value> leaves,
                              std::span<const Value> into) const;
-  void vectorize(KernelCall& c, const std::vector<DType>& dtypes) const;
+  // Tensor t's dtype in a call (loads, then stores).
+  DType dtype_of(const Plan& p, size_t t) const {
+    return t < p.dtypes.size() ? p.dtypes[t] : k_.stores[t - p.dtypes.size()].dtype;
+  }
+  void vectorize(KernelCall& c, const Plan& p) const;
   void note_loaded(const std::vector<Tensor>& loads, std::span<int64_t> loaded) const;
 
  protected:
