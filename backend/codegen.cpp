@@ -117,9 +117,9 @@ std::string Emitter::render() {
            "  (void)fs; (void)is; (void)sz; (void)st; (void)nd; (void)rn; (void)rnd; (void)flat;\n";
   }
   for (size_t t = 0; t < k_.loads.size(); ++t)
-    out += fmt::format("  const {0}* in{1} = (const {0}*)p[{1}];\n", stype(k_.loads[t].dtype), t);
+    out += fmt::format("  const {0}* in{1} = (const {0}*)p[{1}];\n", storage(k_.loads[t].dtype), t);
   for (size_t s = 0; s < k_.stores.size(); ++s)
-    out += fmt::format("  {0}* out{1} = ({0}*)p[{2}];\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
+    out += fmt::format("  {0}* out{1} = ({0}*)p[{2}];\n", storage(k_.stores[s].dtype), s, k_.loads.size() + s);
   for (size_t s = 0; s < k_.scalars.size(); ++s) {
     DType d = k_.scalars[s].second;
     out += fmt::format("  const {} s{} = {}({}[{}]);\n", ctype(d), s, ctype(d), d == DType::Float64 ? "fs" : "is", s);
@@ -277,7 +277,7 @@ std::string Emitter::stores(bool inner, int stage) const {
   for (size_t k = 0; k < k_.stores.size(); ++k) {
     const KStore& st = k_.stores[k];
     if (st.inner != inner || (inner && st.stage != stage)) continue;
-    s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, stype(st.dtype), convert(v(st.expr), st.dtype));
+    s += fmt::format("out{}[o{}] = {}({});\n", k, k_.loads.size() + k, storage(st.dtype), convert(v(st.expr), st.dtype));
   }
   return s;
 }

@@ -50,6 +50,10 @@ class Emitter {
   bool inner(size_t t) const {
     return t < k_.loads.size() ? k_.loads[t].inner : k_.stores[t - k_.loads.size()].inner;
   }
+  // The C type a pointer to dtype d's storage has. On the host a bool is
+  // read and written as a byte: GCC vectorises no loop that loads C++'s
+  // bool (an attention mask's masked_fill kept the softmax scalar).
+  std::string storage(DType d) const { return target_ == Target::Cpu && d == DType::Bool ? "uint8_t" : stype(d); }
   std::string stride(size_t t, const std::string& d) const { return fmt::format("idx_t(st[{} * {} + {}])", t, kMaxKernelDims, d); }
 
   // Offsets o<t> of the outer tensors from q, over dims [0, nd).

@@ -7,6 +7,9 @@
 // PyTorch, no integer kernel.
 #include <cblas.h>
 
+#include <omp.h>
+
+#include <algorithm>
 #include <optional>
 
 #include "runtime/cuda.h"
@@ -43,17 +46,50 @@ BlasLayout blas_operand(Tensor& t) {
   return *layout();
 }
 
+// How a product's work is shared among the OpenMP threads: into `parts`
+// pieces of at least about 2^17 multiply-adds each (a parallel region costs
+// about a microsecond), over the batch when it has enough matrices, else
+// each matrix cut into row blocks (or column blocks, when it is wider than
+// tall). Inside the region, each piece is one single-threaded CBLAS call
+// (the OpenMP OpenBLAS runs serially inside a parallel region). OpenBLAS's
+// own threads share a small product badly: on 2 cores, [256, 64] @ [64, 64]
+// took 30 us on its two threads, 17 us on one, and 8 us as two row blocks
+// (bench/README.md, session 39).
+struct GemmSplit {
+  int64_t parts = 1;   // pieces in all
+  int64_t pieces = 1;  // pieces per matrix
+  bool by_rows = true;
+};
+GemmSplit gemm_split(int64_t count, int64_t m, int64_t n, int64_t k) {
+  static const int64_t threads = [] {
+    // The pthread OpenBLAS would start its own threads inside the region.
+    if (openblas_get_parallel() != 2) openblas_set_num_threads(1);
+    return int64_t(omp_get_max_threads());
+  }();
+  const int64_t macs = count * m * n * k;
+  GemmSplit s;
+  s.parts = std::clamp<int64_t>(macs >> 17, 1, threads);
+  if (s.parts == 1 || count >= s.parts) return s;
+  s.by_rows = m >= n;
+  s.pieces = std::min((s.parts + count - 1) / count, (s.by_rows ? m : (n + 15) / 16));
+  s.parts = count * s.pieces;
+  return s;
+}
+
 // out[i] = a[i] @ b[i] (+ out[i] when accumulating) for T = float or double,
 // over the batch dims [0, dim - 2) of out (new and contiguous), a and b (any
 // strides: a broadcast batch, or a permuted one that does not flatten).
 template <class T>
 void gemm_blas(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
   const int64_t d = out.dim();
-  const int m = int(out.sizes()[d - 2]), n = int(out.sizes()[d - 1]), k = int(a.sizes()[d - 1]);
+  const int64_t m = out.sizes()[d - 2], n = out.sizes()[d - 1], k = a.sizes()[d - 1];
   const BlasLayout la = blas_operand(a), lb = blas_operand(b);
   const T beta = accumulate ? T(1) : T(0);
-  const int64_t count = out.numel() / (int64_t(m) * n);
-  for (int64_t i = 0; i < count; i++) {
+  const int64_t count = out.numel() / (m * n);
+  const GemmSplit split = gemm_split(count, m, n, k);
+  // Piece p: matrix p / pieces, rows (or columns) [lo, hi) of it.
+  auto piece = [&](int64_t p) {
+    const int64_t i = p / split.pieces, part = p % split.pieces;
     int64_t oa = 0, ob = 0;
     for (int64_t r = i, j = d - 3; j >= 0; --j) {
       const int64_t c = r % out.sizes()[size_t(j)];
@@ -61,14 +97,37 @@ void gemm_blas(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
       oa += c * a.strides()[size_t(j)];
       ob += c * b.strides()[size_t(j)];
     }
+    int64_t oc = i * m * n, rows = m, cols = n;
+    if (split.pieces > 1) {
+      // Column blocks in multiples of 16: whole vectors for the kernels.
+      const int64_t len = split.by_rows ? m : n;
+      const int64_t step = split.by_rows ? (len + split.pieces - 1) / split.pieces
+                                         : (len + 16 * split.pieces - 1) / (16 * split.pieces) * 16;
+      const int64_t lo = std::min(len, part * step), hi = std::min(len, lo + step);
+      if (lo == hi) return;
+      if (split.by_rows) {
+        rows = hi - lo;
+        oa += la.trans == CblasNoTrans ? lo * la.ld : lo;
+        oc += lo * n;
+      } else {
+        cols = hi - lo;
+        ob += lb.trans == CblasNoTrans ? lo : lo * lb.ld;
+        oc += lo;
+      }
+    }
     const T* pa = a.data<T>() + oa;
     const T* pb = b.data<T>() + ob;
-    T* pc = out.data<T>() + i * m * n;
+    T* pc = out.data<T>() + oc;
     if constexpr (std::is_same_v<T, float>)
-      cblas_sgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.f, pa, int(la.ld), pb, int(lb.ld), beta, pc, n);
+      cblas_sgemm(CblasRowMajor, la.trans, lb.trans, int(rows), int(cols), int(k), 1.f, pa, int(la.ld), pb,
+                  int(lb.ld), beta, pc, int(n));
     else
-      cblas_dgemm(CblasRowMajor, la.trans, lb.trans, m, n, k, 1.0, pa, int(la.ld), pb, int(lb.ld), beta, pc, n);
-  }
+      cblas_dgemm(CblasRowMajor, la.trans, lb.trans, int(rows), int(cols), int(k), 1.0, pa, int(la.ld), pb,
+                  int(lb.ld), beta, pc, int(n));
+  };
+  const int64_t pieces = count * split.pieces;
+#pragma omp parallel for if (split.parts > 1) num_threads(int(split.parts)) schedule(static)
+  for (int64_t p = 0; p < pieces; p++) piece(p);
 }
 
 // The integer product. It accumulates in uint64 so that overflow wraps, as
