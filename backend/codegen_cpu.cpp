@@ -1,6 +1,8 @@
 // The host emitter: C++ loops, OpenMP over large index spaces.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "backend/emitter.h"
 
 namespace thn::codegen {
@@ -17,19 +19,25 @@ std::string omp_reduction(const KExpr& e) {
   }
 }
 
-// Elements from which a kernel's loops run on several threads: fewer for
-// a kernel computing a transcendental function (a vector call per few
-// elements), whose work outweighs waking the threads sooner.
+// Elements from which a kernel's loops run on several threads: waking them
+// costs a microsecond or two, so the cheaper an element, the more of them
+// it takes. An element's cost counts its loads and stores, its ops, and
+// more for a division or a root (several cycles each), still more for a
+// transcendental function (a vector call per few elements): an add of two
+// tensors goes parallel from 32768 elements, an Adam update (7 tensors, a
+// root and divisions) or an exp from 8192.
 std::string parallel_from(const Kernel& k) {
+  int64_t cost = int64_t(k.loads.size() + k.stores.size());
   for (const KExpr& e : k.exprs) {
     if (e.kind != KExpr::Kind::Op) continue;
     switch (e.prim.sym.op->id) {
       case OpId::exp: case OpId::log: case OpId::erf: case OpId::erfc: case OpId::tanh: case OpId::sin:
-      case OpId::cos: case OpId::sigmoid: case OpId::expm1: case OpId::log1p: case OpId::pow: return "8192";
-      default: break;
+      case OpId::cos: case OpId::sigmoid: case OpId::expm1: case OpId::log1p: case OpId::pow: cost += 24; break;
+      case OpId::sqrt: case OpId::rsqrt: case OpId::div: case OpId::reciprocal: case OpId::addcdiv: cost += 4; break;
+      default: cost += 1; break;
     }
   }
-  return "32768";
+  return std::to_string(std::clamp<int64_t>(131072 / std::max<int64_t>(cost, 1), 8192, 32768));
 }
 
 }  // namespace

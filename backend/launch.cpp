@@ -91,6 +91,17 @@ CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
     view.output = l.chain.back().out;
     views_.push_back(std::make_unique<TraceExecutor>(view));
   }
+  memos_.resize(views_.size());
+  for (size_t i = 0; i < views_.size(); ++i) {
+    if (!views_[i]) continue;
+    std::function<bool(const Value&)> symbolic = [&](const Value& v) {
+      if (v.is_sequence()) return std::any_of(v.items().begin(), v.items().end(), symbolic);
+      return v.is_proxy() && !v.is(Type::Tensor);
+    };
+    memos_[i].constant = std::none_of(k_.loads[i].chain.begin(), k_.loads[i].chain.end(), [&](const BoundSymbol& b) {
+      return std::any_of(b.args.begin(), b.args.end(), symbolic);
+    });
+  }
   for (const Value& o : f.out.items()) out_sizes_.push_back(tensor_proxy(o).sizes);
   // The first output's sizes as this call's: a constant, or the fusion's
   // argument that is that size's proxy (-1 - its index); nullopt when one
@@ -286,13 +297,27 @@ void CompiledFusion::vectorize(KernelCall& c, const Plan& p) const {
   else if (columns) c.flat = 0;
 }
 
+Tensor CompiledFusion::view_of(size_t load, Interpreter& in, std::span<const Value> leaves) const {
+  ViewMemo& m = memos_[load];
+  const Tensor& leaf = leaves[k_.loads[load].leaf].as_tensor();
+  if (m.valid && leaf.dtype() == m.leaf_dtype && leaf.sizes() == m.leaf_sizes && leaf.strides() == m.leaf_strides &&
+      leaf.offset() == m.leaf_offset)
+    return Tensor(leaf.storage(), m.offset, m.sizes, m.strides, m.dtype);
+  Tensor v = views_[load]->run(in, leaves).as_tensor();
+  // (A reshape that copies gives a new tensor: not a view to remember.)
+  m.valid = m.constant && v.storage() == leaf.storage();
+  if (m.valid)
+    m = {true, true, leaf.sizes(), leaf.strides(), v.sizes(), v.strides(), leaf.offset(), v.offset(), leaf.dtype(), v.dtype()};
+  return v;
+}
+
 std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
                                        std::span<int64_t> loaded) const {
   std::vector<Tensor> loads;
   loads.reserve(k_.loads.size());
   for (size_t i = 0; i < k_.loads.size(); ++i) {
     const Value& leaf = leaves[k_.loads[i].leaf];
-    loads.push_back(views_[i] ? views_[i]->run(in, leaves).as_tensor() : leaf.as_tensor());
+    loads.push_back(views_[i] ? view_of(i, in, leaves) : leaf.as_tensor());
   }
   for (Tensor& t : loads) {
     // A wrapped number beside CUDA tensors (0-dim, or expanded: one value)

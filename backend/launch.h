@@ -79,6 +79,18 @@ class CompiledFusion : public FusionKernel {
   Kernel k_;
   Device device_;
   std::vector<std::unique_ptr<TraceExecutor>> views_;  // per load: the views its leaf is seen through
+  // A view chain whose arguments are constants gives a leaf of the same
+  // layout the same view of it: the last call's, per load, is reused
+  // without running the chain (a horizontally fused update reads a dozen
+  // parameters through reshapes).
+  struct ViewMemo {
+    bool constant = false, valid = false;
+    Dims leaf_sizes, leaf_strides, sizes, strides;
+    int64_t leaf_offset = 0, offset = 0;
+    DType leaf_dtype = DType::Float32, dtype = DType::Float32;
+  };
+  mutable std::vector<ViewMemo> memos_;
+  Tensor view_of(size_t load, Interpreter& in, std::span<const Value> leaves) const;
   std::vector<std::vector<Value>> out_sizes_;
   std::optional<std::vector<int64_t>> out_dims_;  // see the constructor
   bool extremes_ = false;                         // amax/amin: an empty reduction is an error
