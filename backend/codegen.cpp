@@ -110,7 +110,11 @@ std::string Emitter::render() {
                        "int64_t st[{}]; double fs[{}]; int64_t is[{}]; }};\n",
                        k_.name, kMaxKernelDims, tensors, tensors * kMaxKernelDims, k_.scalars.size() + 1,
                        k_.scalars.size() + 1);
-    out += fmt::format("template <class idx_t> __device__ __forceinline__ void {0}_body(const {0}_args& a) {{\n", k_.name);
+    // A reduction's body is instantiated per strategy (kMode, what the
+    // launch picks: codegen_cuda.cpp), each an entry of its own, so that
+    // each has its own registers rather than the most any strategy needs.
+    out += fmt::format("template <class idx_t{1}> __device__ __forceinline__ void {0}_body(const {0}_args& a) {{\n", k_.name,
+                       k_.reduction ? ", int kMode" : "");
     out += "  const idx_t n = idx_t(a.n), rn = idx_t(a.rn); const int32_t nd = a.nd, rnd = a.rnd, flat = a.flat;\n"
            "  const int64_t* sz = a.sz; void* const* p = a.p; const int64_t* st = a.st;\n"
            "  const double* fs = a.fs; const int64_t* is = a.is;\n"
@@ -134,15 +138,17 @@ std::string Emitter::render() {
   // registers are its own; every launch has at most kCudaBlock threads.
   if (target_ == Target::Cuda) {
     const bool large = has_by_pointer_entry(k_);
-    for (const char* width : {"", "_wide"}) {
-      const char* idx = *width ? "int64_t" : "int32_t";
-      out += fmt::format("{2}extern \"C\" __global__ void __launch_bounds__({3}) {0}{1}(const {0}_args a) {{ {0}_body<{4}>(a); }}\n{5}",
-                         k_.name, width, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
-                         kCudaBlock, idx, large ? "#endif\n" : "");
-      if (large)
-        out += fmt::format("extern \"C\" __global__ void __launch_bounds__({2}) {0}{1}_by_pointer(const {0}_args* a) {{ {0}_body<{3}>(*a); }}\n",
-                           k_.name, width, kCudaBlock, idx);
-    }
+    for (int mode = 0; mode < cuda_entry_modes(k_); ++mode)
+      for (const char* width : {"", "_wide"}) {
+        const std::string entry = cuda_entry_name(k_, mode, *width != 0);
+        const std::string args = fmt::format("{}{}", *width ? "int64_t" : "int32_t", k_.reduction ? fmt::format(", {}", mode) : "");
+        out += fmt::format("{2}extern \"C\" __global__ void __launch_bounds__({3}) {1}(const {0}_args a) {{ {0}_body<{4}>(a); }}\n{5}",
+                           k_.name, entry, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
+                           kCudaBlock, args, large ? "#endif\n" : "");
+        if (large)
+          out += fmt::format("extern \"C\" __global__ void __launch_bounds__({2}) {1}_by_pointer(const {0}_args* a) {{ {0}_body<{3}>(*a); }}\n",
+                             k_.name, entry, kCudaBlock, args);
+      }
   }
   return out;
 }

@@ -54,5 +54,14 @@ size_t kernel_argument_bytes(const Kernel& k);
 // The smallest limit on kernel parameters a device has (before CUDA 12.1).
 constexpr size_t kMinParameterBytes = 4096;
 inline bool has_by_pointer_entry(const Kernel& k) { return kernel_argument_bytes(k) > kMinParameterBytes; }
+// A CUDA kernel's entries: a pointwise kernel's one; a reduction's one per
+// strategy (mode 0: a block per output; 1: a thread per output; 2: a block
+// per row; 3: a warp per row; 4, single-sweep kernels only: a warp per 32
+// adjacent columns), NAME_m<mode>. Each has a 32-bit and a 64-bit (_wide)
+// index form.
+inline int cuda_entry_modes(const Kernel& k) { return !k.reduction ? 1 : k.stages == 1 ? 5 : 4; }
+inline std::string cuda_entry_name(const Kernel& k, int mode, bool wide) {
+  return k.name + (k.reduction ? "_m" + std::to_string(mode) : std::string()) + (wide ? "_wide" : "");
+}
 
 }  // namespace thn

@@ -384,7 +384,7 @@ std::string Emitter::cuda_reduction() const {
   };
   const std::string start = outer_offsets("q") + accumulators() + outer_at() + outer(0, false);
   // mode 1
-  out += fmt::format("  if (a.mode == 1) {{\n    for (idx_t q = {}; q < n; q += {}) {{\n", kThread, kGridStep);
+  out += fmt::format("  if constexpr (kMode == 1) {{\n    for (idx_t q = {}; q < n; q += {}) {{\n", kThread, kGridStep);
   std::string element = start;
   for (int stage = 0; stage < k_.stages; ++stage)
     element += "for (idx_t j = 0; j < rn; ++j) {\n" + indent("{\n" + indent(inner_offsets("j") + accumulate(stage), 2) + "}\n", 2) +
@@ -419,7 +419,7 @@ std::string Emitter::cuda_reduction() const {
     row += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n";
   }
   row += "__syncthreads();\n";
-  out += "  if (a.mode == 2) {\n" + indent(split_workspace("n", splittable), 4) + (splittable ? "    __shared__ bool last;\n" : "") +
+  out += "  if constexpr (kMode == 2) {\n" + indent(split_workspace("n", splittable), 4) + (splittable ? "    __shared__ bool last;\n" : "") +
          "    for (idx_t job = idx_t(blockIdx.x); job < n * splits; job += idx_t(gridDim.x)) {\n"
          "      const idx_t q = job % n, part = job / n;\n" +
          indent(row, 6) + "    }\n    return;\n  }\n";
@@ -431,7 +431,7 @@ std::string Emitter::cuda_reduction() const {
   }
   // (the outer stores: lane 0's)
   warp += "if ((threadIdx.x & 31) == 0) {\n" + indent(stores(false, 0), 2) + "}\n";
-  out += "  if (a.mode == 3) {\n"
+  out += "  if constexpr (kMode == 3) {\n"
          "    const idx_t rows = idx_t(blockDim.x >> 5);\n"
          "    for (idx_t q = idx_t(blockIdx.x) * rows + idx_t(threadIdx.x >> 5); q < n; q += idx_t(gridDim.x) * rows) {\n" +
          indent(warp, 6) + "    }\n    return;\n  }\n";
@@ -508,7 +508,7 @@ std::string Emitter::cuda_reduction() const {
              "       job += idx_t(gridDim.x) * warps) {\n" +
              indent(per_job, 4) + "  }\n}\n";
     };
-    out += "  if (a.mode == 4) {\n"
+    out += "  if constexpr (kMode == 4) {\n"
            "    const idx_t qin = idx_t(sz[nd - 1]);\n"
            "    const idx_t rin = idx_t(sz[nd + rnd - 1]), rout = rn / rin;\n"
            "    const idx_t warps = idx_t(blockDim.x >> 5), lane = idx_t(threadIdx.x & 31);\n"
@@ -516,7 +516,7 @@ std::string Emitter::cuda_reduction() const {
            indent(jobs("32", tile), 6) + "    }\n    return;\n  }\n";
   }
   // mode 0
-  out += "  for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n";
+  out += "  if constexpr (kMode == 0) {\n    for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n";
   std::string block = start;
   for (int stage = 0; stage < k_.stages; ++stage) {
     block += "for (idx_t j = idx_t(threadIdx.x); j < rn; j += idx_t(blockDim.x)) {\n" +
@@ -528,7 +528,7 @@ std::string Emitter::cuda_reduction() const {
     block += block_fold(folded(stage), true) + outer(stage + 1, false);
   }
   block += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n__syncthreads();\n";
-  return out + indent(block, 4) + "  }\n";
+  return out + indent(block, 6) + "    }\n  }\n";
 }
 
 }  // namespace thn::codegen

@@ -240,8 +240,9 @@ class CudaFusion : public CompiledFusion {
   struct Entries {
     cuda::CUfunction by_value = nullptr, by_pointer = nullptr;
   };
-  CudaFusion(const BoundSymbol& f, Kernel k, Entries narrow, Entries wide)
-      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), narrow_(narrow), wide_(wide) {}
+  // Per mode (cuda_entry_modes: a reduction's strategies), per width.
+  CudaFusion(const BoundSymbol& f, Kernel k, std::vector<Entries> narrow, std::vector<Entries> wide)
+      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), narrow_(std::move(narrow)), wide_(std::move(wide)) {}
 
  private:
   bool launch(const KernelCall& c) const override {
@@ -312,7 +313,7 @@ class CudaFusion : public CompiledFusion {
       if (r != 0) cuda::check(r, fmt::format("cuLaunchKernel ({})", kernel().name).c_str());
       return true;
     };
-    const Entries& entry = wide ? wide_ : narrow_;
+    const Entries& entry = (wide ? wide_ : narrow_)[size_t(mode)];
     if (entry.by_value && args.bytes() <= max_argument_bytes()) {
       void* params[] = {args.data()};
       return launched(
@@ -330,7 +331,7 @@ class CudaFusion : public CompiledFusion {
         cuda::driver().cuLaunchKernel(entry.by_pointer, blocks, 1, 1, unsigned(block), 1, 1, 0, nullptr, params, nullptr));
   }
 
-  Entries narrow_, wide_;
+  std::vector<Entries> narrow_, wide_;
 };
 
 }  // namespace
@@ -360,8 +361,12 @@ FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
                       "cuModuleGetFunction");
         return e;
       };
-      CudaFusion::Entries narrow = entries(ks[k].name), wide = entries(ks[k].name + "_wide");
-      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), narrow, wide));
+      std::vector<CudaFusion::Entries> narrow, wide;
+      for (int mode = 0; mode < cuda_entry_modes(ks[k]); ++mode) {
+        narrow.push_back(entries(cuda_entry_name(ks[k], mode, false)));
+        wide.push_back(entries(cuda_entry_name(ks[k], mode, true)));
+      }
+      out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), std::move(narrow), std::move(wide)));
       ++k;
     }
   return out;

@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <barrier>
 #include <cstdint>
@@ -319,6 +320,9 @@ void* emulation_module(const std::string& source) {
     bool by_pointer = name.size() > suffix.size() && name.ends_with(suffix);
     std::string base = by_pointer ? name.substr(0, name.size() - suffix.size()) : name;
     if (base.ends_with("_wide")) base.resize(base.size() - 5);  // the 64-bit entry takes the same struct
+    // (as does each strategy's entry of a reduction, NAME_m<mode>)
+    if (base.size() > 3 && base.compare(base.size() - 3, 2, "_m") == 0 && std::isdigit((unsigned char)base.back()))
+      base.resize(base.size() - 3);
     std::string from = by_pointer ? "*(const " + base + "_args*)((unsigned long long)*(void**)params[0] ^ " +
                                         std::to_string(kTag) + "ull)"
                                   : "*(const " + base + "_args*)params[0]";

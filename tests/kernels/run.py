@@ -39,7 +39,7 @@ def main():
         cmd = [str(Path(args.thn).resolve()), "kernels", p.name, "--target", args.target]
         if args.arch:
             cmd += ["--arch", args.arch]
-        r = subprocess.run(cmd, cwd=p.parent, capture_output=True, text=True, timeout=300)
+        r = subprocess.run(cmd, cwd=p.parent, capture_output=True, text=True, timeout=900)
         last = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
         return p, r.returncode, last, r.stderr
 
