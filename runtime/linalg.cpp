@@ -46,18 +46,22 @@ BlasLayout blas_operand(Tensor& t) {
   return *layout();
 }
 
-// How a product's work is shared among the OpenMP threads: into `parts`
-// pieces of at least about 2^17 multiply-adds each (a parallel region costs
-// about a microsecond), over the batch when it has enough matrices, else
-// each matrix cut into row blocks (or column blocks, when it is wider than
-// tall). Inside the region, each piece is one single-threaded CBLAS call
-// (the OpenMP OpenBLAS runs serially inside a parallel region). OpenBLAS's
-// own threads share a small product badly: on 2 cores, [256, 64] @ [64, 64]
-// took 30 us on its two threads, 17 us on one, and 8 us as two row blocks
-// (bench/README.md, session 39).
+// How a product's work is shared among the OpenMP threads, in pieces of at
+// least about 2^17 multiply-adds (a parallel region costs about a
+// microsecond), each one single-threaded CBLAS call inside the region (the
+// OpenMP OpenBLAS runs serially inside a parallel region). A batch shares
+// out its matrices. One matrix of fewer than 2^24 multiply-adds is cut into
+// row blocks (column blocks, when it is wider than tall), as many as its
+// shape alone says (one per 2^17 multiply-adds, at most 8): OpenBLAS rounds
+// a block as it rounds a matrix of that shape, so the thread count must not
+// choose the blocks. Larger products are one call each, shared by
+// OpenBLAS's own threads (which share them well). OpenBLAS's threads share
+// a small product badly: on 2 cores, [256, 64] @ [64, 64] took 30 us on its
+// two threads, 17 us on one, and 8 us as two row blocks (bench/README.md,
+// session 39).
 struct GemmSplit {
-  int64_t parts = 1;   // pieces in all
-  int64_t pieces = 1;  // pieces per matrix
+  int64_t pieces = 1;   // per matrix
+  int64_t threads = 1;  // of the parallel region (1: none)
   bool by_rows = true;
 };
 GemmSplit gemm_split(int64_t count, int64_t m, int64_t n, int64_t k) {
@@ -66,13 +70,18 @@ GemmSplit gemm_split(int64_t count, int64_t m, int64_t n, int64_t k) {
     if (openblas_get_parallel() != 2) openblas_set_num_threads(1);
     return int64_t(omp_get_max_threads());
   }();
-  const int64_t macs = count * m * n * k;
+  constexpr int64_t kLarge = int64_t(1) << 24;
+  const int64_t each = m * n * k, work = (count * each) >> 17;
   GemmSplit s;
-  s.parts = std::clamp<int64_t>(macs >> 17, 1, threads);
-  if (s.parts == 1 || count >= s.parts) return s;
+  if (work < 2) return s;
+  if (count > 1) {
+    if (each < kLarge || count >= threads) s.threads = std::min({threads, count, work});
+    return s;
+  }
+  if (each >= kLarge) return s;
   s.by_rows = m >= n;
-  s.pieces = std::min((s.parts + count - 1) / count, (s.by_rows ? m : (n + 15) / 16));
-  s.parts = count * s.pieces;
+  s.pieces = std::min({work, int64_t(8), s.by_rows ? m : (n + 15) / 16});
+  s.threads = std::min(threads, s.pieces);
   return s;
 }
 
@@ -126,7 +135,7 @@ void gemm_blas(const Tensor& out, Tensor a, Tensor b, bool accumulate) {
                   int(lb.ld), beta, pc, int(n));
   };
   const int64_t pieces = count * split.pieces;
-#pragma omp parallel for if (split.parts > 1) num_threads(int(split.parts)) schedule(static)
+#pragma omp parallel for if (split.threads > 1) num_threads(int(split.threads)) schedule(static)
   for (int64_t p = 0; p < pieces; p++) piece(p);
 }
 

@@ -64,16 +64,17 @@ template <class T> THN_HD T thn_abs(T a) {
 // -inf lanes to the slow path.
 template <class T> THN_HD T thn_exp(T a) {
   const T lo = sizeof(T) == 4 ? T(-104) : T(-746);
-#if defined(__CUDACC_RTC__) || defined(__CUDACC__)
+#if !defined(__CUDACC_RTC__) && !defined(__CUDACC__)
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    typedef std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> U;
+    const U keep = U(a < lo) - U(1);  // all ones unless a < lo
+    const T y = std::exp(__builtin_bit_cast(T, U(__builtin_bit_cast(U, a) & keep)));
+    return __builtin_bit_cast(T, U(__builtin_bit_cast(U, y) & keep));
+  }
+#endif
   const bool zero = a < lo;
   const T y = std::exp(zero ? T(0) : a);
   return zero ? T(0) : y;
-#else
-  typedef std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t> U;
-  const U keep = U(a < lo) - U(1);  // all ones unless a < lo
-  const T y = std::exp(__builtin_bit_cast(T, U(__builtin_bit_cast(U, a) & keep)));
-  return __builtin_bit_cast(T, U(__builtin_bit_cast(U, y) & keep));
-#endif
 }
 template <class T> THN_HD T thn_exp2(T a) { return std::exp2(a); }
 template <class T> THN_HD T thn_log(T a) { return std::log(a); }

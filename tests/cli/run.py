@@ -449,6 +449,32 @@ def check_cache_owner(thn):
     return problems
 
 
+THREADS = """manual_seed(3)
+a = randn(4, 512)
+b = randn(512, 4096)
+c = randn(300, 200)
+d = randn(200, 100)
+e = randn(6, 64, 96)
+f = randn(96, 80)
+def g(c, d, e, f):
+    return c @ d, e @ f, c.t().t() @ d
+for t in [a @ b, a @ b[:, :300]] + list(g(c, d, e, f)) + list(jit(g)(c, d, e, f)):
+    print(t.sum().item(), t[0, :3].tolist())
+"""
+
+
+def check_matmul_threads(thn):
+    """A matmul's result does not depend on the thread count: the pieces a
+    product is cut into (runtime/linalg.cpp) depend on its shape alone, as
+    OpenBLAS rounds a block as it rounds a matrix of that shape."""
+    outs = {t: run(thn, ["run", "FILE"], THREADS, env={"OMP_NUM_THREADS": t}) for t in ("1", "2", "3", "16")}
+    problems = [f"OMP_NUM_THREADS={t}: exit {r.returncode}:\n{r.stderr}" for t, r in outs.items() if r.returncode != 0]
+    if not problems and len({r.stdout for r in outs.values()}) != 1:
+        problems.append("results differ with the thread count:\n" +
+                        "\n".join(f"{t}: {r.stdout}" for t, r in outs.items()))
+    return problems
+
+
 def check_usage_errors(thn):
     """A directory as the script, a device thn does not have and a malformed
     --arch are usage errors (exit 2) that say what is wrong."""
@@ -783,4 +809,4 @@ if __name__ == "__main__":
                 ("traceback", check_traceback), ("did you mean", check_did_you_mean),
                 ("thn FILE and exit()", check_file_and_exit), ("thn cache and --stats compiled/loaded", check_cache_command),
                 ("thn bench", check_bench), ("traces point at the source", check_trace_sources),
-                ("progress lines", check_progress)])
+                ("progress lines", check_progress), ("matmul threads", check_matmul_threads)])
