@@ -134,8 +134,9 @@ std::string Emitter::render() {
   // The arguments by value, or (over the device's limit for kernel
   // parameters) in device memory. NVRTC before 12.1 refuses parameters
   // over 4 KiB: the module then has only the second entry. One entry per
-  // index width (NAME: 32-bit, NAME_wide: 64-bit), so the narrow one's
-  // registers are its own; every launch has at most kCudaBlock threads.
+  // index width (NAME: 32-bit, NAME_wide: 64-bit) and, for a reduction,
+  // per strategy (cuda_entry_name), so that each one's registers are its
+  // own; every launch has at most kCudaBlock threads.
   if (target_ == Target::Cuda) {
     const bool large = has_by_pointer_entry(k_);
     for (int mode = 0; mode < cuda_entry_modes(k_); ++mode)
