@@ -251,6 +251,10 @@ struct Printer {
         expr(*w.test, d + 1);
         label(d + 1, "do:");
         body(w.body, d + 2);
+        if (!w.orelse.empty()) {
+          label(d + 1, "else:");
+          body(w.orelse, d + 2);
+        }
         return;
       }
       case StmtKind::For: {
@@ -260,6 +264,10 @@ struct Printer {
         opt(f.iter, d + 1, "in:");
         label(d + 1, "do:");
         body(f.body, d + 2);
+        if (!f.orelse.empty()) {
+          label(d + 1, "else:");
+          body(f.orelse, d + 2);
+        }
         return;
       }
       case StmtKind::Break: line(d, s.loc, "Break"); return;

@@ -217,13 +217,13 @@ struct If : Stmt {
 };
 struct While : Stmt {
   ExprPtr test;
-  Body body;
+  Body body, orelse;  // orelse: run when the loop ends without a break
   explicit While(Loc l) : Stmt(StmtKind::While, l) {}
 };
 struct For : Stmt {
   ExprPtr target;
   ExprPtr iter;
-  Body body;
+  Body body, orelse;  // orelse: run when the loop ends without a break
   explicit For(Loc l) : Stmt(StmtKind::For, l) {}
 };
 struct Break : Stmt {

@@ -24,6 +24,14 @@ using namespace ast;
 using P = thn_grammar::ThnParser;
 using thn_grammar::ThnLexer;
 
+// Python keywords that thn's grammar leaves out, so that they would otherwise
+// parse as names (`x = yield`, `lambda: await y`).
+const char* unsupported_keyword(const std::string& text) {
+  if (text == "yield") return "generators ('yield') are not supported in thn";
+  if (text == "async" || text == "await") return "'async' and 'await' are not supported in thn";
+  return nullptr;
+}
+
 // Python constructs thn leaves out, named when they make a line fail to parse
 // (rather than a bare "invalid syntax").
 const char* unsupported_on_line(antlr4::Parser* parser, antlr4::Token* tok) {
@@ -39,11 +47,16 @@ const char* unsupported_on_line(antlr4::Parser* parser, antlr4::Token* tok) {
   for (size_t k = b; k < ts->size() && !line_break(k) && ts->get(k)->getType() != antlr4::Token::EOF; ++k) {
     antlr4::Token* t = ts->get(k);
     std::string text = t->getText();
-    if (text == "yield") return "generators ('yield') are not supported in thn";
-    if (text == "async" || text == "await") return "'async' and 'await' are not supported in thn";
+    if (const char* what = unsupported_keyword(text)) return what;
     if (k == b && text == "match") return "'match' is not supported in thn";
-    if (text == ":" && k + 1 < ts->size() && ts->get(k + 1)->getText() == "=" &&
-        ts->get(k + 1)->getStartIndex() == t->getStopIndex() + 1)
+    antlr4::Token* next = k + 1 < ts->size() ? ts->get(k + 1) : nullptr;
+    bool adjacent = next && next->getStartIndex() == t->getStopIndex() + 1;
+    if (text == "except" && next && next->getText() == "*")
+      return "'except*' (exception groups) is not supported in thn";
+    if (t->getType() == ThnLexer::NUMBER && adjacent && next->getType() == ThnLexer::NAME &&
+        (next->getText()[0] == 'j' || next->getText()[0] == 'J'))
+      return "complex numbers are not supported in thn";
+    if (text == ":" && adjacent && next->getText() == "=")
       return "assignment expressions (':=') are not supported in thn";
   }
   return nullptr;
@@ -103,14 +116,16 @@ class Builder {
     if (auto* x = cs->while_stmt()) {
       auto w = std::make_unique<While>(loc(x));
       w->test = expr(x->expr());
-      w->body = block(x->block());
+      w->body = block(x->block(0));
+      if (x->else_block) w->orelse = block(x->else_block);
       return out.push_back(std::move(w));
     }
     if (auto* x = cs->for_stmt()) {
       auto f = std::make_unique<For>(loc(x));
       f->target = targetlist(x->targetlist());
       f->iter = exprlist(x->exprlist());
-      f->body = block(x->block());
+      f->body = block(x->block(0));
+      if (x->else_block) f->orelse = block(x->else_block);
       return out.push_back(std::move(f));
     }
     if (auto* x = cs->funcdef()) return out.push_back(funcdef(x, {}));
@@ -262,6 +277,22 @@ class Builder {
         check_target(*a->targets.back());
       }
       a->value = exprlist(lists.back());
+      return a;
+    }
+    if (auto* s = dynamic_cast<P::AnnAssignStmtContext*>(c)) {
+      // `x: T = v` assigns v and ignores T, as Python does at run time (the
+      // annotation is not evaluated: `from __future__ import annotations`);
+      // `x: T` alone does nothing.
+      if (s->lhs->star) error(loc(s->lhs), "invalid syntax");
+      ExprPtr target = expr(s->lhs->expr());
+      if (target->kind != ExprKind::Name && target->kind != ExprKind::Subscript &&
+          target->kind != ExprKind::Attribute)
+        error(target->loc, "{}", target->kind == ExprKind::TupleExpr ? "only single target (not tuple) can be annotated"
+                                                                      : "illegal target for annotation");
+      if (!s->value) return std::make_unique<Pass>(l);
+      auto a = std::make_unique<Assign>(l);
+      a->targets.push_back(std::move(target));
+      a->value = exprlist(s->value);
       return a;
     }
     if (auto* s = dynamic_cast<P::AugAssignStmtContext*>(c)) {
@@ -525,7 +556,10 @@ class Builder {
 
   ExprPtr atom(P::AtomContext* c) {
     Loc l = loc(c);
-    if (dynamic_cast<P::NameAtomContext*>(c)) return std::make_unique<Name>(l, c->getText());
+    if (dynamic_cast<P::NameAtomContext*>(c)) {
+      if (const char* what = unsupported_keyword(c->getText())) error(l, "{}", what);
+      return std::make_unique<Name>(l, c->getText());
+    }
     if (auto* a = dynamic_cast<P::NumberAtomContext*>(c)) return number(l, a->getText());
     if (auto* a = dynamic_cast<P::StringAtomContext*>(c)) {
       return strings(l, a);

@@ -56,6 +56,7 @@ class Resolver {
         auto& f = static_cast<const For&>(s);
         collect_target(*f.target, out);
         collect(f.body, out);
+        collect(f.orelse, out);
         break;
       }
       case StmtKind::If: {
@@ -64,7 +65,10 @@ class Resolver {
         collect(i.orelse, out);
         break;
       }
-      case StmtKind::While: collect(static_cast<const While&>(s).body, out); break;
+      case StmtKind::While:
+        collect(static_cast<const While&>(s).body, out);
+        collect(static_cast<const While&>(s).orelse, out);
+        break;
       case StmtKind::FunctionDef: out.push_back(static_cast<const FunctionDef&>(s).name); break;
       case StmtKind::ClassDef: out.push_back(static_cast<const ClassDef&>(s).name); break;
       case StmtKind::Try: {
@@ -207,6 +211,7 @@ class Resolver {
         ++loops_;
         body(w.body);
         --loops_;
+        body(w.orelse);
         break;
       }
       case StmtKind::For: {
@@ -216,6 +221,7 @@ class Resolver {
         ++loops_;
         body(f.body);
         --loops_;
+        body(f.orelse);
         break;
       }
       case StmtKind::Return:

@@ -19,6 +19,7 @@ simple_stmts : simple_stmt (';' simple_stmt)* ';'? NEWLINE ;
 
 simple_stmt
   : exprlist augassign exprlist                              # AugAssignStmt
+  | lhs=star_expr ':' annotation=expr ('=' value=exprlist)?    # AnnAssignStmt
   | exprlist ('=' exprlist)*                                 # ExprStmt
   | 'pass'                                                   # PassStmt
   | 'break'                                                  # BreakStmt
@@ -46,8 +47,8 @@ import_as_name : NAME ('as' NAME)? ;
 compound_stmt : if_stmt | while_stmt | for_stmt | try_stmt | with_stmt | funcdef | classdef | decorated ;
 
 if_stmt : 'if' expr ':' block ('elif' expr ':' block)* ('else' ':' else_block=block)? ;
-while_stmt : 'while' expr ':' block ;
-for_stmt : 'for' targetlist 'in' exprlist ':' block ;
+while_stmt : 'while' expr ':' block ('else' ':' else_block=block)? ;
+for_stmt : 'for' targetlist 'in' exprlist ':' block ('else' ':' else_block=block)? ;
 try_stmt
   : 'try' ':' block ((except_clause ':' block)+ ('else' ':' else_block=block)? ('finally' ':' finally_block=block)?
                     | 'finally' ':' finally_block=block)

@@ -96,7 +96,7 @@ Value Interpreter::exec_class(const ClassDef& c, Frame& f) {
     exec(c.body, body, ret);
   } catch (...) {
     current_ = caller;
-    throw;
+    rethrow_with_frame(body);  // the class body is a frame of the traceback, as in Python
   }
   current_ = caller;
   cls->dict.obj<DictObj>().each([&](const Value&, const Value& v) {

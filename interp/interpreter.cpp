@@ -320,10 +320,10 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
         f.loc = &s.loc;
         if (!truth(eval(*w.test, f))) break;
         Flow flow = exec(w.body, f, ret);
-        if (flow == Flow::Break) break;
+        if (flow == Flow::Break) return Flow::Normal;
         if (flow == Flow::Return) return flow;
       }
-      return Flow::Normal;
+      return exec(w.orelse, f, ret);
     }
     case StmtKind::For: {
       auto& fo = static_cast<const For&>(s);
@@ -333,7 +333,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
       auto step = [&](const Value& x) {
         assign(*fo.target, x, f);
         Flow flow = exec(fo.body, f, ret);
-        if (flow == Flow::Return) exit = flow;
+        if (flow == Flow::Return || flow == Flow::Break) exit = flow;
         return flow != Flow::Break && flow != Flow::Return;
       };
       if (it.is(Type::Range)) {  // the common loop, without materialising the range
@@ -374,7 +374,8 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
         for (const Value& x : iterate(it))
           if (!step(x)) break;
       }
-      return exit;
+      if (exit == Flow::Break) return Flow::Normal;
+      return exit == Flow::Return ? exit : exec(fo.orelse, f, ret);
     }
     case StmtKind::Break: return Flow::Break;
     case StmtKind::Continue: return Flow::Continue;
@@ -431,14 +432,42 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
   return Flow::Normal;
 }
 
-// @a @b def f / class C: a(b(f)), each decorator evaluated before the calls.
+namespace {
+// Python's own decorators, which thn does not have: an unknown name among
+// them is named as a construct thn leaves out.
+const char* python_decorator(const Expr& e) {
+  const Expr* root = &e;
+  if (root->kind == ExprKind::Call) root = static_cast<const Call&>(*root).func.get();
+  if (root->kind != ExprKind::Name) return nullptr;
+  static const char* const names[] = {"property", "classmethod", "dataclass", "abstractmethod", "cached_property",
+                                      "contextmanager", "lru_cache", "cache", "wraps", "total_ordering"};
+  const std::string& id = static_cast<const Name&>(*root).id;
+  for (const char* n : names)
+    if (id == n) return n;
+  return nullptr;
+}
+}  // namespace
+
+// @a @b def f / class C: a(b(f)), the decorators evaluated first, top down.
 Value Interpreter::decorate(Value v, const std::vector<ExprPtr>& decorators, Frame& f) {
-  for (auto it = decorators.rbegin(); it != decorators.rend(); ++it) {
-    Value dec = eval(**it, f);
+  std::vector<Value> decs;
+  for (auto& d : decorators) {
+    try {
+      f.loc = &d->loc;
+      decs.push_back(eval(*d, f));
+    } catch (Error& e) {
+      const char* name = e.kind() == ErrorKind::NameError ? python_decorator(*d) : nullptr;
+      if (name)
+        e.with_note(fmt::format(": Python's @{} is not supported in thn (its decorators are @jit, @staticmethod "
+                                "and functions of the program)", name));
+      throw;
+    }
+  }
+  for (size_t i = decs.size(); i-- > 0;) {
     CallArgs args;
     args.args.push_back(v);
-    f.loc = &(*it)->loc;
-    v = call(dec, args);
+    f.loc = &decorators[i]->loc;
+    v = call(decs[i], args);
   }
   return v;
 }

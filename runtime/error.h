@@ -44,6 +44,7 @@ class Error : public std::runtime_error {
   }
   Error& with_note(std::string note) {
     note_ = std::move(note);
+    lazy_note_ = nullptr;
     return *this;
   }
   Error& with_lazy_note(std::function<std::string()> note) {

@@ -73,6 +73,7 @@ NOT_THN = {
     ast.AsyncFunctionDef: "'async' and 'await' are not supported in thn",
     ast.NamedExpr: "assignment expressions (':=') are not supported in thn",
     ast.Match: "'match' is not supported in thn",
+    ast.TryStar: "'except*' (exception groups) is not supported in thn",
 }
 
 
@@ -223,11 +224,14 @@ def check_is_thn(tree, path, source):
             error.thn_lineno = node.lineno  # raised before the program runs: no frame has it
             raise error
         what = NOT_THN.get(type(node))
+        if isinstance(node, ast.Constant) and type(node.value) is complex:
+            what = "complex numbers are not supported in thn"
         if isinstance(node, ast.With) and any(item.optional_vars for item in node.items):
             what = ("'with ... as' is not supported in thn: the only context managers are no_grad() and "
                     "enable_grad()")
-        if what:
-            raise syntax_error(what, path, node.lineno, source)
+        if what:  # (an except* is placed at its first handler, as thn places it)
+            line = node.handlers[0].lineno if isinstance(node, ast.TryStar) else node.lineno
+            raise syntax_error(what, path, line, source)
 
 
 def compile_thn(path):
