@@ -639,7 +639,15 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
   }
   if (obj.is(Type::Module)) {
     auto& m = obj.obj<ModuleObj>();
-    if (auto it = m.globals.find(name); it != m.globals.end()) return it->second;
+    if (auto it = m.globals.find(name); it != m.globals.end()) {
+      // While tracing, guarded as a global of that module is (load_name);
+      // a built-in or library module's names cannot be rebound.
+      const Value& v = it->second;
+      const bool fixed = m.library || m.path.empty();
+      if (dispatch_->tracing() && !(fixed && !v.is(Type::List) && !v.is(Type::Dict) && !v.is(Type::Instance)))
+        dispatch_->external_load(m.name + "." + name, v);
+      return v;
+    }
     no_attribute(obj, name);
   }
   if (obj.is(Type::DType)) {

@@ -279,6 +279,8 @@ std::vector<Value> class_contents(const ClassObj& cls) {
 
 std::vector<Value> shallow_contents(const Value& v) {
   if (v.is(Type::List)) return v.items();
+  if (v.is(Type::Method)) return {v.obj<MethodObj>().self, v.obj<MethodObj>().fn};
+  if (v.is(Type::Iterator)) return {Value(int64_t(v.obj<IteratorObj>().next)), v.obj<IteratorObj>().items};
   std::vector<Value> out;
   if (v.is(Type::Dict)) dict_entries(v, out);
   if (v.is(Type::Instance)) {
@@ -290,13 +292,19 @@ std::vector<Value> shallow_contents(const Value& v) {
 }
 
 std::vector<Value> guarded_contents(const Value& v) {
-  if (!v.is_sequence() && !v.is(Type::Dict) && !v.is(Type::Instance)) return {};  // (most guards: a constant)
+  auto open = [](const Value& x) {
+    return x.is_sequence() || x.is(Type::Dict) || x.is(Type::Instance) || x.is(Type::Class) || x.is(Type::Method) ||
+           x.is(Type::Iterator);
+  };
+  if (!open(v)) return {};  // (most guards: a constant)
   std::vector<Value> out;
   std::unordered_set<const Object*> seen;
   auto walk = [&](auto&& self, const Value& x) -> void {
-    if (!x.is_sequence() && !x.is(Type::Dict) && !x.is(Type::Instance)) return;
+    if (!open(x)) return;
     if (!seen.insert(x.object().get()).second) return;  // (met before: its identity is all a cycle adds)
-    const std::vector<Value> items = x.is(Type::Tuple) ? x.items() : shallow_contents(x);
+    const std::vector<Value> items = x.is(Type::Tuple)   ? x.items()
+                                     : x.is(Type::Class) ? class_contents(x.obj<ClassObj>())
+                                                         : shallow_contents(x);
     out.push_back(Value(int64_t(items.size())));
     out.insert(out.end(), items.begin(), items.end());
     for (const Value& item : items) self(self, item);

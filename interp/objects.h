@@ -139,10 +139,11 @@ void decode_entries_into(DictObj& d, const Value& encoded);
 
 // What a guard on a mutable value read from outside a trace compares: a
 // list's items; a dict's keys and values; an object's class, attributes,
-// and its classes' attributes (a class attribute may change too). Empty for
-// other values.
+// and its classes' attributes (a class attribute may change too); a bound
+// method's object and function; an iterator's position and items. Empty
+// for other values.
 std::vector<Value> shallow_contents(const Value& v);
-// The same all the way down: each list, tuple, dict or object among the
+// The same all the way down: each list, tuple, dict, object or class among the
 // contents is followed by its own item count and contents, in turn (each
 // once: a cycle ends there). Equal results mean the same structure of the
 // same objects holding the same constants.

@@ -163,18 +163,31 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     leaves.push_back(leaf);
     return leaf.proxy;
   }
-  if ((arg.is(Type::Dict) || arg.is(Type::Instance)) &&
-      std::find(open_mappings_.begin(), open_mappings_.end(), arg.object().get()) == open_mappings_.end()) {
+  if (arg.is(Type::Dict) || arg.is(Type::Instance)) {
     // A dict or an object: the traced code sees a copy holding the leaves'
-    // values (an object's copy has the same class).
+    // values (an object's copy has the same class). One met again (passed
+    // twice, held by two attributes, or holding itself) is the same copy.
+    if (auto seen = mapping_index_.find(arg.object().get()); seen != mapping_index_.end()) {
+      leaf.kind = InputLeaf::Same;
+      leaf.same = seen->second.first;
+      leaves.push_back(leaf);
+      return seen->second.second;
+    }
     leaf.kind = InputLeaf::Mapping;
-    leaves.push_back(leaf);
     const bool object = arg.is(Type::Instance);
+    if (object) leaf.contents = guarded_contents(Value(Type::Class, arg.obj<InstanceObj>().cls));
+    leaves.push_back(leaf);
     std::vector<std::pair<Value, Value>> entries;
     (object ? arg.obj<InstanceObj>().dict : arg).obj<DictObj>().each(
         [&](const Value& k, const Value& v) { entries.emplace_back(k, v); });
-    open_mappings_.push_back(arg.object().get());
     Value copy = make_dict();
+    Value traced = copy;
+    if (object) {
+      auto inst = std::make_shared<InstanceObj>(arg.obj<InstanceObj>().cls);
+      inst->dict = copy;
+      traced = Value(Type::Instance, inst);
+    }
+    mapping_index_.emplace(arg.object().get(), std::make_pair(self, traced));
     for (size_t i = 0; i < entries.size(); ++i) {
       const Value& k = entries[i].first;
       bool word = k.is(Type::Str) && !k.as_str().empty() && k.as_str().size() < 32 &&
@@ -183,13 +196,6 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
                          : word ? fmt::format("{}_{}", name, k.as_str()) : fmt::format("{}_{}", name, i);
       entries[i].second = flatten(entries[i].second, self, int(i), item, leaves);
       copy.obj<DictObj>().set(k, entries[i].second);
-    }
-    open_mappings_.pop_back();
-    Value traced = copy;
-    if (object) {
-      auto inst = std::make_shared<InstanceObj>(arg.obj<InstanceObj>().cls);
-      inst->dict = copy;
-      traced = Value(Type::Instance, inst);
     }
     mappings_.push_back({self, traced, std::move(entries)});
     return traced;
@@ -223,6 +229,7 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
     return l.list;
   }
   leaf.kind = arg.is_number() ? InputLeaf::Number : InputLeaf::Constant;
+  leaf.contents = guarded_contents(arg);
   leaves.push_back(leaf);
   return arg;
 }
@@ -492,7 +499,14 @@ BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out, bool
   return trace_.body.back();
 }
 
+// A tensor proxy of a trace that has ended, kept by the program (appended
+// to a global list while tracing): refused, as any use of it outside is.
+static void refuse_dead_proxy(const Value& v) {
+  if (v.is(Type::Tensor) && !tensor_proxy(v).tracer) tensor_proxy(v).concrete_use();
+}
+
 Value Tracer::on_meta(const Value& v) {
+  if (v.is_proxy()) refuse_dead_proxy(v);
   if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).meta) : v.without_proxy();
   if (v.is(Type::Device) || is_device_string(v)) return Value(kCPU);  // meta tensors are the host's
   if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).meta);
@@ -566,7 +580,10 @@ bool Tracer::same_tensor(const Value& a, const Value& b) {
 }
 
 Value Tracer::traced(const Value& v) {
-  if (v.is_proxy()) return v;
+  if (v.is_proxy()) {
+    refuse_dead_proxy(v);
+    return v;
+  }
   if (v.is(Type::Tensor)) {
     // A tensor from outside the trace (a global, a closure variable): the
     // trace reads it where it is, the prologue checks the name still holds it.

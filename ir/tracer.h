@@ -46,8 +46,9 @@ struct TraceOptions {
 // checks them: a parameter, an item of a list/tuple argument, or a value of
 // a dict argument or an attribute of an object argument (Thunder's pytrees).
 struct InputLeaf {
-  // Same: a list met before (passed twice, or holding itself); the traced
-  // code sees one list, so the prologue checks it is still the same object.
+  // Same: a list, dict or object met before (passed twice, or holding
+  // itself); the traced code sees one, so the prologue checks it is still
+  // the same object.
   // Mapping: a dict or a class instance; its keys (attribute names) and its
   // class are checked, its values are leaves in insertion order.
   enum Kind : uint8_t { Tensor, Number, Sequence, Constant, Same, Mapping } kind = Constant;
@@ -57,6 +58,10 @@ struct InputLeaf {
   Value value;      // the argument itself
   std::string name;  // x, or p_0 for item 0 of p
   Value proxy;      // Tensor leaves, and Number leaves under cache="symbolic"
+  // As the call found them (the traced code may change them): a Mapping
+  // leaf of an object, its classes' attributes all the way down; a Constant
+  // (a bound method, an iterator), guarded_contents().
+  std::vector<Value> contents;
 };
 
 // A predicate the trace assumed: `expr` (a number proxy built from inputs)
@@ -263,7 +268,8 @@ class Tracer : public OpDispatch {
     std::vector<std::pair<Value, Value>> entries;
   };
   std::vector<MappingArgument> mappings_;
-  std::vector<const Object*> open_mappings_;  // the dicts and objects flatten is inside
+  // an argument dict or object -> its Mapping leaf and the copy the traced code sees
+  std::unordered_map<const Object*, std::pair<int, Value>> mapping_index_;
   std::unordered_map<const Object*, size_t> list_index_;  // an argument list -> its lists_ entry
   std::unordered_map<const Object*, int> input_leaf_;      // an input tensor proxy -> its leaf
   std::vector<const Object*> leaf_objects_;                // by leaf: the argument's object

@@ -34,6 +34,15 @@ bool same_constant(const Value& a, const Value& b) {
   }
 }
 
+// Whether v's contents, all the way down, are `expected` (guarded_contents()).
+bool same_contents(const Value& v, const std::vector<Value>& expected) {
+  const std::vector<Value> now = guarded_contents(v);
+  if (now.size() != expected.size()) return false;
+  for (size_t i = 0; i < now.size(); ++i)
+    if (!same_constant(now[i], expected[i])) return false;
+  return true;
+}
+
 // Whether same_constant compares v by the identity of its object.
 bool by_identity(const Value& v) {
   switch (v.type()) {
@@ -239,11 +248,11 @@ void Prologue::compile_leaves(const TraceResult& r) {
       case InputLeaf::Same: {
         const InputLeaf& first = r.leaves[size_t(l.same)];
         code_.push_back({Op::Same, 1, 0, reg, reg_of[size_t(l.same)]});
-        line(fmt::format("check_is({}, {})  # the same list", name, first.name));
+        line(fmt::format("check_is({}, {})  # the same {}", name, first.name, type_label(first.value)));
         break;
       }
       case InputLeaf::Sequence:
-        if (l.value.is(Type::List)) lists_.push_back(reg);
+        if (l.value.is(Type::List)) distinct_.push_back(reg);
         kinds_.push_back(l.value.like({}));
         code_.push_back({Op::Sequence, uint8_t(l.value.type()), int32_t(kinds_.size() - 1), reg,
                          int32_t(l.value.items().size())});
@@ -254,7 +263,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
         const bool object = l.value.is(Type::Instance);
         if (object) {
           kind.cls = l.value.obj<InstanceObj>().cls;
-          kind.class_contents = class_contents(*l.value.obj<InstanceObj>().cls);
+          kind.class_contents = l.contents;
         }
         std::vector<std::string> keys;
         (object ? l.value.obj<InstanceObj>().dict : l.value).obj<DictObj>().each([&](const Value& k, const Value&) {
@@ -262,6 +271,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
           keys.push_back(to_repr(k));
         });
         mappings_.push_back(std::move(kind));
+        distinct_.push_back(reg);
         code_.push_back({Op::Mapping, 0, int32_t(mappings_.size() - 1), reg, 0});
         if (object)
           line(fmt::format("check_object({}, {}, attributes=[{}])", name, type_name(l.value), fmt::join(keys, ", ")));
@@ -307,6 +317,7 @@ void Prologue::compile_leaves(const TraceResult& r) {
         [[fallthrough]];
       case InputLeaf::Constant:
         constants_.push_back(l.value);
+        constant_contents_.push_back(l.contents);
         code_.push_back({Op::Constant, 0, 0, reg, int32_t(constants_.size() - 1)});
         if (l.value.is_number() || l.value.is(Type::Str) || l.value.is_none())
           line(fmt::format("check_{}({}, {})", l.value.is_none() ? "none" : type_name(l.value), name, to_repr(l.value)));
@@ -315,14 +326,16 @@ void Prologue::compile_leaves(const TraceResult& r) {
         break;
     }
   }
-  // Lists traced as different objects must stay different: the code may
-  // change one and read the other.
-  if (lists_.size() > 1) {
+  // Lists, dicts and objects traced as different objects must stay
+  // different: the code may change one and read the other.
+  if (distinct_.size() > 1) {
     code_.push_back({Op::Distinct, 0, 0, 0, 0});
     std::vector<std::string> names;
     for (size_t k = 0; k < r.leaves.size(); ++k)
-      if (r.leaves[k].kind == InputLeaf::Sequence && r.leaves[k].value.is(Type::List)) names.push_back(r.leaves[k].name);
-    line(fmt::format("check_distinct({})  # different lists", fmt::join(names, ", ")));
+      if ((r.leaves[k].kind == InputLeaf::Sequence && r.leaves[k].value.is(Type::List)) ||
+          r.leaves[k].kind == InputLeaf::Mapping)
+        names.push_back(r.leaves[k].name);
+    line(fmt::format("check_distinct({})  # different objects", fmt::join(names, ", ")));
   }
 }
 
@@ -398,14 +411,14 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           const DictObj& d = (kind.cls ? v.obj<InstanceObj>().dict : v).obj<DictObj>();
           if (d.count != kind.keys.size()) return false;
           if (kind.cls) {
-            const std::vector<Value> now = class_contents(*v.obj<InstanceObj>().cls);
-            if (now.size() != kind.class_contents.size()) return false;
-            for (size_t c = 0; c < now.size(); ++c)
-              if (!same_constant(now[c], kind.class_contents[c])) return false;
+            if (!same_contents(Value(Type::Class, v.obj<InstanceObj>().cls), kind.class_contents)) return false;
           }
           size_t k = 0;
           bool same = true;
-          d.each([&](const Value& key, const Value&) { same = same && key_equals(key, kind.keys[k++]); });
+          d.each([&](const Value& key, const Value&) {  // (1, 1.0 and True are one key, of three types)
+            same = same && key.type() == kind.keys[k].type() && key_equals(key, kind.keys[k]);
+            ++k;
+          });
           if (!same) return false;
           break;
         }
@@ -436,6 +449,8 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
         }
         case Op::Constant:
           if (!same_constant(*refs[size_t(i.a)], constants_[size_t(i.b)])) return false;
+          if (!constant_contents_[size_t(i.b)].empty() && !same_contents(*refs[size_t(i.a)], constant_contents_[size_t(i.b)]))
+            return false;
           break;
         case Op::Size: num[size_t(i.dst)] = Value(refs[size_t(i.a)]->as_tensor().sizes()[size_t(i.b)]); break;
         case Op::Load: num[size_t(i.dst)] = *refs[size_t(i.a)]; break;
@@ -459,7 +474,7 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           break;
         case Op::Distinct: {
           std::vector<const Object*> objects;
-          for (int reg : lists_) objects.push_back(refs[size_t(reg)]->object().get());
+          for (int reg : distinct_) objects.push_back(refs[size_t(reg)]->object().get());
           std::sort(objects.begin(), objects.end());
           if (std::adjacent_find(objects.begin(), objects.end()) != objects.end()) return false;
           break;

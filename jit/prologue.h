@@ -59,13 +59,14 @@ class Prologue {
   struct MappingKind {
     std::shared_ptr<const Object> cls;  // null for a dict
     std::vector<Value> keys;
-    std::vector<Value> class_contents;  // an object's classes' attributes: a class attribute may change
+    std::vector<Value> class_contents;  // an object's classes' attributes, all the way down: they may change
   };
   std::vector<MappingKind> mappings_;
   int refs_ = 0;
   std::vector<Value> numbers_;  // register file template: constants filled in
   std::vector<TensorMeta> metas_;
   std::vector<Value> constants_;
+  std::vector<std::vector<Value>> constant_contents_;  // a constant's guarded_contents(), when it has any
   std::vector<Value> objects_;  // SameAs: tensors from outside
   std::vector<int> leaf_reg_;   // by input leaf: its ref register
   struct External {
@@ -77,7 +78,7 @@ class Prologue {
     std::optional<std::weak_ptr<Object>> object;  // what it held, when compared by identity
   };
   std::vector<External> externals_;
-  std::vector<int> lists_;     // Distinct: the argument lists' ref registers
+  std::vector<int> distinct_;  // Distinct: the argument lists, dicts and objects (their ref registers)
   std::vector<int> overlap_;  // the tensor inputs' (then captured tensors') overlap_pattern() when traced
   OverlapGroups groups_;      // and their overlap_groups() when the trace has storage groups
   std::vector<Tensor> captured_;
