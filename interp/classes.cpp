@@ -246,6 +246,12 @@ Interpreter::Flow Interpreter::exec_try(const Try& t, Frame& f, Value& ret) {
 Interpreter::Flow Interpreter::exec_handlers(const Try& t, Frame& f, Value& ret) {
   Flow flow;
   try {
+    struct InTry {  // (jit's tracer asks: a trace cannot raise into this try's handlers)
+      const Try*& at;
+      const Try* saved;
+      ~InTry() { at = saved; }
+    } in_try{try_in_trace_, try_in_trace_};
+    if (dispatch_->tracing()) try_in_trace_ = &t;
     flow = exec(t.body, f, ret);
   } catch (Error& e) {
     if (t.handlers.empty()) throw;

@@ -124,6 +124,9 @@ class Interpreter {
   const InterpOptions& options() const { return opts_; }
   // The innermost running frame (its `loc` is the statement executing now).
   const Frame* current_frame() const { return current_; }
+  // The try statement (with handlers or finally) innermost among those
+  // entered while tracing, still running its body; null when none is.
+  const ast::Try* try_in_trace() const { return try_in_trace_; }
   // The frames created while tracing, innermost first, as traceback lines:
   // the calls inside a jitted function that lead to the op it records.
   std::vector<TraceEntry> traced_calls() const;
@@ -190,6 +193,7 @@ class Interpreter {
   // The exceptions being handled by `except` clauses, innermost last (a bare
   // `raise` re-raises the last).
   std::vector<std::exception_ptr> handling_;
+  const ast::Try* try_in_trace_ = nullptr;
   Interpreter* outer_ = nullptr;  // the interpreter running() named before this one
 };
 

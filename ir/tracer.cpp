@@ -295,6 +295,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     } restore{in_, in_.set_dispatch(&in_.autograd()), in_.autograd().set_inner(this), rng};
     try {
       out = in_.call(fn, args);
+    } catch (const TraceInTry&) {
+      throw;  // (nothing of the trace runs: jit runs the function in the interpreter)
     } catch (...) {
       failed = std::current_exception();
     }
@@ -488,6 +490,8 @@ std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
 }
 
 BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out, bool whole) {
+  if (const ast::Try* t = in_.try_in_trace())
+    throw TraceInTry{fmt::format("{}:{}", t->loc.source ? t->loc.source->path : "?", t->loc.line)};
   BoundSymbol b;
   b.sym = sym;
   b.args = std::move(args);

@@ -91,6 +91,14 @@ struct IdentityGuard {
   bool same = false;
 };
 
+// What the tracer throws when the traced code records a step inside a try
+// statement (one with handlers or finally): an error that only the trace's
+// run can raise (an index out of range) would skip them, so jit runs the
+// function in the interpreter instead. `at` names the try.
+struct TraceInTry {
+  std::string at;
+};
+
 struct TraceResult {
   Trace trace;
   std::vector<InputLeaf> leaves;

@@ -44,6 +44,9 @@ struct JitObj : BuiltinObj {
     Dims sizes;
   };
   bool auto_numbers = false;
+  // Why the function runs in the interpreter (a trace recorded steps inside
+  // a try statement: TraceInTry); empty while it is compiled.
+  std::string interpreted;
   // The last traced call's arguments, per structure (the leaves' names and
   // kinds): a call compares with the last call of its own structure.
   std::unordered_map<std::string, std::vector<Leaf>> last_leaves;
@@ -99,6 +102,24 @@ struct JitObj : BuiltinObj {
     // Inside another trace f is traced inline; with the switch on, it is interpreted.
     if (!self.is_none()) args.args.insert(args.args.begin(), self);
     if (in.dispatch().tracing() || *interpret) return in.call(callee, args);
+    if (!interpreted.empty()) {
+      ++calls;
+      return in.call(callee, args);
+    }
+    CallArgs given = args;
+    try {
+      return compiled_call(in, args);
+    } catch (const TraceInTry& t) {
+      // (tracing ran on meta tensors and stopped at the try: what the call
+      // did runs now, in the interpreter, and so does every later call)
+      interpreted = fmt::format("a try statement at {} holds tensor operations: an error only their run could "
+                                "raise would skip its except and finally blocks when compiled",
+                                t.at);
+      return in.call(callee, given);
+    }
+  }
+
+  Value compiled_call(Interpreter& in, CallArgs& args) {
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
@@ -239,6 +260,7 @@ struct JitObj : BuiltinObj {
     std::string line = fmt::format("stats: {} calls={} hits={} misses={} kernels={} bytes={} min_bytes={}", name, calls,
                                    hits, misses, last_run.kernels, last_run.bytes, last_min_bytes);
     const std::string kernels = fmt::format(" compiled={} loaded={}", compiled, loaded);
+    if (!interpreted.empty()) return line + kernels + " (runs in the interpreter: " + interpreted + ")";
     if (!last) return line + kernels;
     BufferStats b = buffer_stats(last->computation);
     return line + fmt::format(" writeback_copies={} temporaries={} new_buffers={} allocations={} allocated_bytes={}",
@@ -283,6 +305,7 @@ JitObj& jit_arg(const char* fn, CallArgs& a) {
 }
 
 const CacheEntry& last_entry(const char* fn, JitObj& j) {
+  if (!j.interpreted.empty()) fail(ErrorKind::RuntimeError, "{}(): the jit function runs in the interpreter: {}", fn, j.interpreted);
   if (!j.last) fail(ErrorKind::RuntimeError, "{}(): the jit function has not been called yet", fn);
   return *j.last;
 }
