@@ -874,7 +874,11 @@ Value autograd_attribute(const Value& t, const std::string& name) {
 bool set_autograd_attribute(Interpreter& in, const Value& t, const std::string& name, const Value& v) {
   // (A trace cannot change whether a tensor requires grad: that decided how
   // it was traced. Its .grad it can: jit writes an argument's back.)
-  if ((name == "requires_grad" || (name == "grad" && !requires_grad(t))) && t.is_proxy()) refuse_in_trace(name);
+  if ((name == "requires_grad" || (name == "grad" && !requires_grad(t))) && t.is_proxy()) {
+    const AutogradMeta* m = autograd_of(t);
+    if (name == "grad" && v.is_none() && (!m || m->grad.is_none())) return true;  // (None stays None)
+    refuse_in_trace(name);
+  }
   if (name == "requires_grad") {
     if (!v.is(Type::Bool)) fail(ErrorKind::TypeError, "requires_grad must be a bool, not {}", type_name(v));
     const bool on = v.as_bool();

@@ -134,8 +134,12 @@ Value Value::size(std::vector<Value> items) {
   return Value(Type::Tuple, std::move(obj));
 }
 Value Value::like(std::vector<Value> items) const {
-  if (type_ == Type::List) return list(std::move(items));
   const auto& o = static_cast<const ListObj&>(*obj_);
+  if (type_ == Type::List) {  // (a dict's view stays one)
+    Value v = list(std::move(items));
+    v.obj<ListObj>().view = o.view;
+    return v;
+  }
   auto obj = std::make_shared<ListObj>(std::move(items));
   obj->is_size = o.is_size;
   obj->return_type = o.return_type;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_set>
 
+#include "interp/objects.h"
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/views.h"
@@ -328,7 +329,9 @@ Value TraceExecutor::run_step(Interpreter& in, const Step& s, std::vector<Value>
       return Value();
     case PrimId::print: {
       size_t n = args.size() - 2;
-      eager_.print(in, std::span<const Value>(args).first(n), args[n].as_str(), args[n + 1].as_str());
+      std::vector<Value> printed;  // (the dicts and objects the tracer encoded)
+      for (size_t i = 0; i < n; ++i) printed.push_back(decode_mappings(args[i]));
+      eager_.print(in, printed, args[n].as_str(), args[n + 1].as_str());
       return Value();
     }
     default: break;

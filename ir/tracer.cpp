@@ -634,11 +634,30 @@ Value Tracer::wrap_result(const IValue& r, Device device) {
   return from_ivalue(r);
 }
 
+namespace {
+
+// A printed value whose dicts and objects hold tensors, with those encoded
+// (encode_shallow: tuples, whose tensors the run substitutes) for the run
+// to decode and print.
+Value printable(const Value& v, std::vector<const Object*>& open) {
+  const bool mapping = v.is(Type::Dict) || v.is(Type::Instance);
+  if ((!mapping && !v.is_sequence()) || v.is_proxy()) return v;
+  if (std::find(open.begin(), open.end(), v.object().get()) != open.end()) return v;
+  open.push_back(v.object().get());
+  Value out = mapping ? encode_shallow(v) : v;
+  out = map_items(out, [&](const Value& x) { return printable(x, open); });
+  open.pop_back();
+  return out;
+}
+
+}  // namespace
+
 void Tracer::print(Interpreter&, std::span<const Value> args, const std::string& sep, const std::string& end) {
   // The trace's print step prints on every run (and, when tracing fails
   // later, on the run of the steps before the failure).
   std::vector<Value> a;
-  for (const Value& v : args) a.push_back(traced(v));
+  std::vector<const Object*> open;
+  for (const Value& v : args) a.push_back(traced(printable(v, open)));
   a.push_back(Value::str(sep));
   a.push_back(Value::str(end));
   record(Symbol::of(PrimId::print), std::move(a), Value());
