@@ -1,10 +1,13 @@
 #include "frontend/tokens.h"
 
+#include <algorithm>
+
 #include <CommonToken.h>
 #include <ANTLRInputStream.h>
 
 #include "ThnLexer.h"
 #include "ThnParser.h"
+#include "frontend/unicode.h"
 
 namespace thn {
 
@@ -42,30 +45,14 @@ class LexErrors : public antlr4::BaseErrorListener {
 // surrogates, nothing past U+10FFFF); report the first bad byte as CPython
 // does.
 void check_utf8(const Source& src) {
-  const auto* p = reinterpret_cast<const unsigned char*>(src.text.data());
-  size_t n = src.text.size(), i = 0;
-  int line = 1;
-  size_t line_start = 0;
-  while (i < n) {
-    unsigned char c = p[i];
-    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
-    // The second byte's range narrows after E0, ED, F0 and F4.
-    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    const char* why = len == 0 ? "start byte" : nullptr;
-    for (size_t k = 1; !why && k < len; ++k) {
-      if (i + k >= n) why = "end of data";
-      else if (p[i + k] < (k == 1 ? lo : 0x80) || p[i + k] > (k == 1 ? hi : 0xBF)) why = "continuation byte";
-    }
-    if (why)
-      fail_at(Loc{&src, line, int(i - line_start)}, ErrorKind::SyntaxError,
-              "(unicode error) 'utf-8' codec can't decode byte 0x{:02x} in position {}: {} {}", c, i,
-              why[0] == 'e' ? "unexpected" : "invalid", why);
-    if (c == '\n') {
-      ++line;
-      line_start = i + 1;
-    }
-    i += len;
-  }
+  const char* why = nullptr;
+  const size_t i = invalid_utf8(src.text, &why);
+  if (i == std::string_view::npos) return;
+  const size_t newline = i == 0 ? std::string::npos : src.text.rfind('\n', i - 1);
+  const int line = 1 + int(std::count(src.text.begin(), src.text.begin() + std::ptrdiff_t(i), '\n'));
+  fail_at(Loc{&src, line, int(newline == std::string::npos ? i : i - newline - 1)}, ErrorKind::SyntaxError,
+          "(unicode error) 'utf-8' codec can't decode byte 0x{:02x} in position {}: {}",
+          static_cast<unsigned char>(src.text[i]), i, why);
 }
 
 char closing_of(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }

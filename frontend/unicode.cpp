@@ -92,6 +92,28 @@ std::string convert(std::string_view s, bool upper) {
 
 }  // namespace
 
+size_t invalid_utf8(std::string_view s, const char** why) {
+  const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+  size_t n = s.size(), i = 0;
+  while (i < n) {
+    unsigned char c = p[i];
+    size_t len = c < 0x80 ? 1 : c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    // The second byte's range narrows after E0, ED, F0 and F4.
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80, hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    const char* bad = len == 0 ? "invalid start byte" : nullptr;
+    for (size_t k = 1; !bad && k < len; ++k) {
+      if (i + k >= n) bad = "unexpected end of data";
+      else if (p[i + k] < (k == 1 ? lo : 0x80) || p[i + k] > (k == 1 ? hi : 0xBF)) bad = "invalid continuation byte";
+    }
+    if (bad) {
+      *why = bad;
+      return i;
+    }
+    i += len;
+  }
+  return std::string_view::npos;
+}
+
 std::vector<size_t> char_offsets(std::string_view s) {
   std::vector<size_t> at;
   for (size_t i = 0; i < s.size(); ++i)

@@ -9,6 +9,11 @@
 
 namespace thn {
 
+// The offset of s's first byte that is not valid UTF-8 (RFC 3629: no
+// overlong forms, no surrogates, nothing past U+10FFFF), or npos; `why`
+// then says what it is: "invalid start byte", "invalid continuation byte"
+// or "unexpected end of data" (CPython's words).
+size_t invalid_utf8(std::string_view s, const char** why);
 // The byte offset of each character of s, then s.size().
 std::vector<size_t> char_offsets(std::string_view s);
 // The number of characters (code points) of s.

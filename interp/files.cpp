@@ -3,8 +3,10 @@
 // save_file / load_file, each as its specification lays the bytes out. A
 // malformed file (a wrong magic string, a truncated header or buffer, a
 // header length past the file, overlapping or out-of-range offsets, a
-// dtype thn does not have) is a ValueError naming the file and the fault;
-// nothing is allocated before the file's size is known to hold it.
+// dtype thn does not have) is a ValueError naming the file and the fault.
+// A load reads the header, checks it against the file's size, then reads
+// each tensor's bytes into the tensor; a save writes the header, then each
+// tensor (a host copy of one at a time when it is not contiguous).
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -12,7 +14,9 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <unordered_set>
 
+#include "frontend/unicode.h"
 #include "interp/interpreter.h"
 #include "interp/objects.h"
 #include "runtime/cuda.h"
@@ -27,57 +31,86 @@ namespace {
   fail(ErrorKind::ValueError, "{}: '{}' {}", fn, path, why);
 }
 
-std::string read_file(const std::string& fn, const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) fail(ErrorKind::FileNotFoundError, "[Errno 2] No such file or directory: '{}'", path);
-  if (S_ISDIR(st.st_mode)) fail(ErrorKind::OSError, "[Errno 21] Is a directory: '{}'", path);
-  if (!S_ISREG(st.st_mode)) bad_file(fn, path, "is not a regular file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(ErrorKind::OSError, "[Errno 13] Permission denied: '{}'", path);
-  std::string bytes(size_t(st.st_size), '\0');
-  in.read(bytes.data(), std::streamsize(bytes.size()));
-  if (size_t(in.gcount()) != bytes.size()) bad_file(fn, path, "could not be read to its end");
-  return bytes;
-}
-
-void write_file(const std::string& path, const std::string& bytes) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) fail(ErrorKind::OSError, "cannot write '{}': {}", path, std::strerror(errno));
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::remove(tmp.c_str());
-      fail(ErrorKind::OSError, "cannot write '{}': {}", path, std::strerror(errno));
-    }
+// A file being read: its size known first, then only the bytes asked for
+// (a header, a tensor's data, read straight into the tensor).
+class FileIn {
+ public:
+  FileIn(const char* fn, const std::string& path) : fn_(fn), path_(path) {
+    struct stat st;
+    if (::stat(path.c_str(), &st) != 0) fail(ErrorKind::FileNotFoundError, "[Errno 2] No such file or directory: '{}'", path);
+    if (S_ISDIR(st.st_mode)) fail(ErrorKind::OSError, "[Errno 21] Is a directory: '{}'", path);
+    if (!S_ISREG(st.st_mode)) bad_file(fn, path, "is not a regular file");
+    in_.open(path, std::ios::binary);
+    if (!in_) fail(ErrorKind::OSError, "[Errno 13] Permission denied: '{}'", path);
+    size_ = uint64_t(st.st_size);
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::remove(tmp.c_str());
-    fail(ErrorKind::OSError, "cannot write '{}': {}", path, std::strerror(errno));
+  uint64_t size() const { return size_; }
+  // n bytes at `offset`; the caller has checked the file holds them.
+  void read(uint64_t offset, uint64_t n, void* out) {
+    in_.seekg(std::streamoff(offset));
+    in_.read(static_cast<char*>(out), std::streamsize(n));
+    if (!in_ || uint64_t(in_.gcount()) != n) bad_file(fn_, path_, "could not be read to its end");
   }
-}
+  std::string bytes(uint64_t offset, uint64_t n) {
+    std::string out(size_t(n), '\0');
+    read(offset, n, out.data());
+    return out;
+  }
 
-const std::string& str_arg(const char* fn, const char* what, const Value& v) {
+ private:
+  const char* fn_;
+  const std::string& path_;
+  std::ifstream in_;
+  uint64_t size_ = 0;
+};
+
+// A file being written in place (through a link, as NumPy writes), piece
+// by piece.
+class FileOut {
+ public:
+  explicit FileOut(const std::string& path) : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
+    if (!out_) failed();
+  }
+  void write(const void* data, size_t n) {
+    out_.write(static_cast<const char*>(data), std::streamsize(n));
+    if (!out_) failed();
+  }
+  void write(const std::string& s) { write(s.data(), s.size()); }
+  // A tensor's elements, contiguous and little-endian, from the host.
+  void write(const Tensor& t) {
+    Tensor host = contiguous(t.device().type == DeviceType::CPU ? t : cuda::to_device(t, kCPU));
+    write(host.raw_data(), size_t(host.numel() * itemsize(host.dtype())));
+  }
+  void close() {
+    out_.close();
+    if (!out_) failed();
+  }
+
+ private:
+  const std::string& path_;
+  std::ofstream out_;
+  [[noreturn]] void failed() { fail(ErrorKind::OSError, "cannot write '{}': {}", path_, std::strerror(errno)); }
+};
+
+// A path argument (a str without NUL bytes, as Python's open() takes).
+const std::string& path_arg(const char* fn, const char* what, const Value& v) {
   if (!v.is(Type::Str)) fail(ErrorKind::TypeError, "{}(): {} must be a str, not {}", fn, what, type_name(v));
+  if (v.as_str().find('\0') != std::string::npos) fail(ErrorKind::ValueError, "embedded null byte");  // (as open() says it)
   return v.as_str();
 }
 
-// A tensor's elements as contiguous little-endian bytes on the host.
-std::string tensor_bytes(const Tensor& t) {
-  Tensor host = contiguous(t.device().type == DeviceType::CPU ? t : cuda::to_device(t, kCPU));
-  return std::string(static_cast<const char*>(host.raw_data()), size_t(host.numel() * itemsize(host.dtype())));
-}
-
-// A tensor of `sizes` whose elements are `n` bytes at `data` (byte-swapped
-// from big-endian when `swap`).
-Tensor tensor_from(const Dims& sizes, DType dtype, const char* data, bool swap) {
+// A tensor of `sizes` whose elements are the file's bytes at `offset`
+// (byte-swapped from big-endian when `swap`); a bool byte that is not 0
+// reads as True (1), as NumPy takes it.
+Tensor read_tensor(FileIn& f, uint64_t offset, const Dims& sizes, DType dtype, bool swap) {
   Tensor t = empty(sizes, dtype);
   size_t n = size_t(t.numel() * itemsize(dtype)), w = size_t(itemsize(dtype));
   auto* out = static_cast<char*>(t.raw_data());
-  if (n) std::memcpy(out, data, n);
+  if (n) f.read(offset, n, out);
   if (swap && w > 1)
     for (size_t i = 0; i < n; i += w) std::reverse(out + i, out + i + w);
+  if (dtype == DType::Bool)
+    for (size_t i = 0; i < n; ++i) out[i] = out[i] != 0;
   return t;
 }
 
@@ -109,19 +142,23 @@ struct NpyHeader {
 };
 
 NpyHeader parse_npy_header(const std::string& fn, const std::string& path, std::string_view h) {
+  // A Python dict literal, as NumPy writes it and reads it back (ast.literal_eval).
   size_t i = 0;
-  auto bad = [&](const char* what) -> void { bad_file(fn, path, std::string("has a malformed header: ") + what); };
+  auto bad = [&](const std::string& what) { bad_file(fn, path, "has a malformed header: " + what); };
   auto ws = [&] {
-    while (i < h.size() && (h[i] == ' ' || h[i] == '\n')) ++i;
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == '\n' || h[i] == '\r')) ++i;
+  };
+  auto at = [&](char c) {
+    ws();
+    return i < h.size() && h[i] == c;
   };
   auto expect = [&](char c) {
-    ws();
-    if (i >= h.size() || h[i] != c) bad(fmt::format("expected '{}'", c).c_str());
+    if (!at(c)) bad(fmt::format("expected '{}'", c));
     ++i;
   };
-  auto string = [&] {
+  auto string = [&](const char* what) {
     ws();
-    if (i >= h.size() || (h[i] != '\'' && h[i] != '"')) bad("expected a string");
+    if (i >= h.size() || (h[i] != '\'' && h[i] != '"')) bad(fmt::format("{} is not a string", what));
     char q = h[i++];
     size_t end = h.find(q, i);
     if (end == std::string_view::npos) bad("unterminated string");
@@ -132,25 +169,25 @@ NpyHeader parse_npy_header(const std::string& fn, const std::string& path, std::
   NpyHeader out;
   bool seen[3] = {false, false, false};
   expect('{');
-  while (true) {
-    ws();
-    if (i < h.size() && h[i] == '}') break;
-    std::string key = string();
+  while (!at('}')) {
+    std::string key = string("a key");
     expect(':');
     ws();
     if (key == "descr") {
-      out.descr = string();
+      if (i < h.size() && h[i] == '[') bad_file(fn, path, "holds a structured (record) dtype, which is not one of thn's dtypes");
+      out.descr = string("descr");
       seen[0] = true;
     } else if (key == "fortran_order") {
       if (h.substr(i, 4) == "True") out.fortran = true, i += 4;
       else if (h.substr(i, 5) == "False") i += 5;
       else bad("fortran_order is not True or False");
+      if (i < h.size() && (std::isalnum(static_cast<unsigned char>(h[i])) || h[i] == '_'))
+        bad("fortran_order is not True or False");
       seen[1] = true;
     } else if (key == "shape") {
       expect('(');
-      while (true) {
-        ws();
-        if (i < h.size() && h[i] == ')') break;
+      bool trailing_comma = false;
+      while (!at(')')) {
         size_t start = i;
         int64_t v = 0;
         while (i < h.size() && std::isdigit(static_cast<unsigned char>(h[i]))) {
@@ -159,63 +196,62 @@ NpyHeader parse_npy_header(const std::string& fn, const std::string& path, std::
         }
         if (i == start) bad("a size is not a non-negative integer");
         out.shape.push_back(v);
-        ws();
-        if (i < h.size() && h[i] == ',') ++i;
         if (out.shape.size() > 64) bad("more than 64 dimensions");
+        trailing_comma = at(',');
+        if (trailing_comma) ++i;
+        else if (!at(')')) bad("expected ',' or ')' in the shape");
       }
       ++i;
+      if (out.shape.size() == 1 && !trailing_comma) bad("the shape is not a tuple");
       seen[2] = true;
     } else {
-      bad(fmt::format("unknown key {}", repr_string(key)).c_str());
+      bad(fmt::format("unknown key {}", repr_string(key)));
     }
-    ws();
-    if (i < h.size() && h[i] == ',') ++i;
+    if (at(',')) ++i;
+    else if (!at('}')) bad("expected ',' or '}'");
   }
+  ++i;
+  ws();
+  if (i != h.size()) bad("text after the dict");
   if (!seen[0] || !seen[1] || !seen[2]) bad("it needs the keys 'descr', 'fortran_order' and 'shape'");
   return out;
 }
 
 Value load_npy(Interpreter&, CallArgs& a) {
   method_arity("load_npy", a, 1, 1);
-  const std::string& path = str_arg("load_npy", "path", a.args[0]);
-  std::string bytes = read_file("load_npy", path);
+  const std::string& path = path_arg("load_npy", "path", a.args[0]);
+  FileIn f("load_npy", path);
   static const char magic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || bytes.compare(0, 6, magic, 6) != 0)
+  const std::string head = f.bytes(0, std::min<uint64_t>(f.size(), 12));
+  if (head.compare(0, std::min<size_t>(head.size(), 6), magic, std::min<size_t>(head.size(), 6)) != 0 || head.empty())
     bad_file("load_npy", path, "is not a .npy file (it does not start with the magic string \\x93NUMPY)");
-  int major = static_cast<unsigned char>(bytes[6]);
-  size_t header_len, start;
-  if (major == 1) {
-    header_len = size_t(static_cast<unsigned char>(bytes[8])) | size_t(static_cast<unsigned char>(bytes[9])) << 8;
-    start = 10;
-  } else if (major == 2 || major == 3) {
-    if (bytes.size() < 12) bad_file("load_npy", path, "is truncated in its header");
-    header_len = 0;
-    for (int k = 3; k >= 0; --k) header_len = header_len << 8 | static_cast<unsigned char>(bytes[size_t(8 + k)]);
-    start = 12;
-  } else {
-    bad_file("load_npy", path, fmt::format("has format version {}.{}, which thn does not read (1.0, 2.0, 3.0)", major,
-                                           int(static_cast<unsigned char>(bytes[7]))));
-  }
-  if (header_len > bytes.size() - start)
-    bad_file("load_npy", path, fmt::format("is truncated: its header is {} bytes, the file has {} after the magic", header_len, bytes.size() - start));
-  NpyHeader h = parse_npy_header("load_npy", path, std::string_view(bytes).substr(start, header_len));
+  if (head.size() < 10) bad_file("load_npy", path, "is truncated in its header");
+  int major = static_cast<unsigned char>(head[6]), minor = static_cast<unsigned char>(head[7]);
+  if ((major != 1 && major != 2 && major != 3) || minor != 0)
+    bad_file("load_npy", path, fmt::format("has format version {}.{}, which thn does not read (1.0, 2.0, 3.0)", major, minor));
+  uint64_t header_len = 0, start = major == 1 ? 10 : 12;
+  if (head.size() < start) bad_file("load_npy", path, "is truncated in its header");
+  for (uint64_t k = start; k-- > 8;) header_len = header_len << 8 | static_cast<unsigned char>(head[size_t(k)]);
+  if (header_len > f.size() - start)
+    bad_file("load_npy", path, fmt::format("is truncated: its header is {} bytes, the file has {} after the magic", header_len, f.size() - start));
+  NpyHeader h = parse_npy_header("load_npy", path, f.bytes(start, header_len));
   const NpyType* type = nullptr;
   bool swap = false;
   for (const NpyType& t : kNpyTypes) {
-    std::string_view d = t.descr;
-    if (h.descr == d || (d[0] == '<' && h.descr == "=" + std::string(d.substr(1))) ||
-        (d[0] == '|' && h.descr == "<" + std::string(d.substr(1)))) type = &t;
-    if (d[0] == '<' && h.descr == ">" + std::string(d.substr(1))) type = &t, swap = true;
+    std::string_view d = t.descr;  // '<f4' also as '=f4' and '>f4' (swapped); '|b1' also as '<b1', '>b1', '=b1'
+    for (char order : {'<', '=', '>', '|'})
+      if (h.descr == order + std::string(d.substr(1)) && (d[0] == '|' || order != '|'))
+        type = &t, swap = order == '>' && d[0] == '<';
   }
   if (!type) bad_file("load_npy", path, fmt::format("holds dtype {}, which is not one of thn's dtypes", repr_string(h.descr)));
   int64_t numel = checked_numel("load_npy", path, h.shape, itemsize(type->dtype));
-  size_t data = start + header_len, need = size_t(numel * itemsize(type->dtype));
-  if (bytes.size() - data < need)
-    bad_file("load_npy", path, fmt::format("is truncated: its shape needs {} bytes of data, the file has {}", need, bytes.size() - data));
-  if (!h.fortran) return Value::tensor(tensor_from(h.shape, type->dtype, bytes.data() + data, swap));
+  uint64_t data = start + header_len, need = uint64_t(numel * itemsize(type->dtype));
+  if (f.size() - data < need)
+    bad_file("load_npy", path, fmt::format("is truncated: its shape needs {} bytes of data, the file has {}", need, f.size() - data));
+  if (!h.fortran) return Value::tensor(read_tensor(f, data, h.shape, type->dtype, swap));
   // Column-major: the reversed shape in row-major order, transposed back.
   Dims reversed(h.shape.rbegin(), h.shape.rend());
-  Tensor t = tensor_from(reversed, type->dtype, bytes.data() + data, swap);
+  Tensor t = read_tensor(f, data, reversed, type->dtype, swap);
   Dims perm;
   for (int64_t d = int64_t(reversed.size()) - 1; d >= 0; --d) perm.push_back(d);
   return Value::tensor(contiguous(permute(t, perm)));
@@ -225,7 +261,7 @@ Value save_npy(Interpreter&, CallArgs& a) {
   method_arity("save_npy", a, 2, 2);
   if (!a.args[0].is(Type::Tensor)) fail(ErrorKind::TypeError, "save_npy(): argument 1 must be a Tensor, not {}", type_name(a.args[0]));
   const Tensor& t = a.args[0].as_tensor();
-  const std::string& path = str_arg("save_npy", "path", a.args[1]);
+  const std::string& path = path_arg("save_npy", "path", a.args[1]);
   const NpyType* type = nullptr;
   for (const NpyType& n : kNpyTypes)
     if (n.dtype == t.dtype()) type = &n;
@@ -239,13 +275,14 @@ Value save_npy(Interpreter&, CallArgs& a) {
   bool v2 = dict.size() + 11 > 65535;
   size_t prefix = v2 ? 12 : 10, total = (prefix + dict.size() + 1 + 63) / 64 * 64;
   dict += std::string(total - prefix - dict.size() - 1, ' ') + "\n";
-  std::string out("\x93NUMPY", 6);
-  out += char(v2 ? 2 : 1);
-  out += char(0);
-  for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) out += char((dict.size() >> (8 * k)) & 0xff);
-  out += dict;
-  out += tensor_bytes(t);
-  write_file(path, out);
+  std::string head("\x93NUMPY", 6);
+  head += char(v2 ? 2 : 1);
+  head += char(0);
+  for (size_t k = 0; k < (v2 ? 4u : 2u); ++k) head += char((dict.size() >> (8 * k)) & 0xff);
+  FileOut out(path);
+  out.write(head + dict);
+  out.write(t);
+  out.close();
   return Value();
 }
 
@@ -268,8 +305,14 @@ struct Json::Field {
 
 class JsonParser {
  public:
-  JsonParser(std::string_view text, const std::string& path) : t_(text), path_(path) {}
+  // `base`: where the text starts in the file (for messages).
+  JsonParser(std::string_view text, const std::string& path, size_t base) : t_(text), path_(path), base_(base) {}
   Json document() {
+    const char* why = nullptr;
+    if (size_t at = invalid_utf8(t_, &why); at != std::string_view::npos) {
+      i_ = at;
+      bad(fmt::format("it is not UTF-8 ({})", why));
+    }
     Json v = value(0);
     ws();
     if (i_ != t_.size()) bad("text after the header's object");
@@ -279,13 +322,15 @@ class JsonParser {
  private:
   std::string_view t_;
   const std::string& path_;
+  size_t base_;
   size_t i_ = 0;
   [[noreturn]] void bad(const std::string& why) {
-    bad_file("load_file", path_, fmt::format("has a malformed JSON header at byte {}: {}", i_, why));
+    bad_file("load_file", path_, fmt::format("has a malformed JSON header at byte {} of the file: {}", base_ + i_, why));
   }
   void ws() {
     while (i_ < t_.size() && (t_[i_] == ' ' || t_[i_] == '\n' || t_[i_] == '\t' || t_[i_] == '\r')) ++i_;
   }
+  bool digit() const { return i_ < t_.size() && std::isdigit(static_cast<unsigned char>(t_[i_])); }
   Json value(int depth) {
     if (depth > 64) bad("nested too deeply");
     ws();
@@ -297,6 +342,7 @@ class JsonParser {
       ++i_;
       ws();
       if (i_ < t_.size() && t_[i_] == '}') return ++i_, v;
+      std::unordered_set<std::string> keys;
       while (true) {
         ws();
         if (i_ >= t_.size() || t_[i_] != '"') bad("expected a key");
@@ -304,8 +350,7 @@ class JsonParser {
         ws();
         if (i_ >= t_.size() || t_[i_] != ':') bad("expected ':'");
         ++i_;
-        for (auto& f : v.fields)
-          if (f.first == key) bad("key " + repr_string(key) + " appears twice");
+        if (!keys.insert(key).second) bad("key " + repr_string(key) + " appears twice");
         v.fields.push_back(Json::Field{std::move(key), value(depth + 1)});
         ws();
         if (i_ < t_.size() && t_[i_] == ',') { ++i_; continue; }
@@ -339,15 +384,26 @@ class JsonParser {
     }
     if (t_.substr(i_, 4) == "null") return i_ += 4, v;
     if (c == '-' || std::isdigit(static_cast<unsigned char>(c))) {
+      // JSON's number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?
       v.kind = Json::Number;
       size_t start = i_;
       if (c == '-') ++i_;
-      while (i_ < t_.size() && (std::isdigit(static_cast<unsigned char>(t_[i_])) || std::strchr(".eE+-", t_[i_]))) {
-        if (!std::isdigit(static_cast<unsigned char>(t_[i_]))) v.integral = false;
-        ++i_;
+      if (!digit()) bad("a malformed number");
+      if (t_[i_] == '0') ++i_;
+      else while (digit()) ++i_;
+      if (i_ < t_.size() && t_[i_] == '.') {
+        ++i_, v.integral = false;
+        if (!digit()) bad("a malformed number");
+        while (digit()) ++i_;
       }
-      std::string text(t_.substr(start, i_ - start));
+      if (i_ < t_.size() && (t_[i_] == 'e' || t_[i_] == 'E')) {
+        ++i_, v.integral = false;
+        if (i_ < t_.size() && (t_[i_] == '+' || t_[i_] == '-')) ++i_;
+        if (!digit()) bad("a malformed number");
+        while (digit()) ++i_;
+      }
       if (v.integral) {
+        std::string text(t_.substr(start, i_ - start));
         errno = 0;
         v.i = std::strtoll(text.c_str(), nullptr, 10);
         if (errno == ERANGE) bad("a number does not fit in 64 bits");
@@ -355,6 +411,17 @@ class JsonParser {
       return v;
     }
     bad("unexpected character");
+  }
+  uint32_t hex4() {
+    if (i_ + 4 > t_.size()) bad("a truncated \\u escape");
+    uint32_t cp = 0;
+    for (int k = 0; k < 4; ++k) {
+      char h = t_[i_++];
+      int d = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+      if (d < 0) bad("a \\u escape that is not 4 hex digits");
+      cp = cp << 4 | uint32_t(d);
+    }
+    return cp;
   }
   std::string string() {
     ++i_;  // the opening quote
@@ -378,12 +445,16 @@ class JsonParser {
         case 'r': out += '\r'; break;
         case 't': out += '\t'; break;
         case 'u': {
-          if (i_ + 4 > t_.size()) bad("a truncated \\u escape");
-          uint32_t cp = uint32_t(std::stoul(std::string(t_.substr(i_, 4)), nullptr, 16));
-          i_ += 4;
-          if (cp < 0x80) out += char(cp);
-          else if (cp < 0x800) out += {char(0xC0 | (cp >> 6)), char(0x80 | (cp & 0x3F))};
-          else out += {char(0xE0 | (cp >> 12)), char(0x80 | ((cp >> 6) & 0x3F)), char(0x80 | (cp & 0x3F))};
+          uint32_t cp = hex4();
+          if (cp >= 0xDC00 && cp <= 0xDFFF) bad("a lone surrogate in a \\u escape");
+          if (cp >= 0xD800 && cp <= 0xDBFF) {  // a pair: \uD83D\uDE00
+            if (t_.substr(i_, 2) != "\\u") bad("a lone surrogate in a \\u escape");
+            i_ += 2;
+            uint32_t low = hex4();
+            if (low < 0xDC00 || low > 0xDFFF) bad("a lone surrogate in a \\u escape");
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          }
+          append_char(out, char32_t(cp));
           break;
         }
         default: bad("an unknown escape");
@@ -423,7 +494,7 @@ Value save_file(Interpreter&, CallArgs& a) {
     fail(ErrorKind::TypeError, "save_file() takes 2 or 3 arguments (tensors, filename, metadata=None), got {}", a.args.size());
   if (a.args.size() == 3) metadata = a.args[2];
   if (!a.args[0].is(Type::Dict)) fail(ErrorKind::TypeError, "save_file(): tensors must be a dict of str to Tensor, not {}", type_name(a.args[0]));
-  const std::string& path = str_arg("save_file", "filename", a.args[1]);
+  const std::string& path = path_arg("save_file", "filename", a.args[1]);
   // Largest items first, then by name: every tensor starts aligned to its item size.
   std::vector<std::pair<std::string, Tensor>> tensors;
   a.args[0].obj<DictObj>().each([&](const Value& k, const Value& v) {
@@ -437,16 +508,16 @@ Value save_file(Interpreter&, CallArgs& a) {
     return a != b ? a > b : x.first < y.first;
   });
   std::map<std::string, std::string> entries;  // by name: the header sorts them
-  std::string buffer;
+  uint64_t end = 0;
   for (auto& [name, t] : tensors) {
     const char* dtype = nullptr;
     for (const SafeType& s : kSafeTypes)
       if (s.dtype == t.dtype()) dtype = s.name;
     std::string shape;
     for (int64_t s : t.sizes()) shape += (shape.empty() ? "" : ",") + std::to_string(s);
-    size_t begin = buffer.size();
-    buffer += tensor_bytes(t);
-    entries[name] = fmt::format("{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", dtype, shape, begin, buffer.size());
+    uint64_t begin = end;
+    end += uint64_t(t.numel() * itemsize(t.dtype()));
+    entries[name] = fmt::format("{{\"dtype\":\"{}\",\"shape\":[{}],\"data_offsets\":[{},{}]}}", dtype, shape, begin, end);
   }
   std::string header = "{";
   if (!metadata.is_none()) {
@@ -464,9 +535,12 @@ Value save_file(Interpreter&, CallArgs& a) {
   for (auto& [name, e] : entries) header += (header.size() > 1 ? "," : "") + json_string(name) + ":" + e;
   header += "}";
   header += std::string((8 - (8 + header.size()) % 8) % 8, ' ');  // the buffer starts 8-byte aligned
-  std::string out;
-  for (int k = 0; k < 8; ++k) out += char((uint64_t(header.size()) >> (8 * k)) & 0xff);
-  write_file(path, out + header + buffer);
+  std::string length;
+  for (int k = 0; k < 8; ++k) length += char((uint64_t(header.size()) >> (8 * k)) & 0xff);
+  FileOut out(path);
+  out.write(length + header);
+  for (auto& [name, t] : tensors) out.write(t);  // one tensor's host copy at a time
+  out.close();
   return Value();
 }
 
@@ -478,20 +552,25 @@ Value load_file(Interpreter&, CallArgs& a) {
   }
   if (a.args.empty() || a.args.size() > 2) fail(ErrorKind::TypeError, "load_file() takes 1 or 2 arguments (filename, device='cpu')");
   if (a.args.size() == 2) device = a.args[1];
-  const std::string& path = str_arg("load_file", "filename", a.args[0]);
-  Device dev = device.is(Type::Device) ? device.as_device() : parse_device(str_arg("load_file", "device", device));
-  std::string bytes = read_file("load_file", path);
-  if (bytes.size() < 8) bad_file("load_file", path, "is truncated: it has no 8-byte header length");
+  const std::string& path = path_arg("load_file", "filename", a.args[0]);
+  // (safetensors.torch takes a device as torch.device, a str or a CUDA ordinal)
+  if (!device.is(Type::Device) && !device.is(Type::Int) && !device.is(Type::Str))
+    fail(ErrorKind::TypeError, "load_file(): device must be a str, an int or a device, not {}", type_name(device));
+  Device dev = device.is(Type::Device) ? device.as_device()
+               : parse_device(device.is(Type::Int) ? fmt::format("cuda:{}", device.as_int()) : device.as_str());
+  FileIn f("load_file", path);
+  if (f.size() < 8) bad_file("load_file", path, "is truncated: it has no 8-byte header length");
+  const std::string length = f.bytes(0, 8);
   uint64_t n = 0;
-  for (int k = 7; k >= 0; --k) n = n << 8 | static_cast<unsigned char>(bytes[size_t(k)]);
+  for (int k = 7; k >= 0; --k) n = n << 8 | static_cast<unsigned char>(length[size_t(k)]);
   if (n > kMaxHeader) bad_file("load_file", path, fmt::format("has a header length of {} bytes, over the limit of {}", n, kMaxHeader));
-  if (n > bytes.size() - 8)
-    bad_file("load_file", path, fmt::format("is truncated: its header is {} bytes, the file has {} after the length", n, bytes.size() - 8));
-  std::string_view text = std::string_view(bytes).substr(8, size_t(n));
+  if (n > f.size() - 8)
+    bad_file("load_file", path, fmt::format("is truncated: its header is {} bytes, the file has {} after the length", n, f.size() - 8));
+  const std::string text = f.bytes(8, n);
   if (text.empty() || text[0] != '{') bad_file("load_file", path, "has a header that is not a JSON object");
-  Json header = JsonParser(text, path).document();
+  Json header = JsonParser(text, path, 8).document();
   if (header.kind != Json::Object) bad_file("load_file", path, "has a header that is not a JSON object");
-  size_t buffer = 8 + size_t(n), size = bytes.size() - buffer;
+  uint64_t buffer = 8 + n, size = f.size() - buffer;
   struct Entry {
     std::string name;
     DType dtype;
@@ -503,6 +582,7 @@ Value load_file(Interpreter&, CallArgs& a) {
     const std::string& name = entry.first;  // (not a structured binding: clang 14 cannot capture one)
     const Json& info = entry.second;
     if (name == "__metadata__") {
+      if (info.kind == Json::Null) continue;
       if (info.kind != Json::Object) bad_file("load_file", path, "has a __metadata__ that is not an object");
       for (auto& [k, v] : info.fields)
         if (v.kind != Json::String) bad_file("load_file", path, fmt::format("has a __metadata__ value for {} that is not a string", repr_string(k)));
@@ -519,15 +599,17 @@ Value load_file(Interpreter&, CallArgs& a) {
     const SafeType* st = nullptr;
     for (const SafeType& s : kSafeTypes)
       if (dt.kind == Json::String && dt.s == s.name) st = &s;
-    if (!st) bad_file("load_file", path, fmt::format("holds tensor {} of dtype {}, which is not one of thn's dtypes", repr_string(name), dt.kind == Json::String ? dt.s : "?"));
+    if (dt.kind != Json::String) bad_file("load_file", path, fmt::format("has a dtype for tensor {} that is not a string", repr_string(name)));
+    if (!st) bad_file("load_file", path, fmt::format("holds tensor {} of dtype {}, which is not one of thn's dtypes", repr_string(name), repr_string(dt.s)));
     e.dtype = st->dtype;
     if (shape.kind != Json::Array || shape.items.size() > 64) bad_file("load_file", path, fmt::format("has a malformed shape for tensor {}", repr_string(name)));
     for (const Json& s : shape.items) {
       if (s.kind != Json::Number || !s.integral || s.i < 0) bad_file("load_file", path, fmt::format("has a malformed shape for tensor {}", repr_string(name)));
       e.shape.push_back(s.i);
     }
-    if (offsets.kind != Json::Array || offsets.items.size() != 2 || offsets.items[0].kind != Json::Number ||
-        offsets.items[1].kind != Json::Number || offsets.items[0].i < 0 || offsets.items[1].i < offsets.items[0].i)
+    auto offset = [](const Json& o) { return o.kind == Json::Number && o.integral && o.i >= 0; };
+    if (offsets.kind != Json::Array || offsets.items.size() != 2 || !offset(offsets.items[0]) ||
+        !offset(offsets.items[1]) || offsets.items[1].i < offsets.items[0].i)
       bad_file("load_file", path, fmt::format("has malformed data_offsets for tensor {}", repr_string(name)));
     e.begin = uint64_t(offsets.items[0].i);
     e.end = uint64_t(offsets.items[1].i);
@@ -552,7 +634,7 @@ Value load_file(Interpreter&, CallArgs& a) {
   std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) { return x.name < y.name; });
   Value out = make_dict();
   for (const Entry& e : entries) {
-    Tensor t = tensor_from(e.shape, e.dtype, bytes.data() + buffer + e.begin, false);
+    Tensor t = read_tensor(f, buffer + e.begin, e.shape, e.dtype, false);
     if (dev.type != DeviceType::CPU) t = cuda::to_device(t, dev);
     out.obj<DictObj>().set(Value::str(e.name), Value::tensor(t));
   }
