@@ -17,6 +17,10 @@ std::string Generator::program(uint64_t seed, uint64_t index) {
                          : pack_ == Pack::Dict ? fmt::format("ps[\"p{}\"]", i) : fmt::format("ps.p{}", i);
       lines.insert(lines.begin() + long(i), fmt::format("    p{} = {}", i, item));
     }
+    counter_ = pack_ != Pack::List && !grad_ && r_.chance(0.5);
+    if (counter_)
+      lines.insert(lines.begin() + long(params_.size()),
+                   pack_ == Pack::Dict ? "    ps[\"meta\"][\"step\"] += 1" : "    ps.meta[\"step\"] += 1");
     if (r_.chance(0.6)) {
       const Var* v = any();
       bool add = r_.chance(0.5);
@@ -51,6 +55,7 @@ std::string Generator::program(uint64_t seed, uint64_t index) {
   for (size_t i = 0; i < params_.size(); ++i) argnums.push_back(std::to_string(i));
   std::string fn = grad_ ? fmt::format("grad(f, argnums=({},))", join(argnums)) : "f";
   out += fmt::format("g = jit({}, cache=\"{}\", shapes=\"{}\")\n", fn, cache_, shapes_);
+  if (counter_) out += "meta = {\"step\": 0}\n";
   out += calls(seed * 1000003 + index);
   return out;
 }
@@ -490,6 +495,7 @@ std::string Generator::calls(uint64_t seed) {
       std::vector<std::string> named;
       for (size_t p = 0; p < args.size(); ++p)
         named.push_back(pack_ == Pack::Dict ? fmt::format("\"p{}\": {}", p, args[p]) : fmt::format("p{}={}", p, args[p]));
+      if (counter_) named.push_back(pack_ == Pack::Dict ? "\"meta\": meta" : "meta=meta");
       if (pack_ == Pack::List) out += fmt::format("l = [{}]\n", join(args));
       else if (pack_ == Pack::Dict) out += fmt::format("l = {{{}}}\n", join(named));
       else out += fmt::format("l = Box({})\n", join(named));
@@ -500,6 +506,7 @@ std::string Generator::calls(uint64_t seed) {
       shapes_key += fmt::format("{}/", fmt::join(concrete(c, params_[p].shape), "x"));
       kinds_key += fmt::format("{}{}/", int(c.kinds[p].kind), c.kinds[p].other);
     }
+    if (counter_) numbers_key += fmt::format("step{}", i + 1);  // (each call's is new)
     if (has_n_) {
       call_args.push_back(std::to_string(c.n));
       numbers_key += fmt::format("n{}", c.n);
@@ -532,8 +539,9 @@ std::string Generator::calls(uint64_t seed) {
     // A returned view of an input must still be one: write through it.
     if (!results.empty() && r_.chance(0.5)) out += fmt::format("{}.fill_(7)\n", r_.pick(results));
     if (packed_ && pack_ == Pack::List) out += "for t in l:\n    show(t)\n";
-    if (packed_ && pack_ == Pack::Dict) out += "for k, t in l.items():\n    print(k)\n    show(t)\n";
-    if (packed_ && pack_ == Pack::Object) out += "for k, t in l.__dict__.items():\n    print(k)\n    show(t)\n";
+    const char* show_entry = counter_ ? "    print(t) if k == \"meta\" else show(t)\n" : "    show(t)\n";
+    if (packed_ && pack_ == Pack::Dict) out += std::string("for k, t in l.items():\n    print(k)\n") + show_entry;
+    if (packed_ && pack_ == Pack::Object) out += std::string("for k, t in l.__dict__.items():\n    print(k)\n") + show_entry;
     for (const std::string& b : bases) out += fmt::format("show({})\n", b);
   }
   return out;

@@ -144,6 +144,10 @@ class Generator {
   // (an argument is a leaf that requires grad; a view of one is refused).
   bool grad_ = false;
   enum class Pack { List, Dict, Object } pack_ = Pack::List;
+  // A packed dict or object also holds meta, a dict shared by the calls
+  // ({"step": k}), which f counts up: a number leaf in a nested dict that
+  // changes on every call and is written back.
+  bool counter_ = false;
   std::string cache_, shapes_;
   std::vector<Var> vars_;  // in scope in f's body
   std::vector<Var> returned_;
