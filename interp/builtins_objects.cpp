@@ -70,7 +70,7 @@ std::vector<std::string> attribute_names(const Value& obj) {
   } else if (obj.is(Type::Device)) {
     names = {"type"};
   } else if (obj.is(Type::List)) {
-    names = {"append", "copy", "count", "extend", "index", "insert", "pop", "reverse"};
+    names = {"append", "clear", "copy", "count", "extend", "index", "insert", "pop", "remove", "reverse", "sort"};
   } else if (obj.is(Type::Tuple)) {
     names = {"count", "index"};
     if (const std::string& rt = obj.obj<ListObj>().return_type; !rt.empty())

@@ -62,6 +62,31 @@ Value Interpreter::method(const Value& self, const std::string& name) {
         need(a, 0, 0);
         return Value::list(self.items());
       });
+    if (name == "clear")
+      return make_builtin(name, [self, need](Interpreter&, CallArgs& a) {
+        need(a, 0, 0);
+        self.items().clear();
+        return Value();
+      });
+    if (name == "remove")
+      return make_builtin(name, [self, need](Interpreter& in, CallArgs& a) {
+        need(a, 1, 1);
+        auto& items = self.items();
+        for (size_t i = 0; i < items.size(); ++i)
+          if (in.equals(items[i], a.args[0])) {
+            items.erase(items.begin() + std::ptrdiff_t(i));
+            return Value();
+          }
+        fail(ErrorKind::ValueError, "list.remove(x): x not in list");
+      });
+    if (name == "sort")  // sorted()'s order (stable; key=, reverse=), in place
+      return make_builtin(name, [self](Interpreter& in, CallArgs& a) {
+        if (!a.args.empty()) fail(ErrorKind::TypeError, "sort() takes no positional arguments");
+        CallArgs call{{Value::list(self.items())}, a.kwargs};
+        Value sorted = in.call(in.builtins().at("sorted"), call);
+        self.items() = sorted.items();
+        return Value();
+      });
   }
   if (self.is_sequence() && (name == "index" || name == "count")) {
     bool is_index = name == "index";
