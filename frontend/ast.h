@@ -259,6 +259,10 @@ struct FunctionDef : Stmt {
   // (one flag per local: the rest are dropped when a call's frame outlives it).
   std::vector<std::string> locals;
   bool captured = false;
+  // A function defined at module level that reads a module-level
+  // comprehension's variable (`[(lambda: i)() for i in xs]`): it keeps the
+  // module's frame, where those are.
+  bool reads_module_frame = false;
   std::vector<char> captured_slots;
   // The local the function's own name binds to in its defining scope.
   std::unique_ptr<Name> binding;

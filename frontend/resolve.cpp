@@ -114,20 +114,40 @@ class Resolver {
       return;
     }
     int depth = 0;
-    for (FunctionScope* f = cur_; f && !f->is_module; f = f->parent, ++depth) {
+    FunctionScope* inner = nullptr;  // the scope just inside f
+    for (FunctionScope* f = cur_; f; inner = f, f = f->parent, ++depth) {
+      // A function in a comprehension (a lambda) reads its variables, which
+      // are slots of the frame the comprehension runs in (the module's too).
+      if (depth > 0)
+        for (auto it = f->comprehensions.rbegin(); it != f->comprehensions.rend(); ++it)
+          if (auto s = it->find(n.id); s != it->end()) return enclosing(n, *f, *inner, depth, s->second);
+      if (f->is_module) break;
       if (auto s = f->slots.find(n.id); s != f->slots.end()) {
-        n.scope = depth == 0 ? Scope::Local : Scope::Enclosing;
-        n.slot = s->second;
-        n.depth = depth;
-        if (depth > 0) {
-          f->def->captured = true;
-          if (f->def->captured_slots.size() <= size_t(n.slot)) f->def->captured_slots.resize(size_t(n.slot) + 1, 0);
-          f->def->captured_slots[size_t(n.slot)] = 1;
+        if (depth == 0) {
+          n.scope = Scope::Local;
+          n.slot = s->second;
+          return;
         }
-        return;
+        return enclosing(n, *f, *inner, depth, s->second);
       }
     }
     n.scope = Scope::Global;
+  }
+
+  // n is slot `slot` of f's frame, `depth` frames out; `inner` is the
+  // function defined in f that leads to n.
+  static void enclosing(Name& n, FunctionScope& f, FunctionScope& inner, int depth, int slot) {
+    n.scope = Scope::Enclosing;
+    n.slot = slot;
+    n.depth = depth;
+    if (f.is_module) {  // (a module-level function then keeps the module's frame)
+      inner.def->reads_module_frame = true;
+      return;
+    }
+    if (!f.def) return;  // (a class body's frame: the function keeps it)
+    f.def->captured = true;
+    if (f.def->captured_slots.size() <= size_t(slot)) f.def->captured_slots.resize(size_t(slot) + 1, 0);
+    f.def->captured_slots[size_t(slot)] = 1;
   }
 
   int loops_ = 0;  // loops enclosing the statement, within the current function

@@ -20,7 +20,7 @@ Value Interpreter::make_function(const FunctionDef& def, Frame& f) {
   // A function defined inside a function reads its names through `env`.
   // (The frame then holds the function and the function the frame: a cycle
   // release() or the cycle collector frees.)
-  if (f.name != std::string_view("<module>")) fn->close_over(f.shared_from_this());
+  if (f.name != std::string_view("<module>") || def.reads_module_frame) fn->close_over(f.shared_from_this());
   return Value(Type::Function, fn);
 }
 
