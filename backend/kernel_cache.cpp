@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -269,9 +270,47 @@ std::shared_ptr<HostModule> open_module(const fs::path& so) {
 
 }  // namespace
 
+namespace {
+
+// The process groups of the compilers running now: thn killed by SIGTERM or
+// SIGHUP (a `timeout`, a closed terminal) kills them first, or they would
+// run on, orphaned, for as long as a large kernel takes.
+std::atomic<pid_t> running_groups[16];
+
+void kill_compilers_and_die(int sig) {
+  for (auto& g : running_groups)
+    if (pid_t p = g.load()) ::kill(-p, SIGKILL);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);
+}
+
+struct RunningGroup {
+  std::atomic<pid_t>* slot = nullptr;
+  explicit RunningGroup(pid_t pgid) {
+    static std::once_flag handlers;
+    std::call_once(handlers, [] {
+      for (int sig : {SIGTERM, SIGHUP})
+        if (std::signal(sig, kill_compilers_and_die) == SIG_IGN) std::signal(sig, SIG_IGN);  // (kept ignored)
+    });
+    for (auto& g : running_groups) {
+      pid_t none = 0;
+      if (g.compare_exchange_strong(none, pgid)) {
+        slot = &g;
+        break;
+      }
+    }
+  }
+  ~RunningGroup() {
+    if (slot) slot->store(0);
+  }
+};
+
+}  // namespace
+
 // Runs argv (no shell) with stdout and stderr into `log`; its exit status.
 // It runs in a process group of its own: past `timeout_s` (0: none) the
-// group (the compiler and what it started) is killed.
+// group (the compiler and what it started) is killed, and so it is when thn
+// is terminated.
 int spawn(const std::vector<std::string>& argv, const fs::path& log, double timeout_s) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -289,6 +328,7 @@ int spawn(const std::vector<std::string>& argv, const fs::path& log, double time
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) return -1;
+  RunningGroup running(pid);
   int status = 0;
   const auto start = std::chrono::steady_clock::now();
   auto nap = std::chrono::microseconds(500);  // (short first: most runs end quickly)

@@ -15,7 +15,12 @@ namespace {
 // A region stops taking stored values past this many prims: one kernel per
 // few optimizer parameters compiles in well under a second, one for a
 // hundred takes the host compiler many seconds.
-constexpr size_t kMaxStoreJoin = 48;
+constexpr size_t kMaxStoreJoin = 48;  // (below kMaxMembers)
+// No region takes more prims than this, recomputed values included: the
+// host compiler's time grows faster than a kernel's size (bfloat16
+// layer_norm's emulation of PyTorch's kernel is ~700 prims at width 128,
+// 75 s to compile as one kernel).
+constexpr size_t kMaxMembers = 192;
 
 // Whether operand a can be read by a kernel writing `out`: on its device,
 // or a CPU tensor of one value (a 0-dim wrapped number, or its expansion:
@@ -139,7 +144,7 @@ class Fuser {
     bool view = b.sym.is_view() && is_tensor_proxy(b.out);
     bool reduction = fusible_reduction(b);
     if (!view && !reduction && !fusible_compute(t_, b)) return;
-    if (int r = region_of_all_users(i); r >= 0 && admits(r, i)) {
+    if (int r = region_of_all_users(i); r >= 0 && regions_[size_t(r)].members.size() < kMaxMembers && admits(r, i)) {
       join(i, r);  // recomputed where it is used, never stored
       return;
     }
