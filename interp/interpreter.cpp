@@ -486,8 +486,11 @@ void Interpreter::assign(const Expr& target, const Value& v, Frame& f) {
     case ExprKind::TupleExpr: case ExprKind::ListExpr: {
       auto& elts = target.kind == ExprKind::TupleExpr ? static_cast<const TupleExpr&>(target).elts
                                                       : static_cast<const ListExpr&>(target).elts;
-      if (!v.is_sequence() && !v.is(Type::Tensor) && !v.is(Type::Range) && !v.is(Type::Str))
-        fail(ErrorKind::TypeError, "cannot unpack non-iterable {} object", type_name(v));
+      const bool iterable = v.is_sequence() || v.is(Type::Tensor) || v.is(Type::Range) || v.is(Type::Str) ||
+                            v.is(Type::Dict) || v.is(Type::Iterator) ||
+                            (v.is(Type::Instance) && (!special(v, "__iter__").is(Type::Unbound) ||
+                                                      !special(v, "__getitem__").is(Type::Unbound)));
+      if (!iterable) fail(ErrorKind::TypeError, "cannot unpack non-iterable {} object", type_name(v));
       std::vector<Value> items = v.is_sequence() ? v.items() : iterate(v);
       size_t star = elts.size();
       for (size_t i = 0; i < elts.size(); ++i)
