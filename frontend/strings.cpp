@@ -187,7 +187,14 @@ std::string decode_escapes(const Loc& l, std::string_view body) {
       case 'n': out += '\n'; break;
       case 't': out += '\t'; break;
       case 'r': out += '\r'; break;
-      case '0': out += '\0'; break;
+      case '0': case '1': case '2': case '3': case '4': case '5': case '6': case '7': {  // \7, \12, \101
+        uint32_t v = uint32_t(e - '0');
+        for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++k)
+          v = v * 8 + uint32_t(body[++i] - '0');
+        append_char(out, v);
+        break;
+      }
+      case 'N': error(l, "\\N{{...}} escapes (characters by name) are not supported in thn; use \\u or \\U"); break;
       case 'a': out += '\a'; break;
       case 'b': out += '\b'; break;
       case 'f': out += '\f'; break;

@@ -672,6 +672,44 @@ void install_builtins(Interpreter& in) {
     return acc;
   });
   hybrid(in, "round", round_builtin);
+  // pow(base, exp[, mod]): torch.pow when a tensor is given, else Python's
+  // ** (and modular exponentiation of ints).
+  b["pow"] = make_builtin("pow", [op = find_function("pow")](Interpreter& in, CallArgs& a) {
+    if (a.args.size() >= 2 && (a.args[0].is(Type::Tensor) || a.args[1].is(Type::Tensor)) && op)
+      return in.dispatch().call(*op, nullptr, a.args, a, false);
+    Value mod = take_kwarg(a, "mod", Value());
+    Value exp = take_kwarg(a, "exp", Value::unbound());
+    Value base = take_kwarg(a, "base", Value::unbound());
+    no_more_kwargs("pow", a);
+    if (!base.is(Type::Unbound)) a.args.insert(a.args.begin(), base);
+    if (!exp.is(Type::Unbound)) a.args.push_back(exp);
+    if (a.args.size() == 3) mod = a.args[2], a.args.pop_back();
+    arity("pow", a, 2, 2);
+    if (mod.is_none()) return in.binary(BinOp::Pow, a.args[0], a.args[1]);
+    for (const Value* v : {&a.args[0], &a.args[1], &mod})
+      if (!v->is(Type::Int) && !v->is(Type::Bool))
+        fail(ErrorKind::TypeError, "pow() 3rd argument not allowed unless all arguments are integers");
+    int64_t m = mod.as_int(), x = a.args[0].as_int(), e = a.args[1].as_int();
+    if (m == 0) fail(ErrorKind::ValueError, "pow() 3rd argument cannot be 0");
+    const __int128 mm = m < 0 ? -__int128(m) : __int128(m);
+    __int128 base_mod = ((__int128(x) % mm) + mm) % mm;
+    if (e < 0) {  // the inverse of x modulo m, as Python 3.8+
+      __int128 r0 = mm, r1 = base_mod, t0 = 0, t1 = 1;
+      while (r1 != 0) {
+        __int128 q = r0 / r1;
+        std::tie(r0, r1) = std::make_pair(r1, r0 - q * r1);
+        std::tie(t0, t1) = std::make_pair(t1, t0 - q * t1);
+      }
+      if (r0 != 1) fail(ErrorKind::ValueError, "base is not invertible for the given modulus");
+      base_mod = ((t0 % mm) + mm) % mm;
+      e = -e;
+    }
+    __int128 r = 1 % mm;
+    for (; e > 0; e >>= 1, base_mod = base_mod * base_mod % mm)
+      if (e & 1) r = r * base_mod % mm;
+    if (m < 0 && r != 0) r -= mm;  // (the result takes the modulus' sign)
+    return Value(int64_t(r));
+  });
   hybrid(in, "all", [](Interpreter& in, CallArgs& a) {
     no_kwargs("all", a);
     arity("all", a, 1, 1);

@@ -72,8 +72,9 @@ Value Interpreter::exec_class(const ClassDef& c, Frame& f) {
   cls->name = c.name;
   cls->module = f.module->name;
   cls->dict = make_dict();
-  if (c.base) {
-    Value base = eval(*c.base, f);
+  Value base = c.base ? eval(*c.base, f) : Value();
+  if (base.is(Type::TypeObj) && base.as_type() == TypeTag::Object) base = Value();  // class A(object): as class A:
+  if (!base.is_none()) {
     f.loc = &c.base->loc;
     if (!base.is(Type::Class)) fail(ErrorKind::TypeError, "a class can only inherit from a class, not from {} '{}'", type_name(base), to_repr(base));
     cls->base = std::static_pointer_cast<ClassObj>(base.object());
@@ -170,6 +171,33 @@ Value Interpreter::object_attr(const Value& obj, const std::string& name) {
     case Type::Function:
       if (name == "__name__") return Value::str(obj.obj<FunctionObj>().def->name);
       return Value::unbound();
+    case Type::Builtin:
+      if (name == "__name__") return Value::str(obj.obj<BuiltinObj>().name);
+      return Value::unbound();
+    case Type::TypeObj: {
+      // int.__name__; str.lower, list.append, dict.get: the method taking
+      // its object as the first argument (key=str.lower).
+      static const char* const names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor", "dtype", "device", "dict", "object"};
+      const TypeTag t = obj.as_type();
+      const char* type = names[int(t)];
+      if (name == "__name__") return Value::str(type);
+      const Value sample = t == TypeTag::Str ? Value::str("") : t == TypeTag::List ? Value::list({}) : t == TypeTag::Tuple ? Value::tuple({})
+                           : t == TypeTag::Dict ? make_dict() : Value::unbound();
+      if (sample.is(Type::Unbound)) return Value::unbound();
+      try {
+        getattr(sample, name);
+      } catch (Error&) {
+        return Value::unbound();
+      }
+      return make_builtin(name, [sample, type, name](Interpreter& in, CallArgs& a) {
+        if (a.args.empty()) fail(ErrorKind::TypeError, "unbound method {}.{}() needs an argument", type, name);
+        const Value self = a.args[0];
+        if (self.type() != sample.type())
+          fail(ErrorKind::TypeError, "descriptor '{}' for '{}' objects doesn't apply to a '{}' object", name, type, type_name(self));
+        a.args.erase(a.args.begin());
+        return in.call(in.getattr(self, name), a);
+      });
+    }
     default: return Value::unbound();
   }
 }

@@ -18,6 +18,7 @@ struct Spec {
   bool fill_given = false;
   char align = 0, sign = '-', type = 0, grouping = 0;
   bool alternate = false, zero = false, no_neg_zero = false;
+  int64_t min_digits = 0;  // %-formatting's precision of an int: zero-padded to this many digits
   int64_t width = -1, precision = -1;
 };
 
@@ -83,6 +84,15 @@ std::string pad(const Spec& s, const std::string& prefix, const std::string& bod
   }
 }
 
+// Zero padding that goes through the separators (format(1234, "010,") is
+// 00,001,234): `digits` take leading zeros until, grouped, they fill the width.
+std::string group(const std::string& digits, char sep, int every);
+std::string zero_grouped(const Spec& s, const std::string& before, std::string digits, int every) {
+  if (s.fill == "0" && s.align == '=' && s.width > 0)
+    while (char_count(before) + char_count(group(digits, s.grouping, every)) < size_t(s.width)) digits.insert(0, "0");
+  return group(digits, s.grouping, every);
+}
+
 // Separators every `every` digits of the integer part of `digits`.
 std::string group(const std::string& digits, char sep, int every) {
   size_t end = digits.find_first_not_of("0123456789abcdefABCDEF");
@@ -116,8 +126,9 @@ std::string format_int(int64_t v, const Spec& s) {
     }
     default: digits = std::to_string(m);
   }
-  if (s.grouping) digits = group(digits, s.grouping, s.type && std::strchr("boxX", s.type) ? 4 : 3);
+  if (int64_t(digits.size()) < s.min_digits) digits.insert(0, size_t(s.min_digits) - digits.size(), '0');
   std::string sign = neg ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
+  if (s.grouping) digits = zero_grouped(s, sign + prefix, digits, s.type && std::strchr("boxX", s.type) ? 4 : 3);
   return pad(s, sign + prefix, digits, '>');
 }
 
@@ -137,6 +148,7 @@ std::string general(double x, int64_t p, bool repr_style, bool alternate, bool u
       while (mant.back() == '0') mant.pop_back();
       if (mant.back() == '.') mant.pop_back();
     }
+    if (alternate && mant.find('.') == std::string::npos) mant += '.';  // (#: the point stays, 1.e+20)
     out = mant + fmt::format("e{}{:02d}", exp < 0 ? '-' : '+', std::abs(exp));
   } else {
     std::snprintf(buf, sizeof buf, "%.*f", int(std::max<int64_t>(0, p - 1 - exp)), x);
@@ -145,6 +157,7 @@ std::string general(double x, int64_t p, bool repr_style, bool alternate, bool u
       while (out.back() == '0') out.pop_back();
       if (out.back() == '.') out.pop_back();
     }
+    if (alternate && out.find('.') == std::string::npos) out += '.';
     if (repr_style && out.find('.') == std::string::npos) out += ".0";
   }
   if (upper)
@@ -161,6 +174,7 @@ std::string format_float(double x, const Spec& s) {
   if (std::isnan(x) || std::isinf(x)) {
     body = std::isnan(x) ? "nan" : "inf";
     if (upper) body = std::isnan(x) ? "NAN" : "INF";
+    if (type == '%') body += "%";
     neg = std::signbit(x) && !std::isnan(x);
   } else {
     char buf[512];
@@ -173,16 +187,18 @@ std::string format_float(double x, const Spec& s) {
       case 'g': case 'G': case 'n': body = general(a, p, false, s.alternate, upper); break;
       default:
         body = s.precision < 0 ? repr_float(a) : general(a, s.precision, true, s.alternate, false);
+        if (s.alternate && body.find('.') == std::string::npos && body.find('e') != std::string::npos)
+          body.insert(body.find('e'), ".");  // (format(1e20, "#"): 1.e+20)
     }
     if (type == 'E') {
       std::snprintf(buf, sizeof buf, s.alternate ? "%#.*E" : "%.*E", int(p), a);
       body = buf;
     }
   }
-  if (s.grouping) body = group(body, s.grouping, 3);
   // z: a result that rounds to zero is positive zero (-0.04 -> "0.0").
-  if (neg && s.no_neg_zero && body.find_first_of("123456789") == std::string::npos) neg = false;
+  if (neg && s.no_neg_zero && std::isfinite(x) && body.find_first_of("123456789") == std::string::npos) neg = false;
   std::string sign = neg ? "-" : s.sign == '+' ? "+" : s.sign == ' ' ? " " : "";
+  if (s.grouping) body = std::isfinite(x) ? zero_grouped(s, sign, body, 3) : group(body, s.grouping, 3);
   return pad(s, sign, body, '>');
 }
 
@@ -341,6 +357,7 @@ Value percent_format(Interpreter& in, const std::string& fmt, const Value& args)
                type == 'x' || type == 'X' || type == 'o' ? "an integer" : "a real number", type_name(arg));
         Spec t = s;
         t.type = type == 'i' || type == 'u' ? 'd' : type;
+        t.min_digits = s.precision;
         t.precision = -1;
         out += format_int(v.as_int(), t);
         break;
@@ -587,10 +604,8 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
         while (true) {
           while (i < n && char_is_space(tc.c[i])) ++i;
           if (i >= n) break;
-          if (limit >= 0 && int64_t(parts.size()) == limit) {
-            size_t e = n;
-            while (e > i && char_is_space(tc.c[e - 1])) --e;
-            parts.push_back(text(i, e));
+          if (limit >= 0 && int64_t(parts.size()) == limit) {  // the rest as it is, trailing space included
+            parts.push_back(text(i, n));
             break;
           }
           size_t j = i;
@@ -657,10 +672,11 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
       std::string out;
       size_t i = 0;
       int64_t done = 0;
-      if (from.empty()) {  // between every character
-        for (size_t k = 0; k <= t.size(); ++k) {
+      if (from.empty()) {  // between every character (not every UTF-8 byte)
+        const Chars tc(t);
+        for (size_t k = 0; k <= tc.size(); ++k) {
           if (count < 0 || done < count) out += to, ++done;
-          if (k < t.size()) out += t[k];
+          if (k < tc.size()) out += t.substr(tc.at[k], tc.at[k + 1] - tc.at[k]);
         }
         return Value::str(std::move(out));
       }
