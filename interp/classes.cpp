@@ -139,6 +139,7 @@ Value Interpreter::object_attr(const Value& obj, const std::string& name) {
       if (const Value* v = inst.cls->lookup(name)) return bind(*v, obj);
       if (name == "__class__") return Value(Type::Class, inst.cls);
       if (name == "__dict__") return inst.dict;
+      if ((name == "__cause__" || name == "__context__") && inst.cls->is_exception()) return Value();
       return Value::unbound();
     }
     case Type::Class: {
@@ -322,16 +323,30 @@ void Interpreter::exec_raise(const Raise& r, Frame& f) {
     std::rethrow_exception(handling_.back());
   }
   Value exc = eval(*r.exc, f);
-  if (r.cause) eval(*r.cause, f);
+  Value cause = r.cause ? eval(*r.cause, f) : Value();
   f.loc = &r.loc;
-  if (exc.is(Type::Class) && exc.obj<ClassObj>().is_exception()) {
-    CallArgs none;
-    exc = instantiate(exc, none);
+  auto exception = [&](Value& v) {  // an instance of an exception class (a class is called)
+    if (v.is(Type::Class) && v.obj<ClassObj>().is_exception()) {
+      CallArgs none;
+      v = instantiate(v, none);
+    }
+    return v.is(Type::Instance) && v.obj<InstanceObj>().cls->is_exception();
+  };
+  if (!exception(exc)) fail(ErrorKind::TypeError, "exceptions must derive from BaseException");
+  if (!cause.is_none() && !exception(cause)) fail(ErrorKind::TypeError, "exception causes must derive from BaseException");
+  // __cause__ (raise ... from) and __context__ (the exception being handled).
+  DictObj& attrs = exc.obj<InstanceObj>().dict.obj<DictObj>();
+  if (r.cause) attrs.set(Value::str("__cause__"), cause);
+  if (!handling_.empty()) {
+    try {
+      std::rethrow_exception(handling_.back());
+    } catch (Error& e) {
+      Value context = exception_value(e);
+      if (context.object() != exc.object()) attrs.set(Value::str("__context__"), context);
+    }
   }
-  if (!exc.is(Type::Instance) || !exc.obj<InstanceObj>().cls->is_exception())
-    fail(ErrorKind::TypeError, "exceptions must derive from BaseException");
   auto& cls = *exc.obj<InstanceObj>().cls;
-  throw RaisedError(*cls.kind, exception_str(*this, exc), r.loc, exc, cls.name);
+  throw RaisedError(*cls.kind, str(exc), r.loc, exc, cls.name);  // (its __str__, when it has one)
 }
 
 // ---- del ----

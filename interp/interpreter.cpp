@@ -401,8 +401,15 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
       // (the last item's), back as it was after it, however it ends.
       auto& w = static_cast<const With&>(s);
       bool enabled = autograd_->enabled;
+      std::vector<std::pair<Value, const Expr*>> contexts;
       for (auto& item : w.items) {
         Value ctx = eval(*item, f);
+        if (ctx.is(Type::Tuple) && item->kind == ExprKind::TupleExpr)  // with (no_grad(), enable_grad()): (3.10's form)
+          for (const Value& x : ctx.items()) contexts.emplace_back(x, item.get());
+        else
+          contexts.emplace_back(ctx, item.get());
+      }
+      for (auto& [ctx, item] : contexts) {
         f.loc = &item->loc;
         const bool off = ctx.is(Type::Instance) && ctx.obj<InstanceObj>().cls == grad_mode_class(false).object();
         const bool on = ctx.is(Type::Instance) && ctx.obj<InstanceObj>().cls == grad_mode_class(true).object();
