@@ -240,10 +240,14 @@ struct JitObj : BuiltinObj {
     for (size_t i = 0; i < inputs.size(); ++i) last_min_bytes += traffic.read[i] + traffic.written[i];
     std::vector<Value> outs;
     collect_tensors(r, outs);
+    std::vector<const void*> counted;  // (a tensor returned and also written back into a dict is written once)
     for (const Value& o : outs) {
       bool input = false;
       for (const Value& v : inputs) input |= v.is(Type::Tensor) && v.as_tensor().storage() == o.as_tensor().storage();
-      if (!input) last_min_bytes += distinct_bytes(o);
+      const void* s = o.as_tensor().storage().get();
+      if (input || std::find(counted.begin(), counted.end(), s) != counted.end()) continue;
+      counted.push_back(s);
+      last_min_bytes += distinct_bytes(o);
     }
     return r;
   }
@@ -260,7 +264,8 @@ struct JitObj : BuiltinObj {
     std::string line = fmt::format("stats: {} calls={} hits={} misses={} kernels={} bytes={} min_bytes={}", name, calls,
                                    hits, misses, last_run.kernels, last_run.bytes, last_min_bytes);
     const std::string kernels = fmt::format(" compiled={} loaded={}", compiled, loaded);
-    if (!interpreted.empty()) return line + kernels + " (runs in the interpreter: " + interpreted + ")";
+    // (why, on a line of its own: the stats line stays key=value pairs)
+    if (!interpreted.empty()) return line + kernels + " interpreted=1\n# " + name + " runs in the interpreter: " + interpreted;
     if (!last) return line + kernels;
     BufferStats b = buffer_stats(last->computation);
     return line + fmt::format(" writeback_copies={} temporaries={} new_buffers={} allocations={} allocated_bytes={}",
