@@ -105,6 +105,8 @@ std::optional<IValue> run_cuda_op(const OpDef& op, const Args& a) {
     } catch (const Error&) {
       // Eager's own error (a shape mismatch, a bad argument), raised as eager raises it.
       return std::nullopt;
+    } catch (const TraceInTry&) {
+      return std::nullopt;  // (an op has no try statement; eager runs it if one ever does)
     }
     e = c.cache.add(r, PipelineOptions{}, true, inputs);
   }

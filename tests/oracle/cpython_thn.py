@@ -277,7 +277,7 @@ class ThnFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 def use_torch_nn(names):
     """nn's module classes are torch.nn's (RMSNorm, which PyTorch 1.13 lacks,
     is a torch.nn.Module over nn's rms_norm)."""
-    for name in "Module ModuleList Linear Embedding LayerNorm Dropout GELU ReLU SiLU".split():
+    for name in "Module ModuleList Linear Embedding LayerNorm Dropout GELU ReLU SiLU Parameter".split():
         names[name] = getattr(torch.nn, name)
     rms_norm = names["rms_norm"]
 
