@@ -579,9 +579,8 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
     }
     case Type::Iterator: {  // what is left of it, which is then used up
       auto& it = v.obj<IteratorObj>();
-      const auto& items = it.items.items();
-      std::vector<Value> out(items.begin() + long(std::min(it.next, items.size())), items.end());
-      it.next = items.size();
+      std::vector<Value> out;
+      while (std::optional<Value> x = it.take()) out.push_back(std::move(*x));
       return out;
     }
     case Type::Instance: {

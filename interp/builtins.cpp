@@ -757,6 +757,12 @@ void install_builtins(Interpreter& in) {
   });
   b["zip"] = make_builtin("zip", [](Interpreter& in, CallArgs& a) {
     no_kwargs("zip", a);
+    if (std::any_of(a.args.begin(), a.args.end(), [](const Value& x) { return x.is(Type::Iterator); })) {
+      auto it = std::make_shared<IteratorObj>();  // drawing from the iterators only as it is taken
+      it->kind = IteratorObj::Kind::Zip;
+      for (const Value& x : a.args) it->sources.push_back(x.is(Type::Iterator) ? x : make_iterator(in, x));
+      return Value(Type::Iterator, it);
+    }
     std::vector<std::vector<Value>> seqs;
     for (auto& x : a.args) seqs.push_back(in.iterate(x));
     size_t n = seqs.empty() ? 0 : SIZE_MAX;
@@ -775,6 +781,13 @@ void install_builtins(Interpreter& in) {
     arity("enumerate", a, 1, 2);
     if (a.args.size() == 2) start = a.args[1];
     int64_t i = as_index(start);
+    if (a.args[0].is(Type::Iterator)) {  // drawing from it only as it is taken
+      auto it = std::make_shared<IteratorObj>();
+      it->kind = IteratorObj::Kind::Enumerate;
+      it->sources.push_back(a.args[0]);
+      it->count = i;
+      return Value(Type::Iterator, it);
+    }
     std::vector<Value> out;
     for (const Value& x : in.iterate(a.args[0])) out.push_back(Value::tuple({Value(i++), x}));
     return Value::list(std::move(out));

@@ -284,17 +284,13 @@ void install_object_builtins(Interpreter& in) {
   b["iter"] = make_builtin("iter", [](Interpreter& in, CallArgs& a) {
     args_check("iter", a, 1, 1);
     const Value& x = a.args[0];
-    if (x.is(Type::Iterator)) return x;
-    auto it = std::make_shared<IteratorObj>();
-    it->items = x.is(Type::List) || x.is(Type::Tuple) ? x : Value::list(in.iterate(x));
-    return Value(Type::Iterator, it);
+    return make_iterator(in, x);
   });
   // next(it[, default]): StopIteration (or the default) once it is used up.
   b["next"] = make_builtin("next", [](Interpreter&, CallArgs& a) {
     args_check("next", a, 1, 2);
     if (!a.args[0].is(Type::Iterator)) fail(ErrorKind::TypeError, "'{}' object is not an iterator", type_name(a.args[0]));
-    auto& it = a.args[0].obj<IteratorObj>();
-    if (!it.done()) return it.items.items()[it.next++];
+    if (std::optional<Value> x = a.args[0].obj<IteratorObj>().take()) return *x;
     if (a.args.size() == 2) return a.args[1];
     static const Value cls = [] {
       for (const auto& [name, c] : exception_classes())

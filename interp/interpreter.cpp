@@ -344,7 +344,8 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
         for (size_t i = 0; i < items.size() && step(Value(items[i])); ++i) {}
       } else if (it.is(Type::Iterator)) {  // one item at a time: a break leaves the rest to come
         auto& iter = it.obj<IteratorObj>();
-        while (!iter.done() && step(Value(iter.items.items()[iter.next++]))) {}
+        while (std::optional<Value> x = iter.take())
+          if (!step(*x)) break;
       } else if (it.is(Type::Dict)) {  // its keys; a change of its size is Python's RuntimeError
         const auto& d = it.obj<DictObj>();
         size_t n = d.count;

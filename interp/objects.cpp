@@ -280,7 +280,12 @@ std::vector<Value> class_contents(const ClassObj& cls) {
 std::vector<Value> shallow_contents(const Value& v) {
   if (v.is(Type::List)) return v.items();
   if (v.is(Type::Method)) return {v.obj<MethodObj>().self, v.obj<MethodObj>().fn};
-  if (v.is(Type::Iterator)) return {Value(int64_t(v.obj<IteratorObj>().next)), v.obj<IteratorObj>().items};
+  if (v.is(Type::Iterator)) {
+    const auto& it = v.obj<IteratorObj>();
+    std::vector<Value> out{Value(int64_t(it.kind)), Value(int64_t(it.next)), it.items, Value(it.count)};
+    out.insert(out.end(), it.sources.begin(), it.sources.end());
+    return out;
+  }
   std::vector<Value> out;
   if (v.is(Type::Dict)) dict_entries(v, out);
   if (v.is(Type::Instance)) {
@@ -311,6 +316,37 @@ std::vector<Value> guarded_contents(const Value& v) {
   };
   walk(walk, v);
   return out;
+}
+
+Value make_iterator(Interpreter& in, const Value& x) {
+  if (x.is(Type::Iterator)) return x;
+  auto it = std::make_shared<IteratorObj>();
+  it->items = x.is(Type::List) || x.is(Type::Tuple) ? x : Value::list(in.iterate(x));
+  return Value(Type::Iterator, it);
+}
+
+std::optional<Value> IteratorObj::take() {
+  switch (kind) {
+    case Kind::Items:
+      if (next >= items.items().size()) return std::nullopt;
+      return items.items()[next++];
+    case Kind::Enumerate: {
+      std::optional<Value> x = sources[0].obj<IteratorObj>().take();
+      if (!x) return std::nullopt;
+      return Value::tuple({Value(count++), *x});
+    }
+    case Kind::Zip: {
+      std::vector<Value> row;  // (each source in turn, as Python's zip: the first used up ends it)
+      for (const Value& s : sources) {
+        std::optional<Value> x = s.obj<IteratorObj>().take();
+        if (!x) return std::nullopt;
+        row.push_back(*x);
+      }
+      if (row.empty()) return std::nullopt;
+      return Value::tuple(std::move(row));
+    }
+  }
+  return std::nullopt;
 }
 
 const Value& child_at(const Value& v, size_t i) {

@@ -105,10 +105,19 @@ struct SuperObj : Object {
 
 // iter(x): the items still to come of a list or tuple (seen live, as
 // Python's list iterator sees them), or of a copy of another iterable's.
+// iter(x): x's items, taken one at a time. enumerate() and zip() of an
+// iterator are iterators too, drawing from theirs only as they are taken
+// (a loop that breaks leaves the rest to come, as in Python).
+struct IteratorObj;
+Value make_iterator(Interpreter& in, const Value& x);  // iter(x)
 struct IteratorObj : Object {
   Value items;
   size_t next = 0;
-  bool done() const { return next >= items.items().size(); }
+  enum class Kind : uint8_t { Items, Enumerate, Zip } kind = Kind::Items;
+  std::vector<Value> sources;  // Enumerate: one iterator; Zip: one per argument
+  int64_t count = 0;           // Enumerate: the next index
+  // The next item, or nothing once it is used up.
+  std::optional<Value> take();
 };
 
 // The classes of `no_grad()` and `enable_grad()`, the context managers of
