@@ -24,6 +24,25 @@ Value Interpreter::make_function(const FunctionDef& def, Frame& f) {
   return Value(Type::Function, fn);
 }
 
+CallArgs Interpreter::call_args_of(const Value& fn, std::vector<Value> params) {
+  CallArgs args;
+  const auto* f = fn.is(Type::Function) ? &fn.obj<FunctionObj>() : nullptr;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const ast::Param* p = f ? &f->def->params[i] : nullptr;
+    Value& v = params[i];
+    if (p && p->star) {  // *args: its items, positionally
+      for (const Value& x : v.items()) args.args.push_back(x);
+    } else if (p && p->dstar) {  // **kwargs: its entries, by name
+      v.obj<DictObj>().each([&](const Value& k, const Value& x) { args.kwargs.emplace_back(k.as_str(), x); });
+    } else if (p && p->kwonly) {
+      args.kwargs.emplace_back(p->name, std::move(v));
+    } else {
+      args.args.push_back(std::move(v));
+    }
+  }
+  return args;
+}
+
 Value Interpreter::call(const Value& fn, CallArgs& args) {
   switch (fn.type()) {
     case Type::Function: return call_function(fn.obj<FunctionObj>(), args);

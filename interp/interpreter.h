@@ -81,6 +81,10 @@ class Interpreter {
   // Binds a call's arguments to fn's parameters as Python does (defaults
   // filled in), into slots[0 .. number of parameters).
   void bind_arguments(const FunctionObj& fn, CallArgs& args, Value* slots);
+  // The other way: a call of fn passing `params` (one per parameter, as
+  // bind_arguments leaves them): a thn function's keyword-only ones by name,
+  // *args and **kwargs spread; a builtin (a transform) takes all positionally.
+  static CallArgs call_args_of(const Value& fn, std::vector<Value> params);
   ModuleObj& import_module(const std::string& name);
 
   // Python semantics shared by the evaluator and the builtins (interp/arith.cpp).

@@ -237,30 +237,16 @@ Value Tracer::flatten(const Value& arg, int parent, int index, const std::string
 TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, const std::vector<std::string>& names) {
   auto start = std::chrono::steady_clock::now();
   TraceResult r;
-  CallArgs args;
-  // A thn function's keyword-only parameters are passed by name; a builtin
-  // takes every parameter positionally.
-  const auto* f = fn.is(Type::Function) ? &fn.obj<FunctionObj>() : nullptr;
   const size_t own = params.size() - (grad_args_.empty() ? 0 : 1);  // fn's parameters
   Value grads;  // the hidden argument's list of .grad, as the trace sees it
+  std::vector<Value> traced_params;
   for (size_t i = 0; i < params.size(); ++i) {
     root_name_ = names[i];
     Value v = flatten(params[i], -1, int(i), names[i], r.leaves);
-    if (i >= own) {
-      grads = v.items()[1];
-      continue;
-    }
-    const ast::Param* p = f ? &f->def->params[i] : nullptr;
-    if (p && p->star) {  // *args: its items, positionally
-      for (const Value& x : v.items()) args.args.push_back(x);
-    } else if (p && p->dstar) {  // **kwargs: its entries, by name
-      v.obj<DictObj>().each([&](const Value& k, const Value& x) { args.kwargs.emplace_back(k.as_str(), x); });
-    } else if (p && p->kwonly) {
-      args.kwargs.emplace_back(names[i], std::move(v));
-    } else {
-      args.args.push_back(std::move(v));
-    }
+    if (i < own) traced_params.push_back(std::move(v));
+    else grads = v.items()[1];
   }
+  CallArgs args = Interpreter::call_args_of(fn, std::move(traced_params));
 
   // The tensors that require grad: autograd leaves, with their .grad (one
   // record shared by the proxies of a tensor met twice: a model's
@@ -510,8 +496,10 @@ static void refuse_dead_proxy(const Value& v) {
 }
 
 Value Tracer::on_meta(const Value& v) {
-  if (v.is_proxy()) refuse_dead_proxy(v);
-  if (v.is_proxy()) return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).meta) : v.without_proxy();
+  if (v.is_proxy()) {
+    refuse_dead_proxy(v);
+    return v.is(Type::Tensor) ? Value::tensor(tensor_proxy(v).meta) : v.without_proxy();
+  }
   if (v.is(Type::Device) || is_device_string(v)) return Value(kCPU);  // meta tensors are the host's
   if (v.is(Type::Tensor)) return Value::tensor(tensor_proxy(traced(v)).meta);
   return map_open(v, [this](const Value& x) { return on_meta(x); });

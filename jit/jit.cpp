@@ -106,20 +106,6 @@ struct JitObj : BuiltinObj {
       ++calls;
       return in.call(callee, args);
     }
-    CallArgs given = args;
-    try {
-      return compiled_call(in, args);
-    } catch (const TraceInTry& t) {
-      // (tracing ran on meta tensors and stopped at the try: what the call
-      // did runs now, in the interpreter, and so does every later call)
-      interpreted = fmt::format("a try statement at {} holds tensor operations: an error only their run could "
-                                "raise would skip its except and finally blocks when compiled",
-                                t.at);
-      return in.call(callee, given);
-    }
-  }
-
-  Value compiled_call(Interpreter& in, CallArgs& args) {
     const FunctionObj& f = function.obj<FunctionObj>();
     std::vector<Value> params(f.def->params.size());
     in.bind_arguments(f, args, params.data());
@@ -185,7 +171,21 @@ struct JitObj : BuiltinObj {
         t.differentiate(grad_tensors);
         return t.trace(callee, params, names);
       };
-      TraceResult traced = trace();
+      TraceResult traced;
+      try {
+        traced = trace();
+      } catch (const TraceInTry& t) {
+        // Tracing ran on meta tensors and stopped at the try: the call runs
+        // now in the interpreter, and so does every later one (its .grad
+        // are the interpreter's to set).
+        interpreted = fmt::format("a try statement at {} holds tensor operations: an error only their run could "
+                                  "raise would skip its except and finally blocks when compiled",
+                                  t.at);
+        grad_tensors.clear();
+        params.resize(f.def->params.size());
+        CallArgs eager = Interpreter::call_args_of(callee, std::move(params));
+        return in.call(callee, eager);
+      }
       // (Tracing runs on metadata: tracing again with what the call showed to
       // vary made symbolic costs what the ops cost.)
       if ((auto_numbers || trace_opts.auto_shapes) && learn(traced.leaves)) traced = trace();

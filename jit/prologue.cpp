@@ -34,12 +34,13 @@ bool same_constant(const Value& a, const Value& b) {
   }
 }
 
-// Whether v's contents, all the way down, are `expected` (guarded_contents()).
-bool same_contents(const Value& v, const std::vector<Value>& expected) {
+// Whether v's contents, all the way down, are `expected` (guarded_contents());
+// with grad_on, also that none of them is a tensor that requires grad.
+bool same_contents(const Value& v, const std::vector<Value>& expected, bool grad_on = false) {
   const std::vector<Value> now = guarded_contents(v);
   if (now.size() != expected.size()) return false;
   for (size_t i = 0; i < now.size(); ++i)
-    if (!same_constant(now[i], expected[i])) return false;
+    if (!same_constant(now[i], expected[i]) || (grad_on && requires_grad(now[i]))) return false;
   return true;
 }
 
@@ -76,11 +77,7 @@ bool Prologue::External::holds(bool grad_on) const {
   }
   // A mutable value, or a tuple that may hold one: its contents, all the
   // way down, must be what the trace read.
-  const std::vector<Value> items = guarded_contents(now);
-  if (items.size() != g.items.size()) return false;
-  for (size_t i = 0; i < items.size(); ++i)
-    if (!same_constant(items[i], g.items[i]) || (grad_on && requires_grad(items[i]))) return false;
-  return true;
+  return same_contents(now, g.items, grad_on);
 }
 
 namespace {
