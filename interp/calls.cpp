@@ -60,8 +60,7 @@ Value Interpreter::call(const Value& fn, CallArgs& args) {
       break;
     }
     case Type::TypeObj: {
-      static const char* names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor", "dtype", "device", "dict", "object"};
-      auto it = builtins_.find(std::string("__type_") + names[int(fn.as_type())]);
+      auto it = builtins_.find(std::string("__type_") + type_tag_name(fn.as_type()));
       if (it != builtins_.end()) return it->second.obj<BuiltinObj>().fn(*this, args);
       break;
     }

@@ -178,9 +178,8 @@ Value Interpreter::object_attr(const Value& obj, const std::string& name) {
     case Type::TypeObj: {
       // int.__name__; str.lower, list.append, dict.get: the method taking
       // its object as the first argument (key=str.lower).
-      static const char* const names[] = {"int", "float", "bool", "str", "list", "tuple", "Tensor", "dtype", "device", "dict", "object"};
       const TypeTag t = obj.as_type();
-      const char* type = names[int(t)];
+      const char* type = type_tag_name(t);
       if (name == "__name__") return Value::str(type);
       const Value sample = t == TypeTag::Str ? Value::str("") : t == TypeTag::List ? Value::list({}) : t == TypeTag::Tuple ? Value::tuple({})
                            : t == TypeTag::Dict ? make_dict() : Value::unbound();

@@ -179,7 +179,7 @@ Value make_builtin(std::string name, NativeFn fn) {
   return Value(Type::Builtin, std::make_shared<BuiltinObj>(std::move(name), std::move(fn)));
 }
 
-static const char* type_tag_name(TypeTag t) {
+const char* type_tag_name(TypeTag t) {
   switch (t) {
     case TypeTag::Int: return "int";
     case TypeTag::Float: return "float";
@@ -188,8 +188,8 @@ static const char* type_tag_name(TypeTag t) {
     case TypeTag::List: return "list";
     case TypeTag::Tuple: return "tuple";
     case TypeTag::Tensor: return "Tensor";
-    case TypeTag::DType: return "torch.dtype";
-    case TypeTag::Device: return "torch.device";
+    case TypeTag::DType: return "dtype";
+    case TypeTag::Device: return "device";
     case TypeTag::Dict: return "dict";
     case TypeTag::Object: return "object";
   }
@@ -366,8 +366,11 @@ std::string to_repr(const Value& v) {
     }
     case Type::Ellipsis: return "Ellipsis";
     case Type::Unbound: return "<unbound>";
-    case Type::TypeObj:
-      return std::string("<class '") + (v.as_type() == TypeTag::Tensor ? "torch.Tensor" : type_tag_name(v.as_type())) + "'>";
+    case Type::TypeObj: {
+      const TypeTag t = v.as_type();
+      const bool torch = t == TypeTag::Tensor || t == TypeTag::DType || t == TypeTag::Device;
+      return std::string("<class '") + (torch ? "torch." : "") + type_tag_name(t) + "'>";
+    }
   }
   return "?";
 }

@@ -48,6 +48,7 @@ struct Symbolic : Object {
 // The builtin types that are values (`int`, `list`, `Tensor`): isinstance
 // reads them, calling them converts, and int/float/bool also serve as dtypes.
 enum class TypeTag : uint8_t { Int, Float, Bool, Str, List, Tuple, Tensor, DType, Device, Dict, Object };
+const char* type_tag_name(TypeTag t);  // the type's __name__: int, ..., Tensor, dtype, device, dict, object
 
 class Value {
  public:
