@@ -139,7 +139,7 @@ std::string Emitter::render() {
   // own; every launch has at most kCudaBlock threads.
   if (target_ == Target::Cuda) {
     const bool large = has_by_pointer_entry(k_);
-    for (int mode = 0; mode < cuda_entry_modes(k_); ++mode)
+    for (int mode : cuda_entry_modes(k_))
       for (const char* width : {"", "_wide"}) {
         const std::string entry = cuda_entry_name(k_, mode, *width != 0);
         const std::string args = fmt::format("{}{}", *width ? "int64_t" : "int32_t", k_.reduction ? fmt::format(", {}", mode) : "");
@@ -185,8 +185,9 @@ std::string Emitter::accumulators(int size, const std::string& lanes) const {
 // Sweep `stage` of the inner phase at offsets o<t> of the inner tensors:
 // its values and stores, each of its reductions' operands folded into its
 // accumulator a<k><lane>.
-std::string Emitter::accumulate(int stage, const std::string& lane, const std::vector<Reuse>& kept) const {
+std::string Emitter::accumulate(int stage, const std::string& lane, const std::vector<Reuse>& kept, const Online* online) const {
   std::string out = statements(true, stage, false, true, kept);
+  if (online && online->sweep == stage) out += online_step(*online);
   for (size_t k = 0; k < reduces_.size(); ++k) {
     if (!in_sweep(k, stage)) continue;
     const KExpr& e = k_.exprs[reduces_[k]];
@@ -290,8 +291,6 @@ std::string Emitter::stores(bool inner, int stage) const {
 }
 
 
-namespace {
-
 // Whether every value of dtype `from` converts to `to` exactly.
 bool widens_exactly(DType from, DType to) {
   if (from == to) return true;
@@ -300,8 +299,6 @@ bool widens_exactly(DType from, DType to) {
   if (to == DType::Int64) return from == DType::Int32 || from == DType::Bool;
   return false;
 }
-
-}  // namespace
 
 Emitter::Emitter(const Kernel& k, Target t) : k_(k), target_(t), accumulator_(k.exprs.size(), -1) {
   for (size_t i = 0; i < k_.exprs.size(); ++i) {
@@ -406,6 +403,16 @@ const char* const kOmpExtremes = R"(
 
 std::string kernel_compute_type(DType d) { return ctype(d); }
 std::string kernel_storage_type(DType d) { return stype(d); }
+
+std::vector<int> cuda_entry_modes(const Kernel& k) {
+  if (!k.reduction) return {0};
+  std::vector<int> modes{0, 1, 2, 3};
+  if (k.stages == 1) modes.push_back(4);
+  if (Emitter(k, Target::Cuda).online()) modes.push_back(5);
+  return modes;
+}
+
+int cuda_row_cache_vectors(const Kernel& k) { return Emitter(k, Target::Cuda).cache_vectors(vector_lanes(k)); }
 
 size_t kernel_argument_bytes(const Kernel& k) {
   // n, rn; six int32 in three words; ws; sz; per tensor p and st; fs and

@@ -57,9 +57,14 @@ inline bool has_by_pointer_entry(const Kernel& k) { return kernel_argument_bytes
 // A CUDA kernel's entries: a pointwise kernel's one; a reduction's one per
 // strategy (mode 0: a block per output; 1: a thread per output; 2: a block
 // per row; 3: a warp per row; 4, single-sweep kernels only: a warp per 32
-// adjacent columns), NAME_m<mode>. Each has a 32-bit and a 64-bit (_wide)
-// index form.
-inline int cuda_entry_modes(const Kernel& k) { return !k.reduction ? 1 : k.stages == 1 ? 5 : 4; }
+// adjacent columns; 5, softmax's kernels only: a block per row too long for
+// the row cache, the max and the sum of exp(x - max) folded in one sweep),
+// NAME_m<mode>. Each has a 32-bit and a 64-bit (_wide) index form.
+std::vector<int> cuda_entry_modes(const Kernel& k);
+constexpr int kCudaModes = 6;
+// The vectors of each row a thread of modes 2 and 3 keeps in registers
+// (0: none; a vector is vector_lanes(k) elements).
+int cuda_row_cache_vectors(const Kernel& k);
 inline std::string cuda_entry_name(const Kernel& k, int mode, bool wide) {
   return k.name + (k.reduction ? "_m" + std::to_string(mode) : std::string()) + (wide ? "_wide" : "");
 }

@@ -67,10 +67,26 @@ std::vector<size_t> Emitter::folded(int stage) const {
 // The accumulators `ks` combined across a warp: down the lanes to lane 0
 // (`xor_`: every lane gets the result, in the same order of operations, so
 // the lanes agree bit for bit).
-std::string Emitter::warp_fold(const std::vector<size_t>& ks, bool xor_) const {
+std::string Emitter::warp_fold(const std::vector<size_t>& ks, bool xor_, const Online* online) const {
   std::string s = "for (int off = 16; off > 0; off >>= 1) {\n";
   const char* shfl = xor_ ? "__shfl_xor_sync" : "__shfl_down_sync";
+  auto has = [&](size_t k) { return std::find(ks.begin(), ks.end(), k) != ks.end(); };
+  const bool pair = online && has(online->max) && has(online->sum);
+  if (pair) {
+    // (an online sum and its max: each side's sum rescaled to the larger
+    // max, before the max's own fold; -inf == -inf keeps the sum as it is)
+    const KExpr& sum = k_.exprs[reduces_[online->sum]];
+    const std::string c = ctype(accumulator(k_.exprs[reduces_[online->max]])), t = ctype(accumulator(sum));
+    const std::string m = fmt::format("a{}", online->max), a = fmt::format("a{}", online->sum);
+    auto scaled = [&](const std::string& sum_, const std::string& max_) {
+      return fmt::format("({1} == m2 ? {0} : {0} * {2}(thn::thn_exp<{3}>({3}({1} - m2))))", sum_, max_, t, c);
+    };
+    s += fmt::format("  {{\n    const {0} pm = {1}(0xffffffffu, {2}, off);\n    const {3} ps = {1}(0xffffffffu, {4}, off);\n"
+                     "    const {0} m2 = thn::thn_maximum<{0}>({2}, pm);\n    {4} = {5};\n  }}\n",
+                     c, shfl, m, t, a, combine(sum, scaled(a, m), scaled("ps", "pm")));
+  }
   for (size_t k : ks) {
+    if (pair && k == online->sum) continue;
     const KExpr& e = k_.exprs[reduces_[k]];
     std::string x = accumulator(e) == DType::Bool ? fmt::format("bool({}(0xffffffffu, int(a{}), off))", shfl, k)
                                                   : fmt::format("{}(0xffffffffu, a{}, off)", shfl, k);
@@ -85,15 +101,15 @@ std::string Emitter::warp_fold(const std::vector<size_t>& ks, bool xor_) const {
 // threads agree bit for bit) after one barrier, else warp 0 does and
 // thread 0 holds the result. (w<k> is written again only for the next
 // row, after the barrier that ends this one.)
-std::string Emitter::block_fold(const std::vector<size_t>& ks, bool every) const {
+std::string Emitter::block_fold(const std::vector<size_t>& ks, bool every, const Online* online) const {
   if (ks.empty()) return "";
-  std::string s = warp_fold(ks, false) + "if ((threadIdx.x & 31) == 0) {\n";
+  std::string s = warp_fold(ks, false, online) + "if ((threadIdx.x & 31) == 0) {\n";
   for (size_t k : ks) s += fmt::format("  w{0}[threadIdx.x >> 5] = a{0};\n", k);
   s += every ? "}\n__syncthreads();\n{\n" : "}\n__syncthreads();\nif (threadIdx.x < 32) {\n";
   for (size_t k : ks)
     s += fmt::format("  a{0} = (threadIdx.x & 31) < (blockDim.x + 31) / 32 ? w{0}[threadIdx.x & 31] : {1};\n", k,
                      identity(k_.exprs[reduces_[k]]));
-  return s + indent(warp_fold(ks, every), 2) + "}\n";
+  return s + indent(warp_fold(ks, every, online), 2) + "}\n";
 }
 
 // The inner loads several sweeps read, widest first (kept in the row
@@ -143,25 +159,7 @@ std::vector<Reuse> Emitter::reuses() const {
   std::vector<Reuse> out;
   const std::vector<size_t> cache = cached_loads();
   if (cache.empty()) return out;
-  // Each inner value's source with its inner operands' sources in place of
-  // their names: the same text, the same value.
-  std::vector<std::string> sig(k_.exprs.size());
-  static const std::regex name(R"(\bv(\d+)\b)");
-  for (size_t i = 0; i < k_.exprs.size(); ++i) {
-    if (!k_.exprs[i].inner) {
-      sig[i] = v(int(i));
-      continue;
-    }
-    const std::string text = value(k_.exprs[i]);
-    std::string expanded;
-    auto at = text.cbegin();
-    for (std::sregex_iterator m(text.begin(), text.end(), name), end; m != end; ++m) {
-      expanded.append(at, (*m)[0].first);
-      expanded += "(" + sig[std::stoul((*m)[1].str())] + ")";
-      at = (*m)[0].second;
-    }
-    sig[i] = expanded.append(at, text.cend());
-  }
+  const std::vector<std::string> sig = signatures();
   auto reads = [&](size_t i, size_t t) {
     const KExpr& e = k_.exprs[i];
     return e.inner && e.kind == KExpr::Kind::Load && size_t(e.index) == t;
@@ -213,6 +211,85 @@ std::vector<Reuse> Emitter::reuses() const {
   return out;
 }
 
+// Each inner value's source with its inner operands' sources in place of
+// their names (an outer value's: its name): the same text, the same value,
+// in whichever sweep it is computed.
+std::vector<std::string> Emitter::signatures() const {
+  std::vector<std::string> sig(k_.exprs.size());
+  static const std::regex name(R"(\bv(\d+)\b)");
+  for (size_t i = 0; i < k_.exprs.size(); ++i) {
+    if (!k_.exprs[i].inner) {
+      sig[i] = v(int(i));
+      continue;
+    }
+    const std::string text = value(k_.exprs[i]);
+    std::string expanded;
+    auto at = text.cbegin();
+    for (std::sregex_iterator m(text.begin(), text.end(), name), end; m != end; ++m) {
+      expanded.append(at, (*m)[0].first);
+      expanded += "(" + sig[std::stoul((*m)[1].str())] + ")";
+      at = (*m)[0].second;
+    }
+    sig[i] = expanded.append(at, text.cend());
+  }
+  return sig;
+}
+
+// Softmax's sum of exp(x - max), folded in the sweep after the max's, and
+// nothing else in that sweep: the two can be folded in one sweep over x
+// (mode 5), the sum rescaled whenever the running max grows. Needs a later
+// sweep (the one that normalises), the max's operand the same value as the
+// sum's x, and one compute type for x, the max and exp.
+std::optional<Online> Emitter::online() const {
+  if (target_ != Target::Cuda || !k_.reduction) return std::nullopt;
+  const std::vector<std::string> sig = signatures();
+  for (size_t j = 0; j < reduces_.size(); ++j) {
+    const KExpr& sum = k_.exprs[reduces_[j]];
+    const int sweep = sum.stage - 1;
+    if (sum.prim.sym.op->id != OpId::sum || !is_floating(sum.compute) || sweep < 1 || sweep + 1 >= k_.stages) continue;
+    const KExpr& ex = k_.exprs[size_t(operand_[j])];
+    if (ex.kind != KExpr::Kind::Op || ex.prim.sym.op->id != OpId::exp) continue;
+    const KExpr& d = k_.exprs[size_t(ex.operands[0])];
+    if (d.kind != KExpr::Kind::Op || d.prim.sym.op->id != OpId::sub || d.operands.size() < 3 || ctype(d.compute) != ctype(ex.compute))
+      continue;
+    const KExpr& alpha = k_.exprs[size_t(d.operands[2])];
+    const KExpr& m = k_.exprs[size_t(d.operands[1])];
+    if (alpha.kind != KExpr::Kind::Const || (alpha.constant.is(Type::Float) ? alpha.constant.raw_float() : double(alpha.constant.raw_int())) != 1.0 ||
+        m.kind != KExpr::Kind::Reduce || m.prim.sym.op->id != OpId::amax || m.stage != sweep)
+      continue;
+    const size_t i = size_t(accumulator_[size_t(d.operands[1])]);
+    const std::string c = ctype(d.compute);
+    // (x, as the max reads it and as the sum does, either widened exactly first)
+    auto exact = [&](int x) {
+      const KExpr& e = k_.exprs[size_t(x)];
+      return e.kind == KExpr::Kind::Cast && widens_exactly(k_.exprs[size_t(e.operands[0])].dtype, e.dtype) ? e.operands[0] : x;
+    };
+    if (ctype(m.dtype) != c || ctype(accumulator(m)) != c || ctype(k_.exprs[size_t(operand_[i])].dtype) != c ||
+        sig[size_t(exact(operand_[i]))] != sig[size_t(exact(d.operands[0]))])
+      continue;
+    // Nothing else in the sum's sweep: no other reduction, no store.
+    bool alone = std::none_of(k_.stores.begin(), k_.stores.end(), [&](const KStore& st) { return st.inner && st.stage == sweep; });
+    for (size_t k = 0; k < reduces_.size(); ++k) alone = alone && (k == j || !in_sweep(k, sweep));
+    if (alone) return Online{i, j, operand_[i], sweep - 1};
+  }
+  return std::nullopt;
+}
+
+// The online update of `o`'s sum by the max's operand (before the max's
+// own update): rescaled when the max grows, -inf adding 0.
+std::string Emitter::online_step(const Online& o) const {
+  const KExpr& sum = k_.exprs[reduces_[o.sum]];
+  const std::string c = ctype(k_.exprs[size_t(o.value)].dtype), t = ctype(accumulator(sum));
+  const std::string m = fmt::format("a{}", o.max), s = fmt::format("a{}", o.sum);
+  return fmt::format("{{  // (the sum of exp(x - max), online)\n"
+                     "  const {0} x = {0}(v{1});\n"
+                     "  if (x > {2}) {3} = {3} * {4}(thn::thn_exp<{0}>({0}({2} - x)));\n"
+                     "  {3} = {5};\n}}\n",
+                     c, o.value, m, s, t,
+                     combine(sum, s, fmt::format("{}(x == {}(-thn_inf()) ? {}(0) : thn::thn_exp<{}>({}(x - (x > {} ? x : {}))))", t, c,
+                                                  c, c, c, m, m)));
+}
+
 // Sweep `stage` along a contiguous row (every inner tensor at b<t> + j),
 // this thread taking j = first, first + step, ...: with `lanes` > 1 and
 // every row aligned (flat == 2), `lanes` elements of each tensor the sweep
@@ -221,7 +298,8 @@ std::vector<Reuse> Emitter::reuses() const {
 // loop is unrolled so that reg<t>[k] is a register) by the first sweep and
 // read from them by the others; the tail past the last vector is read from
 // memory each time.
-std::string Emitter::row_sweep(int stage, const std::string& first, const std::string& step, int lanes) const {
+std::string Emitter::row_sweep(int stage, const std::string& first, const std::string& step, int lanes, bool cache_rows,
+                               const Online* online) const {
   std::vector<size_t> loads, stores;
   for (const KExpr& e : k_.exprs)
     if (e.kind == KExpr::Kind::Load && e.inner && e.stage == stage &&
@@ -270,7 +348,7 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
           keep += fmt::format("reg{}[k].v[l] = v{};  // (for sweep {})\n", r.load, r.early, k_.exprs[size_t(r.late)].stage);
       }
       b += fmt::format("#pragma unroll\nfor (int l = 0; l < {}; ++l) {{\n", lanes) +
-           indent(lane + accumulate(stage, "", kept) + keep, 2) + "}\n";
+           indent(lane + accumulate(stage, "", kept, online) + keep, 2) + "}\n";
       for (size_t s : stores)
         b += fmt::format("*(thn_vec<{0}, {1}>*)(row{3} + w * {1}) = y{2};\n", stype(k_.stores[s].dtype), lanes, s,
                          k_.loads.size() + s);
@@ -279,7 +357,7 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
     const std::string loop = fmt::format("#pragma unroll 2\nfor (idx_t w = {}; w < vn; w += {}) {{\n", first, step) +
                              indent(body(false), 2) + "}\n";
     out += fmt::format("if (flat == 2) {{\n  const idx_t vn = rn / {};\n", lanes);
-    if (const int r = cache_vectors(lanes); r > 0)
+    if (const int r = cache_rows ? cache_vectors(lanes) : 0; r > 0)
       out += fmt::format("  if (cached) {{\n#pragma unroll\n    for (int k = 0; k < {}; ++k) {{\n"
                          "      const idx_t w = {} + idx_t(k) * {};\n      if (w < vn) {{\n",
                          r, first, step) +
@@ -292,8 +370,8 @@ std::string Emitter::row_sweep(int stage, const std::string& first, const std::s
   for (size_t t : loads) scalar += fmt::format("const {0}* in{1} = row{1};\nconst idx_t o{1} = j;\n", stype(k_.loads[t].dtype), t);
   for (size_t s : stores)
     scalar += fmt::format("{0}* out{1} = row{2};\nconst idx_t o{2} = j;\n", stype(k_.stores[s].dtype), s, k_.loads.size() + s);
-  return out + fmt::format("for (idx_t j = j0 + {}; j < rn; j += {}) {{\n", first, step) + indent(scalar + accumulate(stage), 2) +
-         "}\n";
+  return out + fmt::format("for (idx_t j = j0 + {}; j < rn; j += {}) {{\n", first, step) +
+         indent(scalar + accumulate(stage, "", {}, online), 2) + "}\n";
 }
 
 // The workspace of a reduction split over blocks or warps: `splits` (1: none),
@@ -366,7 +444,9 @@ std::string Emitter::combine_parts(const std::string& slot, const std::string& s
 //     read 16 bytes at a time. With few tiles
 //     the rows are also split into `splits` interleaved parts, a warp
 //     each: the parts' results go to the workspace `ws`, and the tile's
-//     last warp to finish combines them in part order.
+//     last warp to finish combines them in part order;
+//  5: softmax's rows past the row cache (Emitter::online): a block per row
+//     as mode 2, the max and the sum of exp(x - max) folded in one sweep.
 std::string Emitter::cuda_reduction() const {
   const int lanes = vector_lanes(k_);
   std::string out;
@@ -423,6 +503,30 @@ std::string Emitter::cuda_reduction() const {
          "    for (idx_t job = idx_t(blockIdx.x); job < n * splits; job += idx_t(gridDim.x)) {\n"
          "      const idx_t q = job % n, part = job / n;\n" +
          indent(row, 6) + "    }\n    return;\n  }\n";
+  // mode 5 (long rows, past the row cache: a block per row as mode 2,
+  // softmax's max and sum folded in one sweep, so that x is read twice)
+  if (const std::optional<Online> on = online()) {
+    std::string row5 = start;
+    for (int stage = 0; stage < k_.stages; ++stage) {
+      if (stage == on->sweep + 1) continue;
+      row5 += "{\n" + indent(row_sweep(stage, "idx_t(threadIdx.x)", "idx_t(blockDim.x)", lanes, false, &*on), 2) + "}\n";
+      if (stage + 1 == k_.stages) {
+        row5 += block_fold(folded(stage), false);
+        break;
+      }
+      std::vector<size_t> ks = folded(stage);
+      if (stage == on->sweep) ks.push_back(on->sum);
+      row5 += block_fold(ks, true, &*on) + outer(stage + 1, false);
+      // (a row of -inf: its max is -inf and the sum of exp(-inf - -inf), NaN)
+      if (stage == on->sweep)
+        row5 += fmt::format("if (a{} == -thn_inf()) a{} = {}(thn_nan());\n", on->max, on->sum,
+                            ctype(accumulator(k_.exprs[reduces_[on->sum]]))) +
+                outer(stage + 2, false);
+    }
+    row5 += "if (threadIdx.x == 0) {\n" + indent(outer(k_.stages, true), 2) + "}\n__syncthreads();\n";
+    out += "  if constexpr (kMode == 5) {\n    for (idx_t q = idx_t(blockIdx.x); q < n; q += idx_t(gridDim.x)) {\n" +
+           indent(row5, 6) + "    }\n    return;\n  }\n";
+  }
   // mode 3
   std::string warp = start + row_cache("idx_t(32)", lanes);
   for (int stage = 0; stage < k_.stages; ++stage) {

@@ -240,9 +240,13 @@ class CudaFusion : public CompiledFusion {
   struct Entries {
     cuda::CUfunction by_value = nullptr, by_pointer = nullptr;
   };
-  // Per mode (cuda_entry_modes: a reduction's strategies), per width.
+  // Per mode (cuda_entry_modes: a reduction's strategies; none for a mode
+  // it lacks), per width.
   CudaFusion(const BoundSymbol& f, Kernel k, std::vector<Entries> narrow, std::vector<Entries> wide)
-      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}), narrow_(std::move(narrow)), wide_(std::move(wide)) {}
+      : CompiledFusion(f, std::move(k), Device{DeviceType::CUDA}),
+        narrow_(std::move(narrow)),
+        wide_(std::move(wide)),
+        cache_(cuda_row_cache_vectors(kernel())) {}
 
  private:
   bool launch(const KernelCall& c) const override {
@@ -255,6 +259,12 @@ class CudaFusion : public CompiledFusion {
       return e && std::string_view(e) == "1";
     }();
     const bool wide = force_wide || needs_wide_index(c.sizes, c.strides, size_t(kMaxKernelDims));
+    // (THN_CUDA_ONLINE_ROWS=1: softmax's rows take mode 5 even where the
+    // row cache holds them, for bench/gpu to compare the two on a GPU.)
+    static const bool online_rows = [] {
+      const char* e = std::getenv("THN_CUDA_ONLINE_ROWS");
+      return e && std::string_view(e) == "1";
+    }();
     const int64_t sms = cuda::device_info().multiprocessors;
     int64_t block = kCudaBlock, grid = 0;
     int32_t mode = 0, splits = 1;
@@ -270,6 +280,11 @@ class CudaFusion : public CompiledFusion {
       // last wave is then one row per block, not several.)
       mode = 3;
       grid = std::min((c.n + block / 32 - 1) / (block / 32), kMaxRowBlocks);
+    } else if (reduces_rows(kernel(), c) && (narrow_[5].by_value || narrow_[5].by_pointer) &&
+               (online_rows || !(c.flat == 2 && c.rn / lanes() <= cache_ * block))) {
+      // Softmax's rows past the row cache: a block per row, x read twice.
+      mode = 5;
+      grid = std::min(c.n, kMaxRowBlocks);
     } else if (reduces_rows(kernel(), c)) {  // a block per row
       mode = 2;
       // A single sweep over few rows: each row split over blocks too
@@ -332,6 +347,7 @@ class CudaFusion : public CompiledFusion {
   }
 
   std::vector<Entries> narrow_, wide_;
+  int cache_;  // row cache vectors per thread (modes 2 and 3)
 };
 
 }  // namespace
@@ -361,10 +377,10 @@ FusionKernels compile_cuda(const Trace& t, CompileInfo* info) {
                       "cuModuleGetFunction");
         return e;
       };
-      std::vector<CudaFusion::Entries> narrow, wide;
-      for (int mode = 0; mode < cuda_entry_modes(ks[k]); ++mode) {
-        narrow.push_back(entries(cuda_entry_name(ks[k], mode, false)));
-        wide.push_back(entries(cuda_entry_name(ks[k], mode, true)));
+      std::vector<CudaFusion::Entries> narrow(kCudaModes), wide(kCudaModes);
+      for (int mode : cuda_entry_modes(ks[k])) {
+        narrow[size_t(mode)] = entries(cuda_entry_name(ks[k], mode, false));
+        wide[size_t(mode)] = entries(cuda_entry_name(ks[k], mode, true));
       }
       out.push_back(std::make_shared<CudaFusion>(b, std::move(ks[k]), std::move(narrow), std::move(wide)));
       ++k;

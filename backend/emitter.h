@@ -5,6 +5,7 @@
 // the loops of their target. Private to backend/.
 #include <fmt/format.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ DType accumulator(const KExpr& e);
 
 std::string identity(const KExpr& e);
 
+// Whether every value of dtype `from` converts to `to` exactly.
+bool widens_exactly(DType from, DType to);
+
 // acc combined with x (both of the accumulator type).
 std::string combine(const KExpr& e, const std::string& acc, const std::string& x);
 
@@ -37,6 +41,14 @@ std::string combine(const KExpr& e, const std::string& acc, const std::string& x
 struct Reuse {
   size_t load = 0;
   int early = -1, late = -1;
+};
+
+// Softmax's max and its sum of exp(x - max) folded in one sweep
+// (Emitter::online): accumulators `max` and `sum`, the max's operand
+// `value` (x), the sweep `sweep` (the max's).
+struct Online {
+  size_t max = 0, sum = 0;
+  int value = -1, sweep = -1;
 };
 
 class Emitter {
@@ -96,7 +108,9 @@ class Emitter {
   // its values and stores, each of its reductions' operands folded into its
   // accumulator a<k><lane>.
   // (With `kept`: those values read from the register cache instead.)
-  std::string accumulate(int stage, const std::string& lane = "", const std::vector<Reuse>& kept = {}) const;
+  // (With `online`: its sum too, when this is its sweep.)
+  std::string accumulate(int stage, const std::string& lane = "", const std::vector<Reuse>& kept = {},
+                         const Online* online = nullptr) const;
   // The outer tensors' offsets o<t> = b<t> (+ lane * the innermost outer stride).
   std::string outer_at(const std::string& lane = "") const;
   // The outer values that need the first `level` sweeps (with the outer
@@ -128,9 +142,15 @@ class Emitter {
   // CUDA: the strategies of codegen_cuda.cpp, chosen per call by `mode`.
   std::string cuda_reduction() const;
   std::vector<size_t> folded(int stage) const;
-  std::string warp_fold(const std::vector<size_t>& ks, bool xor_) const;
-  std::string block_fold(const std::vector<size_t>& ks, bool every) const;
-  std::string row_sweep(int stage, const std::string& first, const std::string& step, int lanes) const;
+  // (`online`: its sum folded with its max when both are in ks)
+  std::string warp_fold(const std::vector<size_t>& ks, bool xor_, const Online* online = nullptr) const;
+  std::string block_fold(const std::vector<size_t>& ks, bool every, const Online* online = nullptr) const;
+  // (`cache`: with the row cache; `online`: this sweep also folds its sum)
+  std::string row_sweep(int stage, const std::string& first, const std::string& step, int lanes, bool cache = true,
+                        const Online* online = nullptr) const;
+  std::vector<std::string> signatures() const;
+  std::optional<Online> online() const;
+  std::string online_step(const Online& o) const;
   std::vector<size_t> cached_loads() const;
   // A value `early` (of an earlier sweep) kept in load `load`'s register
   // cache for sweep `late`, which reads it there instead of computing it.

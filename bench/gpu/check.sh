@@ -10,6 +10,7 @@
 #                   (issue 38's sizes, then bench/suite's small ones)
 #   overhead.txt    per-call wall time at the suite's small sizes, synchronised each call and
 #                   back to back, thn jit against PyTorch eager: host work against GPU work
+#   softmax_modes.txt  Nsight Compute's time of softmax 16384 x 8192 in mode 2 (row cache) and mode 5 (online)
 #   ncu_detail.txt  stall reasons and occupancy of softmax and the column amax
 # (In order of need: a run cut short by the device's time still returns the first files.)
 # Each step has its own time limit, so one that hangs cannot eat the others' time.
@@ -111,6 +112,19 @@ if command -v ncu >/dev/null; then
     build/thn run "$XDG_CACHE_HOME/reductions.thn"
 else
   echo "ncu is not installed: no per-kernel figures" | tee "$out/ncu.txt"
+fi
+# Softmax at 16384 x 8192 both ways: the row kept in registers (mode 2,
+# the default where it fits) and the max and sum in one sweep (mode 5).
+cat > "$XDG_CACHE_HOME/online.thn" <<'THN'
+import nn
+x = randn(16384, 8192, device="cuda")
+def softmax(x):
+    return nn.softmax(x, -1)
+jit(softmax)(x)
+jit(softmax)(x)
+THN
+if command -v ncu >/dev/null; then
+  step 40 softmax_modes.txt bash -c "ncu --clock-control none --csv --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread build/thn run $XDG_CACHE_HOME/online.thn; THN_CUDA_ONLINE_ROWS=1 ncu --clock-control none --csv --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,launch__registers_per_thread build/thn run $XDG_CACHE_HOME/online.thn"
 fi
 step 30 overhead.txt bash -c "build/thn run $XDG_CACHE_HOME/overhead.thn; $py $XDG_CACHE_HOME/overhead.py"
 # Where the time goes in the kernels still short of the copy (softmax, the

@@ -8,10 +8,12 @@ ptxas writes: per function, the registers a thread uses) and prints them
 per entry, with the occupancy the registers allow for thn's 256-thread
 blocks (65536 registers and 2048 threads per SM on sm_80 and sm_90).
 
-  bench/gpu/registers.py --thn build/thn [--arch sm_90] [FILE]
+  bench/gpu/registers.py --thn build/thn [--arch sm_90] [--stand-in LIB] [FILE]
 
 Without FILE: a row sum, a column amax, softmax and layer norm, one
-script each.
+script each, on CUDA tensors (the fusion pass groups a CUDA trace's prims
+as the GPU runs them: softmax one kernel). Without a GPU, `--stand-in
+build/tests/libthn_fake_cuda.so` runs them on the emulating driver.
 """
 import argparse
 import os
@@ -23,10 +25,11 @@ from pathlib import Path
 
 # The default scripts: one reduction each (a module each, named by it).
 REDUCTIONS = {
-    "row sum": "x = randn(64, 256)\njit(lambda x: x.sum(-1))(x)\n",
-    "column amax": "x = randn(64, 256)\njit(lambda x: x.amax(0))(x)\n",
-    "softmax": "import nn\nx = randn(64, 256)\njit(lambda x: nn.softmax(x, -1))(x)\n",
-    "layer norm": "import nn\nx = randn(64, 256)\njit(lambda x: nn.layer_norm(x, (256,), ones(256), zeros(256)))(x)\n",
+    "row sum": "x = randn(64, 256, device='cuda')\njit(lambda x: x.sum(-1))(x)\n",
+    "column amax": "x = randn(64, 256, device='cuda')\njit(lambda x: x.amax(0))(x)\n",
+    "softmax": "import nn\nx = randn(64, 256, device='cuda')\njit(lambda x: nn.softmax(x, -1))(x)\n",
+    "layer norm": "import nn\nx = randn(64, 256, device='cuda')\n"
+                  "jit(lambda x: nn.layer_norm(x, (256,), ones(256, device='cuda'), zeros(256, device='cuda')))(x)\n",
 }
 
 EIATTR_REGCOUNT = 0x2F
@@ -78,6 +81,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--thn", required=True)
     ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--stand-in", help="the emulating CUDA driver, for a machine without a GPU")
     ap.add_argument("file", nargs="?")
     args = ap.parse_args()
     print(f"| script | module | entry | registers | occupancy ({args.arch}, 256 threads) |")
@@ -89,6 +93,9 @@ def main():
             if not args.file:
                 script.write_text(text)
             env = dict(os.environ, XDG_CACHE_HOME=cache)
+            if args.stand_in:
+                lib = str(Path(args.stand_in).resolve())
+                env.update(THN_LIBCUDA=lib, THN_LIBCUBLAS=lib, LD_PRELOAD=lib)
             r = subprocess.run([str(Path(args.thn).resolve()), "kernels", script.name, "--target", "cuda", "--arch", args.arch],
                                cwd=script.parent, env=env, capture_output=True, text=True)
             if r.returncode != 0:

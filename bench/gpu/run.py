@@ -77,6 +77,10 @@ def softmax(x):
     return nn.softmax(x, -1)
 
 
+def softmax_long(x):
+    return nn.softmax(x, -1)
+
+
 def layer_norm(x, w, b):
     return nn.layer_norm(x, (x.size(-1),), w, b)
 
@@ -101,6 +105,8 @@ report("chain", chain, a)
 a = [randn({rows}, {cols}, device="cuda"), randn({cols}, device="cuda"), randn({cols}, device="cuda")]
 report("softmax", softmax, [a[0]])
 report("layer_norm", layer_norm, a)
+a = [randn({rows} // 4, {cols} * 4, device="cuda")]
+report("softmax_long", softmax_long, a)
 a = [randn({square}, {square}, device="cuda")]
 report("sum_rows", sum_rows, a)
 report("amax_cols", amax_cols, a)
@@ -183,6 +189,8 @@ x = torch.randn({rows}, {cols}, device=dev)
 w, b = torch.randn({cols}, device=dev), torch.randn({cols}, device=dev)
 report("softmax", softmax, x)
 report("layer_norm", layer_norm, x, w, b)
+x = torch.randn({rows} // 4, {cols} * 4, device=dev)
+report("softmax_long", softmax, x)
 x = torch.randn({square}, {square}, device=dev)
 report("sum_rows", sum_rows, x)
 report("amax_cols", amax_cols, x)
@@ -192,6 +200,7 @@ TITLES = {
     "adam": "Adam step, 10 x 16M",
     "chain": "elementwise chain, 3 x 64M",
     "softmax": "softmax rows, 16384 x 8192",
+    "softmax_long": "softmax rows, 4096 x 32768",
     "layer_norm": "layer norm rows, 16384 x 8192",
     "sum_rows": "sum over rows, 16384 x 16384",
     "amax_cols": "amax over columns, 16384 x 16384",
@@ -207,6 +216,7 @@ def sizes(quick):
 def min_bytes(s):
     """The bytes each workload must move at the sizes `s` (read and written once)."""
     return {"adam": 7 * 10 * s["adam"] * 4, "chain": 4 * s["chain"] * 4, "softmax": 2 * s["rows"] * s["cols"] * 4,
+            "softmax_long": 2 * s["rows"] * s["cols"] * 4,
             "layer_norm": 2 * s["rows"] * s["cols"] * 4, "sum_rows": s["square"] ** 2 * 4,
             "amax_cols": s["square"] ** 2 * 4}
 
