@@ -686,7 +686,8 @@ class Decomposer {
     list(source, src);
     list(destination, dst);
     std::vector<bool> used(size_t(n), false);
-    for (size_t i = 0; i < src.size(); ++i) {
+    // (a 0-dim tensor's dim 0 or -1 is its no dims: nothing moves)
+    for (size_t i = 0; n > 0 && i < src.size(); ++i) {
       perm[size_t(dst[i])] = src[i];
       used[size_t(src[i])] = true;
     }

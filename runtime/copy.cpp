@@ -557,13 +557,7 @@ namespace {
 Tensor scatter_target(const Args& a, const Tensor& self, std::initializer_list<Tensor> read) {
   if (!a.inplace()) return contiguous_copy(self);
   check_inplace_write(self, read);
-  for (const Tensor& source : read) {
-    bool same = source.storage() == self.storage() && source.offset() == self.offset() && source.numel() > 0 &&
-                source.sizes() == self.sizes() && source.strides() == self.strides();
-    THN_CHECK(!same,
-              "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
-              "memory location. Please clone() the tensor before performing the operation.");
-  }
+  for (const Tensor& source : read) check_no_overlap(self, source);
   return self;
 }
 }  // namespace

@@ -156,6 +156,15 @@ void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs
   }
 }
 
+void check_no_overlap(const Tensor& out, const Tensor& in) {
+  const bool same = in.storage() == out.storage() && in.offset() == out.offset() && in.numel() > 0 &&
+                    in.sizes() == out.sizes() && in.strides() == out.strides();
+  const Overlap o = overlap(out, in);
+  if (same || o == Overlap::Full || o == Overlap::Partial)
+    fail("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+         "memory location. Please clone() the tensor before performing the operation.");
+}
+
 Dims output_strides(const Dims& shape, std::span<const Tensor> inputs) { return strides_for(shape, inputs); }
 
 namespace {

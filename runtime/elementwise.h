@@ -56,6 +56,10 @@ void check_fits(const Scalar& v, DType d, std::string_view type_name);
 // Errors PyTorch raises before writing `out`: internal overlap (an expanded
 // tensor) and partial overlap with any input.
 void check_inplace_write(const Tensor& out, std::initializer_list<Tensor> inputs);
+// PyTorch's assert_no_overlap: `in` may not share any element with `out`
+// (an op that reads `in` while writing `out` element by element: index_put_,
+// index_copy_, scatter).
+void check_no_overlap(const Tensor& out, const Tensor& in);
 // Some dim of size > 1 has stride 0: elements share memory (an expansion).
 bool has_internal_overlap(const Tensor& t);
 
