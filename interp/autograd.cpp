@@ -44,6 +44,8 @@ struct GradStep {
   bool ran = false;  // a backward pass ran its rule
   // The storages of the tensors it saved, and their versions then.
   std::vector<std::pair<std::shared_ptr<Storage>, uint64_t>> versions;
+  // Results whose .grad a backward pass sets (retain_grad()): which one, and its autograd.
+  std::vector<std::pair<size_t, std::weak_ptr<AutogradMeta>>> retained;
 };
 
 namespace {
@@ -120,7 +122,10 @@ void check_fresh_view(Interpreter& in, const Value& t) {
   const AutogradMeta* m = autograd_of(t);
   if (!m || !m->view) return;
   std::shared_ptr<Storage> st = storage_of(t);
-  if (st && st->version() != m->view_version && (m->requires_grad || in.autograd().rebased(st)))
+  // (a write that recorded no history, under no_grad, leaves the view's
+  // own history right: an optimizer's step on a parameter whose slices
+  // were taken before)
+  if (st && st->version() != m->view_version && in.autograd().rebased(st))
     fail(ErrorKind::NotImplementedError,
          "thn's autograd does not follow a view of a tensor that was changed in place after the view was taken yet: "
          "take the view again after the in-place op");
@@ -133,6 +138,21 @@ void check_fresh_views(Interpreter& in, const Value* self, std::span<const Value
   for (const Value& a : args) each_tensor(a, check);
   if (kw)
     for (const auto& [k, v] : kw->kwargs) each_tensor(v, check);
+}
+
+std::vector<Value> bind(const GradStep& s);
+
+// Whether step's rule reads its result (READS_RESULT, READS_RESULT_IF_TENSOR).
+bool reads_result(Interpreter& in, const GradStep& step) {
+  const AutogradDispatch::Rules& rules = in.autograd().rules();
+  if (!rules.reads_result.count(step.op)) return false;
+  auto when = rules.reads_result_if_tensor.find(step.op);
+  if (when == rules.reads_result_if_tensor.end() || !step.def) return true;
+  const std::vector<Value> bound = bind(step);
+  const std::vector<Param>& params = step.def->schema.params;
+  for (size_t i = 0; i < params.size() && i < bound.size(); ++i)
+    if (params[i].name == when->second) return bound[i].is(Type::Tensor);
+  return true;
 }
 
 // `written`: the step writes in place, and its arguments were checked before.
@@ -171,7 +191,7 @@ void record(Interpreter& in, const std::shared_ptr<GradStep>& step, const Value&
   for (const Value& a : step->args) each_tensor(a, save);
   for (const auto& [k, v] : step->kwargs) each_tensor(v, save);
   // (the result may change in place later: that matters to a rule reading it)
-  if (in.autograd().rules().reads_result.count(step->op)) each_tensor(step->result, save);
+  if (reads_result(in, *step)) each_tensor(step->result, save);
 }
 
 [[noreturn]] void refuse_in_trace(const std::string& what) {
@@ -385,6 +405,10 @@ const AutogradDispatch::Rules& AutogradDispatch::rules() {
   };
   names("READS_SHAPES", r.shapes_only);
   names("READS_RESULT", r.reads_result);
+  if (auto d = m.globals.find("READS_RESULT_IF_TENSOR"); d != m.globals.end() && d->second.is(Type::Dict))
+    d->second.obj<DictObj>().each([&](const Value& op, const Value& param) {
+      if (op.is(Type::Str) && param.is(Type::Str)) r.reads_result_if_tensor[op.as_str()] = param.as_str();
+    });
   if (auto d = m.globals.find("GRADIENT_READS"); d != m.globals.end() && d->second.is(Type::Dict))
     d->second.obj<DictObj>().each([&](const Value& op, const Value& params) {
       if (!op.is(Type::Str) || !params.is(Type::Dict)) return;
@@ -412,6 +436,23 @@ Value AutogradDispatch::getitem(const Value& tensor, std::span<const Value> inde
   step->args = {tensor, index.size() == 1 ? index[0] : Value::tuple(std::vector<Value>(index.begin(), index.end()))};
   record(in_, step, r);
   mark_views(r, nullptr, std::span<const Value>(&tensor, 1));
+  return r;
+}
+
+Value AutogradDispatch::composite(const std::string& op, std::vector<Value> args, const std::function<Value()>& forward) {
+  bool any = false;
+  for (const Value& a : args) each_tensor(a, [&](const Value& t) { any |= requires_grad(t); });
+  if (!enabled || !ever_required || !any) return forward();
+  check_fresh_views(in_, nullptr, args);
+  Value r;
+  {
+    GradMode off(*this, false);
+    r = forward();
+  }
+  auto step = std::make_shared<GradStep>();
+  step->op = op;
+  step->args = std::move(args);
+  record(in_, step, r);
   return r;
 }
 
@@ -615,10 +656,23 @@ std::vector<std::pair<Value, Value>> leaf_gradients(Interpreter& in, const Value
     for (const std::shared_ptr<GradStep>& s : steps) {
       auto it = grads.find(s.get());
       if (it == grads.end()) continue;
+      // (a result that retains its gradient gets it as a leaf does, from backward())
+      for (const auto& [output, retained] : targets ? decltype(s->retained){} : s->retained)
+        if (std::shared_ptr<AutogradMeta> m = retained.lock(); m && !it->second.at(output).is_none())
+          m->grad = m->grad.is_none() ? it->second[output] : op_call(in, "add", nullptr, {m->grad, it->second[output]});
       const bool keeps_values = !shapes_only.count(s->op);
       const std::vector<Value> bound = bind(*s);
-      const std::optional<std::unordered_set<const Storage*>> read = values_read(in, *s, bound);
-      for (const auto& [storage, version] : keeps_values ? s->versions : decltype(s->versions){})
+      // (a shapes-only rule still reads an index's values: getitem's and
+      // setitem's gradients go where it says)
+      std::optional<std::unordered_set<const Storage*>> read = values_read(in, *s, bound);
+      if (!keeps_values) {
+        read.emplace();
+        if (s->op == "getitem" || s->op == "setitem")
+          each_tensor(s->args.at(1), [&](const Value& t) {
+            if (std::shared_ptr<Storage> st = storage_of(t)) read->insert(st.get());
+          });
+      }
+      for (const auto& [storage, version] : s->versions)
         if (storage->version() != version && (!read || read->count(storage.get())))
           fail(ErrorKind::RuntimeError,
                "one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -842,6 +896,23 @@ Value autograd_attribute(const Value& t, const std::string& name) {
   if (name == "requires_grad") return Value(m && m->requires_grad);
   if (name == "grad") return m ? m->grad : Value();
   if (name == "is_leaf") return Value(!m || !m->step);
+  if (name == "retains_grad")
+    return Value(m && m->step &&
+                 std::any_of(m->step->retained.begin(), m->step->retained.end(),
+                             [&](const auto& r) { return r.second.lock().get() == m; }));
+  if (name == "retain_grad")
+    return make_builtin(name, [t](Interpreter&, CallArgs& a) {
+      if (!a.args.empty() || !a.kwargs.empty()) fail(ErrorKind::TypeError, "retain_grad() takes no arguments");
+      AutogradMeta* m = autograd_of(t);
+      if (!m || !m->requires_grad) fail(ErrorKind::RuntimeError, "can't retain_grad on Tensor that has requires_grad=False");
+      if (!m->step) return Value();  // (a leaf keeps its gradient anyway)
+      const std::shared_ptr<AutogradMeta>& shared =
+          t.is_proxy() ? t.symbolic().autograd : t.obj<TensorObj>().autograd;
+      for (const auto& r : m->step->retained)
+        if (r.second.lock() == shared) return Value();
+      m->step->retained.emplace_back(m->output, shared);
+      return Value();
+    });
   if (name == "grad_fn") return m && m->step ? Value::str(fmt::format("<{}>", step_name(m->step->op))) : Value();
   if (name == "requires_grad_")
     return make_builtin(name, [t](Interpreter& in, CallArgs& a) {

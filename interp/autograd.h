@@ -20,6 +20,7 @@
 // grad(f) inside a jit function, or jit(grad(f)), is one trace holding the
 // forward and the backward, and the passes run over both (Thunder's grad
 // transform, by tracing).
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -58,6 +59,11 @@ class AutogradDispatch : public OpDispatch {
   Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
              bool inplace) override;
   Value getitem(const Value& tensor, std::span<const Value> index) override;
+  // A shorthand with a rule of its own in stdlib/autograd.thn (OP_backward,
+  // where its ops' rules would not give PyTorch's gradient: norm at zero):
+  // `forward` run with grad mode off, recorded as one step of `args` (the
+  // rule gets them as given) when grad mode is on and one requires grad.
+  Value composite(const std::string& op, std::vector<Value> args, const std::function<Value()>& forward);
   void setitem(const Value& tensor, std::span<const Value> index, const Value& value) override;
   bool truth(const Value& v) override { return inner_->truth(v); }
   Value wrap_number(const Value& n) override { return inner_->wrap_number(n); }
@@ -83,6 +89,9 @@ class AutogradDispatch : public OpDispatch {
   // result's version is checked).
   struct Rules {
     std::unordered_set<std::string> shapes_only, reads_result;
+    // READS_RESULT_IF_TENSOR: per op, the parameter whose being a tensor
+    // makes its rule read the result.
+    std::unordered_map<std::string, std::string> reads_result_if_tensor;
     // GRADIENT_READS: per op, per parameter, the parameters its gradient reads.
     std::unordered_map<std::string, std::unordered_map<std::string, std::vector<std::string>>> gradient_reads;
   };

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "interp/autograd.h"
 #include "interp/interpreter.h"
 #include "interp/shorthand_args.h"
 #include "runtime/error.h"
@@ -94,6 +95,8 @@ Value allclose(Interpreter& in, const Value& x, CallArgs& a) {
   return item;
 }
 
+Value vector_norm(Interpreter& in, const Value& x, double q, const Value& dim, const Value& keepdim);
+
 // x.norm(p=2, dim=None, keepdim=False): the vector p-norm over dim (every
 // dim when None), as PyTorch computes it: p = 2 ("fro") sqrt(sum(x*x)), 1
 // sum(|x|), inf / -inf max / min |x|, 0 the count of nonzeros, else
@@ -114,6 +117,13 @@ Value norm(Interpreter& in, const Value& x, CallArgs& a) {
   if (!p.is(Type::Int) && !p.is(Type::Float))
     fail(ErrorKind::TypeError, "norm(): p must be a number or 'fro', not {}", to_repr(p));
   const double q = p.as_float();
+  // (one step for autograd, whose rule is PyTorch's norm_backward: the ops'
+  // own rules give NaN at a zero norm, where PyTorch gives 0)
+  return in.autograd().composite("norm", {x, p, dim, keepdim}, [&] { return vector_norm(in, x, q, dim, keepdim); });
+}
+
+Value vector_norm(Interpreter& in, const Value& x, double q, const Value& dim, const Value& keepdim) {
+  const Value dtype = in.getattr(x, "dtype");
   auto reduce = [&](const char* op, const Value& t) {
     Value d = dim.is(Type::None) && (std::string_view(op) != "sum") ? Value::list({}) : dim;
     return call_op(in, op, &t, {}, {{"dim", d}, {"keepdim", keepdim}});
@@ -290,8 +300,13 @@ Value diag(Interpreter& in, const Value& x, CallArgs& a) {
   Value m = in.binary(ast::BinOp::Add, in.tensor_len(x), Value(std::abs(k.as_int())));
   Value out = call_op(in, "zeros", nullptr, {Value::tuple({m, m})},
                       {{"dtype", in.getattr(x, "dtype")}, {"device", in.getattr(x, "device")}});
-  const Value diagonal = method(in, out, "diagonal", {k});
-  call_op(in, "copy_", &diagonal, {x}, {});
+  // (written at the diagonal's indices, not through a view of out: a
+  // write autograd follows)
+  const int64_t n = in.tensor_len(x).as_int(), d = k.as_int();
+  auto positions = [&](int64_t first) {
+    return call_op(in, "arange", nullptr, {Value(first), Value(first + n)}, {{"device", in.getattr(x, "device")}});
+  };
+  in.setitem(out, Value::tuple({positions(std::max<int64_t>(-d, 0)), positions(std::max<int64_t>(d, 0))}), x);
   return out;
 }
 Value trace(Interpreter& in, const Value& x, CallArgs& a) {

@@ -221,7 +221,7 @@ class Tracer : public OpDispatch {
   bool structural_layout(const Value& t) const;
   // An index as the trace records it (a mask, a 0-dim tensor or a tensor
   // slice bound refused: what they select depends on data; `mask` says so).
-  std::vector<Value> traced_index(std::span<const Value> index, const char* mask);
+  std::vector<Value> traced_index(const Value& tensor, std::span<const Value> index, const char* mask);
   std::optional<std::vector<Value>> symbolic_index_sizes(const Value& t, const std::vector<Value>& idx);
   std::optional<std::vector<Value>> tensor_index_sizes(const std::vector<Value>& sizes,
                                                        const std::vector<Value>& idx) const;

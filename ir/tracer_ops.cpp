@@ -298,10 +298,41 @@ std::optional<std::vector<Value>> Tracer::tensor_index_sizes(const std::vector<V
   return out;
 }
 
-std::vector<Value> Tracer::traced_index(std::span<const Value> index, const char* mask) {
+std::vector<Value> Tracer::traced_index(const Value& tensor, std::span<const Value> index, const char* mask) {
   std::vector<Value> idx;
-  for (const Value& v : index) {
-    if (is_mask(v)) data_dependent(mask);
+  // (the dims the items take: None and a bool none, a tensor its own, others one)
+  auto takes = [](const Value& v) -> size_t {
+    if (v.is_none() || v.is(Type::Bool)) return 0;
+    return is_tensor_proxy(v) && tensor_proxy(v).dtype() == DType::Bool ? tensor_proxy(v).sizes.size() : 1;
+  };
+  for (size_t k = 0; k < index.size(); ++k) {
+    Value v = index[k];
+    // A list of bools is a mask known when tracing: the positions of its
+    // Trues, as PyTorch indexes with it, once its length is the dim's.
+    if (v.is(Type::List) && !v.items().empty() && is_tensor_proxy(tensor) &&
+        std::all_of(v.items().begin(), v.items().end(), [](const Value& b) { return b.is(Type::Bool); })) {
+      const std::vector<Value>& sizes = tensor_proxy(tensor).sizes;
+      const bool after_ellipsis = std::any_of(index.begin(), index.begin() + long(k), [](const Value& x) { return x.is(Type::Ellipsis); });
+      size_t dim = 0;
+      if (after_ellipsis)
+        for (size_t j = k; j < index.size(); ++j) dim += takes(index[j]);
+      else
+        for (size_t j = 0; j < k; ++j) dim += takes(index[j]);
+      if (after_ellipsis) dim = dim <= sizes.size() ? sizes.size() - dim : sizes.size();
+      if (dim < sizes.size() && !sizes[dim].is_proxy()) {
+        if (sizes[dim].raw_int() != int64_t(v.items().size())) {
+          std::vector<Value> shape;
+          for (const Value& n : sizes) shape.push_back(Value(n.raw_int()));
+          fail(ErrorKind::IndexError, "The shape of the mask [{}] at index 0 does not match the shape of the indexed tensor {} at index {}",
+               v.items().size(), to_str(Value::list(std::move(shape))), dim);
+        }
+        std::vector<Value> at;
+        for (size_t i = 0; i < v.items().size(); ++i)
+          if (v.items()[i].as_bool()) at.push_back(Value(int64_t(i)));
+        v = Value::list(std::move(at));
+      }
+    }
+    if (is_mask(v) || (v.is(Type::List) && !v.items().empty() && v.items()[0].is(Type::Bool))) data_dependent(mask);
     idx.push_back(traced(v));
     if (is_number_index(idx.back())) data_dependent("indexing with a 0-dim tensor selects by its value");
     if (has_tensor_bound(idx.back())) data_dependent("a slice bound is the value of a tensor");
@@ -312,7 +343,7 @@ std::vector<Value> Tracer::traced_index(std::span<const Value> index, const char
 
 Value Tracer::getitem(const Value& tensor, std::span<const Value> index) {
   std::vector<Value> idx =
-      traced_index(index, "indexing with a boolean mask gives a shape that depends on tensor data");
+      traced_index(tensor, index, "indexing with a boolean mask gives a shape that depends on tensor data");
   Value t = traced(tensor);
   std::vector<Value> sidx;
   for (const Value& v : idx) sidx.push_back(on_meta(v));
@@ -368,7 +399,7 @@ bool Tracer::mask_assign(const Value& tensor, const Value& mask, const Value& va
 
 void Tracer::setitem(const Value& tensor, std::span<const Value> index, const Value& value) {
   if (index.size() == 1 && is_mask(index[0]) && mask_assign(tensor, index[0], value)) return;
-  std::vector<Value> idx = traced_index(index, "assigning through a boolean mask depends on tensor data");
+  std::vector<Value> idx = traced_index(tensor, index, "assigning through a boolean mask depends on tensor data");
   // A list or tuple value is the tensor eager makes of it (`x[0:2] = [1, 2]`).
   Value t = traced(tensor),
         val = value.is_sequence() ? call(op_def(OpId::tensor), nullptr, std::span<const Value>(&value, 1), CallArgs{}, false)
