@@ -225,9 +225,23 @@ std::unique_ptr<CompiledFusion::Plan> CompiledFusion::plan(const std::vector<Ten
       p->strides.push_back(out);
       p->given.push_back(1);
     } else {
+      // (laid out as eager lays out a result: like the inputs it is
+      // computed from, not every tensor the kernel reads)
+      std::vector<bool> feeds(loads.size());
+      std::vector<int> todo{st.expr};
+      std::vector<bool> seen(k_.exprs.size());
+      while (!todo.empty()) {
+        const int e = todo.back();
+        todo.pop_back();
+        if (e < 0 || seen[size_t(e)]) continue;
+        seen[size_t(e)] = true;
+        const KExpr& x = k_.exprs[size_t(e)];
+        if (x.kind == KExpr::Kind::Load) feeds[size_t(x.index)] = true;
+        todo.insert(todo.end(), x.operands.begin(), x.operands.end());
+      }
       std::vector<Tensor> like;
       for (size_t i = 0; i < loads.size(); ++i)
-        if (k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
+        if (feeds[i] && k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
       sizes = at;
       out = st.contiguous ? contiguous_strides(at) : output_strides(at, like);
       p->given.push_back(0);
