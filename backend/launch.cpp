@@ -121,6 +121,20 @@ CompiledFusion::CompiledFusion(const BoundSymbol& f, Kernel k, Device device)
   }
   for (const KExpr& e : k_.exprs)
     extremes_ |= e.kind == KExpr::Kind::Reduce && (e.prim.sym.op->id == OpId::amax || e.prim.sym.op->id == OpId::amin);
+  for (const KStore& st : k_.stores) {
+    std::vector<bool>& feeds = feeds_.emplace_back(k_.loads.size());
+    std::vector<int> todo{st.expr};
+    std::vector<bool> seen(k_.exprs.size());
+    while (!todo.empty()) {
+      const int e = todo.back();
+      todo.pop_back();
+      if (e < 0 || seen[size_t(e)]) continue;
+      seen[size_t(e)] = true;
+      const KExpr& x = k_.exprs[size_t(e)];
+      if (x.kind == KExpr::Kind::Load) feeds[size_t(x.index)] = true;
+      todo.insert(todo.end(), x.operands.begin(), x.operands.end());
+    }
+  }
 }
 
 // Per leaf, the bytes its loads read: their sum where they lie apart in
@@ -227,21 +241,9 @@ std::unique_ptr<CompiledFusion::Plan> CompiledFusion::plan(const std::vector<Ten
     } else {
       // (laid out as eager lays out a result: like the inputs it is
       // computed from, not every tensor the kernel reads)
-      std::vector<bool> feeds(loads.size());
-      std::vector<int> todo{st.expr};
-      std::vector<bool> seen(k_.exprs.size());
-      while (!todo.empty()) {
-        const int e = todo.back();
-        todo.pop_back();
-        if (e < 0 || seen[size_t(e)]) continue;
-        seen[size_t(e)] = true;
-        const KExpr& x = k_.exprs[size_t(e)];
-        if (x.kind == KExpr::Kind::Load) feeds[size_t(x.index)] = true;
-        todo.insert(todo.end(), x.operands.begin(), x.operands.end());
-      }
       std::vector<Tensor> like;
       for (size_t i = 0; i < loads.size(); ++i)
-        if (feeds[i] && k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
+        if (feeds_[s][i] && k_.loads[i].inner == st.inner && loads[i].sizes() == at) like.push_back(loads[i]);
       sizes = at;
       out = st.contiguous ? contiguous_strides(at) : output_strides(at, like);
       p->given.push_back(0);

@@ -78,6 +78,7 @@ class CompiledFusion : public FusionKernel {
  private:
   Kernel k_;
   Device device_;
+  std::vector<std::vector<bool>> feeds_;  // per store, per load: whether its value reads the load
   std::vector<std::unique_ptr<TraceExecutor>> views_;  // per load: the views its leaf is seen through
   // A view chain whose arguments are constants gives a leaf of the same
   // layout the same view of it: the last call's, per load, is reused
