@@ -186,7 +186,7 @@ int difftest_command(int argc, char** argv) {
     if (line->starts_with("# helper:")) std::printf("skip %s (helper module)\n", file.c_str());
     else tests.push_back(file);
   }
-  int differing = 0;
+  int differing = 0, failing = 0;
   Progress progress(stdout);
   for (size_t i = 0; i < tests.size(); ++i) {
     const std::string& file = tests[i];
@@ -202,9 +202,14 @@ int difftest_command(int argc, char** argv) {
     if (!found.empty()) progress.clear();
     std::fputs(found.c_str(), stdout);
     differing += found.empty() ? 0 : 1;
+    // (a file ending in the same error both ways agrees, as an expected
+    // error should; the summary counts them, so that a broken file shows)
+    failing += found.empty() && interpreted->status != 0 ? 1 : 0;
   }
   progress.clear();
-  std::printf("difftest: %zu files, %d differ\n", tests.size(), differing);
+  std::printf("difftest: %zu files, %d differ", tests.size(), differing);
+  if (failing) std::printf(" (%d end in the same error both ways)", failing);
+  std::printf("\n");
   return differing > 0 ? 1 : 0;
 }
 

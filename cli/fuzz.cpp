@@ -226,6 +226,10 @@ int fuzz_command(int argc, char** argv) {
         return 2;
       }
       (a == "--seed" ? opt.seed : a == "--count" ? opt.count : a == "--start" ? opt.start : n) = n;
+      if (a == "-j" && n > 256) {
+        std::fprintf(stderr, "thn fuzz: -j takes at most 256 workers, not %llu\n%s", (unsigned long long)n, kUsage);
+        return 2;
+      }
       if (a == "-j") opt.jobs = unsigned(std::max<uint64_t>(n, 1));
     } else if (a == "--out") {
       const char* v = value();
@@ -315,7 +319,8 @@ int fuzz_command(int argc, char** argv) {
     }
   };
   std::vector<std::thread> threads;
-  for (unsigned w = 0; w < opt.jobs; ++w) threads.emplace_back(worker, w);
+  // (no more workers than programs)
+  for (unsigned w = 0; w < opt.jobs && w < std::max<uint64_t>(opt.count, 1); ++w) threads.emplace_back(worker, w);
   auto started = std::chrono::steady_clock::now();
   while (finished < opt.count && !broken) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

@@ -277,14 +277,25 @@ bool Interpreter::truth(const Value& v) {
     case Type::Range: return v.obj<RangeObj>().length() != 0;
     case Type::Tensor: return dispatch_->truth(v);
     case Type::Instance: {
-      Value m = special(v, "__bool__");
-      if (m.is(Type::Unbound)) m = special(v, "__len__");
-      if (m.is(Type::Unbound)) return true;
-      CallArgs none;
-      return truth(call(m, none));
+      if (Value m = special(v, "__bool__"); !m.is(Type::Unbound)) {
+        CallArgs none;
+        Value r = call(m, none);
+        if (!r.is(Type::Bool)) fail(ErrorKind::TypeError, "__bool__ should return bool, returned {}", type_name(r));
+        return r.as_bool();
+      }
+      if (special(v, "__len__").is(Type::Unbound)) return true;
+      return truth(instance_len(v));
     }
     default: return true;
   }
+}
+
+Value Interpreter::instance_len(const Value& v) {
+  CallArgs none;
+  Value n = call(special(v, "__len__"), none);
+  if (!n.is_int_like()) fail(ErrorKind::TypeError, "'{}' object cannot be interpreted as an integer", type_name(n));
+  if (!n.is_proxy() && n.as_int() < 0) fail(ErrorKind::ValueError, "__len__() should return >= 0");
+  return n.is(Type::Bool) ? Value(n.as_int()) : n;
 }
 
 Value Interpreter::binary(BinOp op, const Value& a, const Value& b) {
@@ -586,9 +597,7 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
     case Type::Instance: {
       // __iter__'s result, else Python's sequence protocol: v[0], v[1], ...
       // until IndexError.
-      Value it = special(v, "__iter__");
-      CallArgs none;
-      if (!it.is(Type::Unbound)) return iterate(call(it, none));
+      if (!special(v, "__iter__").is(Type::Unbound)) return iterate(make_iterator(*this, v));
       Value get = special(v, "__getitem__");
       if (get.is(Type::Unbound)) break;
       std::vector<Value> out;

@@ -76,6 +76,9 @@ class AutogradDispatch : public OpDispatch {
   }
   bool same_tensor(const Value& a, const Value& b) override { return inner_->same_tensor(a, b); }
   void external_load(const std::string& name, const Value& slot) override { inner_->external_load(name, slot); }
+  void builtin_load(const std::string& name, const std::unordered_map<std::string, Value>& globals) override {
+    inner_->builtin_load(name, globals);
+  }
 
   // The dispatch behind autograd (the eager one, or the tracer while it
   // traces); returns the one before.

@@ -619,12 +619,9 @@ void install_builtins(Interpreter& in) {
       case Type::List: case Type::Tuple: return Value(int64_t(v.items().size()));
       case Type::Dict: return Value(int64_t(v.obj<DictObj>().count));
       case Type::Range: return Value(v.obj<RangeObj>().length());
-      case Type::Instance: {
-        Value m = in.special(v, "__len__");
-        if (m.is(Type::Unbound)) break;
-        CallArgs none;
-        return in.call(m, none);
-      }
+      case Type::Instance:
+        if (in.special(v, "__len__").is(Type::Unbound)) break;
+        return in.instance_len(v);
       case Type::Tensor:
         if (in.tensor_dim(v) == 0) fail(ErrorKind::TypeError, "len() of a 0-d tensor");
         return in.tensor_len(v);

@@ -287,17 +287,22 @@ void install_object_builtins(Interpreter& in) {
     return make_iterator(in, x);
   });
   // next(it[, default]): StopIteration (or the default) once it is used up.
-  b["next"] = make_builtin("next", [](Interpreter&, CallArgs& a) {
+  b["next"] = make_builtin("next", [](Interpreter& in, CallArgs& a) {
     args_check("next", a, 1, 2);
+    // (an instance with __next__ is an iterator too)
+    if (a.args[0].is(Type::Instance) && !in.special(a.args[0], "__next__").is(Type::Unbound)) {
+      CallArgs none;
+      try {
+        return in.call(in.special(a.args[0], "__next__"), none);
+      } catch (Error& e) {
+        if (a.args.size() < 2 || !is_stop_iteration(in, e)) throw;
+        return a.args[1];
+      }
+    }
     if (!a.args[0].is(Type::Iterator)) fail(ErrorKind::TypeError, "'{}' object is not an iterator", type_name(a.args[0]));
     if (std::optional<Value> x = a.args[0].obj<IteratorObj>().take()) return *x;
     if (a.args.size() == 2) return a.args[1];
-    static const Value cls = [] {
-      for (const auto& [name, c] : exception_classes())
-        if (name == "StopIteration") return c;
-      return Value();
-    }();
-    throw RaisedError(ErrorKind::RuntimeError, "", Loc{}, make_exception(cls, {}), "StopIteration");
+    raise_stop_iteration();
   });
   b["staticmethod"] = make_builtin("staticmethod", [](Interpreter&, CallArgs& a) {
     args_check("staticmethod", a, 1, 1);

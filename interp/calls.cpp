@@ -55,9 +55,16 @@ Value Interpreter::call(const Value& fn, CallArgs& args) {
     case Type::StaticMethod: return call(fn.obj<StaticMethodObj>().fn, args);
     case Type::Class: return instantiate(fn, args);
     case Type::Instance: {
-      Value c = special(fn, "__call__");
-      if (!c.is(Type::Unbound)) return call(c, args);
-      break;
+      // (its __call__, which may be an instance too: as many hops as
+      // Python's recursion limit allows)
+      Value target = fn;
+      for (int hops = 0; target.is(Type::Instance); ++hops) {
+        if (hops >= kMaxDepth) fail(ErrorKind::RecursionError, "maximum recursion depth exceeded while calling a Python object");
+        Value c = special(target, "__call__");
+        if (c.is(Type::Unbound)) fail(ErrorKind::TypeError, "'{}' object is not callable", type_name(target));
+        target = c;
+      }
+      return call(target, args);
     }
     case Type::TypeObj: {
       auto it = builtins_.find(std::string("__type_") + type_tag_name(fn.as_type()));

@@ -1,5 +1,8 @@
 // Classes, instances and exceptions: `class`, attribute access on objects,
 // `try` / `except` / `finally`, `raise` and `del`.
+#include <new>
+#include <stdexcept>
+
 #include "interp/interpreter.h"
 #include "interp/objects.h"
 
@@ -280,7 +283,13 @@ Interpreter::Flow Interpreter::exec_handlers(const Try& t, Frame& f, Value& ret)
       ~InTry() { at = saved; }
     } in_try{try_in_trace_, try_in_trace_};
     if (dispatch_->tracing()) try_in_trace_ = &t;
-    flow = exec(t.body, f, ret);
+    try {
+      flow = exec(t.body, f, ret);
+    } catch (const std::bad_alloc&) {  // (an allocation the sizes did not foresee failing)
+      fail(ErrorKind::MemoryError, "out of memory");
+    } catch (const std::length_error& e) {  // (a size past what a vector holds, as PyTorch's)
+      fail(ErrorKind::RuntimeError, "{}", e.what());
+    }
   } catch (Error& e) {
     if (t.handlers.empty()) throw;
     // What only tracing cannot do (`jit: cannot branch on ...`) is no
@@ -303,7 +312,7 @@ Interpreter::Flow Interpreter::exec_handlers(const Try& t, Frame& f, Value& ret)
       } pop{handling_};
       Flow out = exec(h.body, f, ret);
       if (h.name) {  // Python unbinds the name when the handler ends
-        if (h.name->scope == Scope::Global) f.module->globals.erase(h.name->id);
+        if (h.name->scope == Scope::Global && f.module->globals.erase(h.name->id)) ++globals_deleted;
         else if (h.name->scope == Scope::Class) f.class_ns.obj<DictObj>().erase(Value::str(h.name->id));
         else name_slot(*h.name, f) = Value::unbound();
       }
@@ -356,7 +365,7 @@ void Interpreter::exec_delete(const Expr& target, Frame& f) {
     case ExprKind::Name: {
       auto& n = static_cast<const Name&>(target);
       load_name(n, f);  // NameError / UnboundLocalError when it is not bound
-      if (n.scope == Scope::Global) f.module->globals.erase(n.id);
+      if (n.scope == Scope::Global && f.module->globals.erase(n.id)) ++globals_deleted;
       else if (n.scope == Scope::Class) f.class_ns.obj<DictObj>().erase(Value::str(n.id));
       else name_slot(n, f) = Value::unbound();
       return;

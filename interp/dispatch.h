@@ -69,6 +69,9 @@ class OpDispatch {
   // A name read from outside the traced code: a module global, or a local of
   // a frame that existed before tracing began. `slot` is where it lives.
   virtual void external_load(const std::string& name, const Value& slot) {}
+  // A built-in read by name from a module whose `globals` lack that name
+  // (one defined there later would be read instead).
+  virtual void builtin_load(const std::string& name, const std::unordered_map<std::string, Value>& globals) {}
 };
 
 class EagerDispatch : public OpDispatch {

@@ -67,15 +67,21 @@ Spec parse_spec(const std::string& text, const char* type_name) {
 }
 
 // Pads `body` (after `prefix`: a sign and 0x) to the width.
+// `fill` k times, allocated at once (a width no memory holds is a
+// MemoryError at once, not a string grown until the machine runs out).
+std::string repeated(const std::string& fill, size_t k) {
+  std::string out;
+  if (k > 0 && fill.size() > std::string().max_size() / k) throw std::bad_alloc();
+  out.reserve(fill.size() * k);
+  for (size_t j = 0; j < k; ++j) out += fill;
+  return out;
+}
+
 std::string pad(const Spec& s, const std::string& prefix, const std::string& body, char default_align) {
   size_t len = char_count(prefix) + char_count(body);
   if (s.width < 0 || size_t(s.width) <= len) return prefix + body;
   size_t missing = size_t(s.width) - len;
-  auto fill = [&](size_t k) {
-    std::string out;
-    for (size_t j = 0; j < k; ++j) out += s.fill;
-    return out;
-  };
+  auto fill = [&](size_t k) { return repeated(s.fill, k); };
   switch (s.align ? s.align : default_align) {
     case '<': return prefix + body + fill(missing);
     case '^': return fill(missing / 2) + prefix + body + fill(missing - missing / 2);
@@ -416,6 +422,7 @@ Value format_method(Interpreter& in, const std::string& fmt, CallArgs& a) {
       } else {
         if (automatic) fail(ErrorKind::ValueError, "cannot switch from automatic field numbering to manual field specification");
         manual = true;
+        if (head.size() > 18) fail(ErrorKind::ValueError, "Too many decimal digits in format string");
         idx = size_t(std::stoul(head));
       }
       if (idx >= a.args.size())
@@ -438,6 +445,7 @@ Value format_method(Interpreter& in, const std::string& fmt, CallArgs& a) {
         if (e == std::string::npos) fail(ErrorKind::ValueError, "Missing ']' in format string");
         std::string key = name.substr(k + 1, e - k - 1);
         bool digits = !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit);
+        if (digits && key.size() > 18) fail(ErrorKind::ValueError, "Too many decimal digits in format string");
         v = in.getitem(v, digits ? Value(int64_t(std::stoll(key))) : Value::str(key));
         k = e + 1;
       }
@@ -757,10 +765,7 @@ Value Interpreter::str_method(const Value& self, const std::string& name) {
         int64_t len = int64_t(char_count(t)), width = sp.width, marg = width - len;
         if (marg <= 0) return self;
         int64_t left = marg / 2 + (marg & width & 1);
-        std::string l, r;
-        for (int64_t k = 0; k < left; ++k) l += sp.fill;
-        for (int64_t k = 0; k < marg - left; ++k) r += sp.fill;
-        return Value::str(l + t + r);
+        return Value::str(repeated(sp.fill, size_t(left)) + t + repeated(sp.fill, size_t(marg - left)));
       }
       sp.align = name == "ljust" ? '<' : '>';
       return Value::str(pad(sp, "", t, '<'));

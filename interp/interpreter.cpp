@@ -2,6 +2,8 @@
 
 #include <atomic>
 #include <filesystem>
+#include <new>
+#include <stdexcept>
 
 #include "frontend/parser.h"
 #include "frontend/resolve.h"
@@ -32,7 +34,11 @@ void rethrow_with_frame(const Frame& f) {
     t.trace.push_back({f.name, here});
     throw t;
   } catch (std::bad_alloc&) {
-    TracedError t(ErrorKind::RuntimeError, "out of memory", here);
+    TracedError t(ErrorKind::MemoryError, "out of memory", here);
+    t.trace.push_back({f.name, here});
+    throw t;
+  } catch (std::length_error& e) {
+    TracedError t(ErrorKind::RuntimeError, e.what(), here);
     t.trace.push_back({f.name, here});
     throw t;
   }
@@ -226,7 +232,11 @@ Value Interpreter::load_name(const Name& n, Frame& f) {
         dispatch_->external_load(n.id, v);
       return it->second;
     }
-    if (auto it = builtins_.find(n.id); it != builtins_.end()) return it->second;
+    if (auto it = builtins_.find(n.id); it != builtins_.end()) {
+      // (a library module's names cannot be rebound: no guard there)
+      if (dispatch_->tracing() && !f.module->library) dispatch_->builtin_load(n.id, g);
+      return it->second;
+    }
     f.loc = &n.loc;
     throw Error(ErrorKind::NameError, fmt::format("name '{}' is not defined", n.id)).with_note(name_note(n.id, f));
   }
@@ -328,6 +338,8 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     case StmtKind::For: {
       auto& fo = static_cast<const For&>(s);
       Value it = eval(*fo.iter, f);
+      // (an object with __iter__: its iterator, taken one item at a time)
+      if (it.is(Type::Instance) && !special(it, "__iter__").is(Type::Unbound)) it = make_iterator(*this, it);
       // One iteration; false once the loop is left (break or return).
       Flow exit = Flow::Normal;
       auto step = [&](const Value& x) {

@@ -89,6 +89,9 @@ class Interpreter {
 
   // Python semantics shared by the evaluator and the builtins (interp/arith.cpp).
   bool truth(const Value& v);
+  // len(v) of an instance: its __len__'s result, which must be an int >= 0
+  // (Python's TypeError and ValueError otherwise).
+  Value instance_len(const Value& v);
   Value binary(ast::BinOp op, const Value& a, const Value& b);
   Value inplace_binary(ast::BinOp op, const Value& a, const Value& b);  // a op= b
   Value unary(ast::UnaryOp op, const Value& v);

@@ -321,9 +321,40 @@ std::vector<Value> guarded_contents(const Value& v) {
 Value make_iterator(Interpreter& in, const Value& x) {
   if (x.is(Type::Iterator)) return x;
   auto it = std::make_shared<IteratorObj>();
+  if (x.is(Type::Instance)) {
+    if (Value iter = in.special(x, "__iter__"); !iter.is(Type::Unbound)) {
+      // __iter__'s result: an instance with __next__ (often x itself), or
+      // a built-in iterable
+      CallArgs none;
+      Value r = in.call(iter, none);
+      if (!r.is(Type::Instance)) return make_iterator(in, r);
+      if (in.special(r, "__next__").is(Type::Unbound))
+        fail(ErrorKind::TypeError, "iter() returned non-iterator of type '{}'", type_name(r));
+      it->kind = IteratorObj::Kind::Next;
+      it->items = r;
+      return Value(Type::Iterator, it);
+    }
+  }
   it->items = x.is(Type::List) || x.is(Type::Tuple) ? x : Value::list(in.iterate(x));
   return Value(Type::Iterator, it);
 }
+
+namespace {
+const Value& stop_iteration_class() {
+  static const Value cls = [] {
+    for (const auto& [name, c] : exception_classes())
+      if (name == "StopIteration") return c;
+    return Value();
+  }();
+  return cls;
+}
+}  // namespace
+
+void raise_stop_iteration() {
+  throw RaisedError(ErrorKind::RuntimeError, "", Loc{}, make_exception(stop_iteration_class(), {}), "StopIteration");
+}
+
+bool is_stop_iteration(Interpreter& in, const Error& e) { return in.isinstance(exception_value(e), stop_iteration_class()); }
 
 std::optional<Value> IteratorObj::take() {
   switch (kind) {
@@ -334,6 +365,16 @@ std::optional<Value> IteratorObj::take() {
       std::optional<Value> x = sources[0].obj<IteratorObj>().take();
       if (!x) return std::nullopt;
       return Value::tuple({Value(count++), *x});
+    }
+    case Kind::Next: {
+      Interpreter& in = *Interpreter::running();
+      CallArgs none;
+      try {
+        return in.call(in.special(items, "__next__"), none);
+      } catch (Error& e) {
+        if (!is_stop_iteration(in, e)) throw;
+        return std::nullopt;
+      }
     }
     case Kind::Zip: {
       std::vector<Value> row;  // (each source in turn, as Python's zip: the first used up ends it)

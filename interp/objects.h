@@ -113,7 +113,9 @@ Value make_iterator(Interpreter& in, const Value& x);  // iter(x)
 struct IteratorObj : Object {
   Value items;
   size_t next = 0;
-  enum class Kind : uint8_t { Items, Enumerate, Zip } kind = Kind::Items;
+  // Next: an instance's __next__ (`items`: the instance), called until it
+  // raises StopIteration.
+  enum class Kind : uint8_t { Items, Enumerate, Zip, Next } kind = Kind::Items;
   std::vector<Value> sources;  // Enumerate: one iterator; Zip: one per argument
   int64_t count = 0;           // Enumerate: the next index
   // The next item, or nothing once it is used up.
@@ -123,6 +125,10 @@ struct IteratorObj : Object {
 // The classes of `no_grad()` and `enable_grad()`, the context managers of
 // `with` (gradient mode: autograd reads it).
 Value grad_mode_class(bool enabled);
+
+// StopIteration, raised as next() raises it (or caught: whether e is it).
+[[noreturn]] void raise_stop_iteration();
+bool is_stop_iteration(Interpreter& in, const Error& e);
 
 // The built-in exception classes by name (Exception, ValueError, ...), and
 // the one standing for an ErrorKind.

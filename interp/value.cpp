@@ -14,6 +14,8 @@
 
 namespace thn {
 
+uint64_t globals_deleted = 0;
+
 namespace {
 std::mutex registry_mutex;  // guards the registry (a list may die on another thread at exit)
 Container* registry_head = nullptr;
@@ -286,7 +288,12 @@ void sequence_repr(std::string& out, const Value& v) {
   if (v.is(Type::Dict)) {
     out += "{";
     bool first = true;
-    v.obj<DictObj>().each([&](const Value& k, const Value& x) {
+    // (by position, each entry copied first: an object's __repr__ may
+    // change the dict, as Python's repr goes on with what is there then)
+    const DictObj& d = v.obj<DictObj>();
+    for (size_t i = 0; i < d.entries.size(); ++i) {
+      if (!d.entries[i].live) continue;
+      const Value k = d.entries[i].key, x = d.entries[i].value;
       if (!first) out += ", ";
       first = false;
       if (k.is(Type::Tuple)) sequence_repr(out, k);
@@ -294,7 +301,7 @@ void sequence_repr(std::string& out, const Value& v) {
       out += ": ";
       if (x.is(Type::List) || x.is(Type::Tuple) || x.is(Type::Dict)) sequence_repr(out, x);
       else out += to_repr(x);
-    });
+    }
     out += "}";
     return;
   }
@@ -312,8 +319,9 @@ void sequence_repr(std::string& out, const Value& v) {
   const std::vector<Value>& items = v.items();
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) out += ", ";
-    if (items[i].is(Type::List) || items[i].is(Type::Tuple) || items[i].is(Type::Dict)) sequence_repr(out, items[i]);
-    else out += to_repr(items[i]);
+    const Value x = items[i];  // (a copy: an object's __repr__ may change the list)
+    if (x.is(Type::List) || x.is(Type::Tuple) || x.is(Type::Dict)) sequence_repr(out, x);
+    else out += to_repr(x);
   }
   out += list ? "]" : v.is_size() ? "])" : items.size() == 1 ? ",)" : ")";
   if (view) out += ")";

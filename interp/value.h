@@ -246,6 +246,11 @@ struct BuiltinObj : Object {
   virtual Value wrapped() const;  // the thn function a jit function traces; else None
 };
 
+// How many module globals were deleted (del, an except clause's name) in
+// this process: jit's guards hold pointers to globals, which a deletion
+// frees, so a trace made before one checks its globals no more.
+extern uint64_t globals_deleted;
+
 struct ModuleObj : Object {
   std::string name;
   std::string path;  // empty for built-in modules

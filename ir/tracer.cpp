@@ -655,13 +655,19 @@ void Tracer::external_load(const std::string& name, const Value& slot) {
   for (const ExternalGuard& g : externals_)
     if (g.slot == &slot) return;
   refuse_requiring_grad(in_, slot, name, "read it under no_grad()");
-  ExternalGuard g{name, &slot, slot, guarded_contents(slot)};
+  ExternalGuard g{name, &slot, nullptr, globals_deleted, slot, guarded_contents(slot)};
   externals_.push_back(std::move(g));
   if (slot.is(Type::Tensor)) external_names_.try_emplace(slot.object().get(), name);
   if (slot.is_sequence())
     for (size_t i = 0; i < slot.items().size(); ++i)
       if (slot.items()[i].is(Type::Tensor))
         external_names_.try_emplace(slot.items()[i].object().get(), fmt::format("{}_{}", name, i));
+}
+
+void Tracer::builtin_load(const std::string& name, const std::unordered_map<std::string, Value>& globals) {
+  for (const ExternalGuard& g : externals_)
+    if (!g.slot && g.globals == &globals && g.name == name) return;
+  externals_.push_back(ExternalGuard{name, nullptr, &globals, globals_deleted, Value(), {}});
 }
 
 bool is_device_string(const Value& v) {

@@ -76,7 +76,11 @@ struct Guard {
 // A name read from outside the traced code, and what it held.
 struct ExternalGuard {
   std::string name;
+  // Where the name lives; null for a built-in, whose guard is that
+  // `globals` still lack the name.
   const Value* slot = nullptr;
+  const std::unordered_map<std::string, Value>* globals = nullptr;
+  uint64_t deleted = 0;  // globals_deleted when traced
   Value expected;
   std::vector<Value> items;  // guarded_contents(): a list's items, a dict's or object's entries, all the way down
 };
@@ -183,6 +187,7 @@ class Tracer : public OpDispatch {
   Value wrap_number(const Value& n) override;
   void print(Interpreter& in, std::span<const Value> args, const std::string& sep, const std::string& end) override;
   void external_load(const std::string& name, const Value& slot) override;
+  void builtin_load(const std::string& name, const std::unordered_map<std::string, Value>& globals) override;
   bool same_tensor(const Value& a, const Value& b) override;
 
   // Called by proxies whose concrete value some code read.

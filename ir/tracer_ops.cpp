@@ -39,6 +39,8 @@ Value Tracer::attribute(const OpDef& op, const Value& self, std::span<const Valu
     Value dim = !args.empty() ? args[0] : kw.kwargs.empty() ? Value() : kw.kwargs[0].second;
     if (dim.is_none()) return Value::size(p.sizes);
     if (!dim.is_int_like()) fail(ErrorKind::TypeError, "size(): argument 'dim' must be int, not {}", type_name(dim));
+    if (p.sizes.empty())
+      fail(ErrorKind::IndexError, "Dimension specified as {} but tensor has no dimensions", dim.as_int());
     return p.sizes[size_t(wrap_dim(dim.as_int(), int64_t(p.sizes.size())))];
   }
   if (name == "numel") {

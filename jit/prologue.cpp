@@ -68,6 +68,8 @@ Prologue::External::External(const ExternalGuard& g) : guard(g) {
 
 bool Prologue::External::holds(bool grad_on) const {
   const ExternalGuard& g = guard;
+  if (g.deleted != globals_deleted) return false;  // (the slot may be gone)
+  if (!g.slot) return !g.globals->count(g.name);
   const Value& now = *g.slot;
   if (grad_on && requires_grad(now)) return false;
   if (object.has_value()) {
@@ -172,9 +174,14 @@ Prologue::Prologue(const TraceResult& r) {
       line(fmt::format("assert {} is {}{}", a, g.same ? "" : "not ", g.name));
     }
   }
+  std::vector<std::string> builtins;
   for (const ExternalGuard& g : r.externals) {
     externals_.emplace_back(g);
     code_.push_back({Op::External, 0, 0, int32_t(externals_.size() - 1), 0});
+    if (!g.slot) {
+      builtins.push_back(g.name);
+      continue;
+    }
     std::string what = g.expected.is_number() || g.expected.is(Type::Str) ? "== " + to_repr(g.expected)
                        : g.expected.is(Type::List) ? fmt::format("is the same list of {} items", g.items.size())
                        : g.expected.is(Type::Dict) ? fmt::format("is the same dict of {} entries, the same values", g.items.size() / 2)
@@ -182,6 +189,7 @@ Prologue::Prologue(const TraceResult& r) {
                                                    : "is the same " + type_name(g.expected);
     line(fmt::format("check_name({})  # {}", g.name, what));
   }
+  if (!builtins.empty()) line(fmt::format("check_builtins({})  # no global of that name since", fmt::join(builtins, ", ")));
   std::vector<const Tensor*> ts;
   std::vector<std::string> names;
   for (const InputLeaf& l : r.leaves)

@@ -526,7 +526,13 @@ Tensor repeat(const Tensor& self, const Dims& repeats) {
   in_sizes.insert(in_sizes.end(), self.sizes().begin(), self.sizes().end());
   in_strides.insert(in_strides.end(), self.strides().begin(), self.strides().end());
   Dims shape;
-  for (int64_t d = 0; d < nr; d++) shape.push_back(repeats[d] * in_sizes[d]);
+  for (int64_t d = 0; d < nr; d++) {
+    THN_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension {}: {}", repeats[d], dims_str(repeats));
+    int64_t n = 0;
+    THN_CHECK(!__builtin_mul_overflow(repeats[d], in_sizes[d], &n), "Storage size calculation overflowed with repeats={}",
+              dims_str(repeats));
+    shape.push_back(n);
+  }
   Tensor out = empty(shape, self.dtype(), self.device());
   if (out.numel() == 0) return out;  // the view below would have stride 0 along a repeat
   // out viewed as [r0, s0, r1, s1, ...]; self is read with stride 0 along each r.

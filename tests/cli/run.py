@@ -231,6 +231,22 @@ def check_progress(thn):
     return problems
 
 
+def check_difftest_errors(thn):
+    """difftest counts the files that end in the same error both ways (an
+    expected error agrees; a broken file should not look like a pass)."""
+    with tempfile.TemporaryDirectory() as d:
+        good, bad = os.path.join(d, "good.thn"), os.path.join(d, "bad.thn")
+        with open(good, "w") as f:
+            f.write("print(jit(lambda x: x + 1)(ones(2)))\n")
+        with open(bad, "w") as f:
+            f.write("print(1 +)\n")
+        r = run(thn, ["difftest", good, bad], env={"XDG_CACHE_HOME": d})
+        want = "difftest: 2 files, 0 differ (1 end in the same error both ways)"
+        if r.returncode != 0 or want not in r.stdout:
+            return [f"thn difftest good bad: exit {r.returncode}, want {want!r}:\n{r.stdout}{r.stderr}"]
+    return []
+
+
 def check_emit_ast(thn):
     r = run(thn, ["run", "FILE", "--emit=ast"], "def f(a, b=2):\n    return a * b\n\nprint(f(3))\n")
     want = ("Module {}\n"
@@ -261,7 +277,8 @@ def check_fuzz(thn):
     for args, text in [(["--count", "0"], "--count must be at least 1"), (["--bogus"], "unknown option or extra argument: --bogus"),
                        (["--device", "cuda"], "--device cuda: CUDA is not available: no NVIDIA driver"),
                        (["--device", "tpu"], "--device takes cpu or cuda"),
-                       (["--seed", "x"], "needs a non-negative integer")]:
+                       (["--seed", "x"], "needs a non-negative integer"),
+                       (["-j", "100000"], "-j takes at most 256 workers")]:
         r = run(thn, ["fuzz"] + args, env=NO_DRIVER)
         if r.returncode != 2 or text not in r.stderr:
             errors.append(f"thn fuzz {' '.join(args)}: exit {r.returncode}, stderr {r.stderr!r}")
@@ -804,7 +821,7 @@ def check_bench(thn):
 if __name__ == "__main__":
     run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("cache damage", check_cache_damage), ("interrupt", check_interrupt), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
-                ("--emit=ast", check_emit_ast), ("fuzz", check_fuzz), ("--device", check_device),
+                ("--emit=ast", check_emit_ast), ("difftest errors", check_difftest_errors), ("fuzz", check_fuzz), ("--device", check_device),
                 ("kernel arguments", check_kernel_arguments), ("--arch", check_arch),
                 ("traceback", check_traceback), ("did you mean", check_did_you_mean),
                 ("thn FILE and exit()", check_file_and_exit), ("thn cache and --stats compiled/loaded", check_cache_command),
