@@ -356,6 +356,14 @@ std::string Emitter::op(const KExpr& e) const {
       if (one && is_integral(e.compute, false))
         return fmt::format("thn::thn_wrapping<{0}>({1}, {2}, '+')", c, arg(e, 0), arg(e, 1));
       if (one) return fmt::format("{0}({1} + {2})", c, arg(e, 0), arg(e, 1));
+      // x - y: the value eager's fma(-1, y, x) rounds to, written so that a
+      // negation of it is not folded into one fused op (GCC makes
+      // -fma(-1, y, x) a fnmsub, whose zero has the wrong sign)
+      const bool minus = def.id == OpId::sub && a.kind == KExpr::Kind::Const &&
+                         (a.constant.is(Type::Float) ? a.constant.raw_float() : double(a.constant.raw_int())) == 1.0;
+      if (minus && is_integral(e.compute, false))
+        return fmt::format("thn::thn_wrapping<{0}>({1}, {2}, '-')", c, arg(e, 0), arg(e, 1));
+      if (minus && is_floating(e.compute)) return fmt::format("{0}({1} - {2})", c, arg(e, 0), arg(e, 1));
       return fmt::format("thn::thn_muladd<{0}>({2}, {3}, {1})", c, arg(e, 0), alpha, arg(e, 1));
     }
     case OpId::div: {

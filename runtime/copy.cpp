@@ -527,7 +527,6 @@ Tensor repeat(const Tensor& self, const Dims& repeats) {
   in_strides.insert(in_strides.end(), self.strides().begin(), self.strides().end());
   Dims shape;
   for (int64_t d = 0; d < nr; d++) {
-    THN_CHECK(repeats[d] >= 0, "Trying to create tensor with negative dimension {}: {}", repeats[d], dims_str(repeats));
     int64_t n = 0;
     THN_CHECK(!__builtin_mul_overflow(repeats[d], in_sizes[d], &n), "Storage size calculation overflowed with repeats={}",
               dims_str(repeats));

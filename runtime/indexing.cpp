@@ -446,9 +446,10 @@ void put_advanced(const Sliced& s, Tensor v) {
   if (is_masked_fill(s.indices, v)) v = to_dtype(view(v, {}), self.dtype());
   check_inplace_write(s.view, {v});
   // (as PyTorch's index_put_: the value and the indices are read while
-  // the target is written)
+  // the target is written; a mask is read into positions first)
   check_no_overlap(s.view, v);
-  for (const Tensor& i : s.indices) check_no_overlap(s.view, i);
+  for (const Tensor& i : s.indices)
+    if (i.dtype() != DType::Bool) check_no_overlap(s.view, i);
   const bool cuda = on_cuda(s);
   AdvancedIndex info = make_info(s.view, cuda ? masks_on_host(s.indices) : s.indices);
   Dims shape = info.result_shape();
