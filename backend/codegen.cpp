@@ -139,11 +139,14 @@ std::string Emitter::render() {
   // own; every launch has at most kCudaBlock threads.
   if (target_ == Target::Cuda) {
     const bool large = has_by_pointer_entry(k_);
+    // (past every device's limit, no entry by value: NVRTC refuses it)
+    const bool by_value = kernel_argument_bytes(k_) <= kMaxParameterBytes;
     for (int mode : cuda_entry_modes(k_))
       for (const char* width : {"", "_wide"}) {
         const std::string entry = cuda_entry_name(k_, mode, *width != 0);
         const std::string args = fmt::format("{}{}", *width ? "int64_t" : "int32_t", k_.reduction ? fmt::format(", {}", mode) : "");
-        out += fmt::format("{2}extern \"C\" __global__ void __launch_bounds__({3}) {1}(const {0}_args a) {{ {0}_body<{4}>(a); }}\n{5}",
+        if (by_value)
+          out += fmt::format("{2}extern \"C\" __global__ void __launch_bounds__({3}) {1}(const {0}_args a) {{ {0}_body<{4}>(a); }}\n{5}",
                            k_.name, entry, large ? "#if __CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1201\n" : "",
                            kCudaBlock, args, large ? "#endif\n" : "");
         if (large)

@@ -53,6 +53,9 @@ constexpr size_t split_slot_bytes(int lanes) { return size_t(256) * size_t(lanes
 size_t kernel_argument_bytes(const Kernel& k);
 // The smallest limit on kernel parameters a device has (before CUDA 12.1).
 constexpr size_t kMinParameterBytes = 4096;
+// The most any device takes (CUDA 12.1 on, Volta and newer): a kernel over
+// it has the by-pointer entry only.
+constexpr size_t kMaxParameterBytes = 32764;
 inline bool has_by_pointer_entry(const Kernel& k) { return kernel_argument_bytes(k) > kMinParameterBytes; }
 // A CUDA kernel's entries: a pointwise kernel's one; a reduction's one per
 // strategy (mode 0: a block per output; 1: a thread per output; 2: a block

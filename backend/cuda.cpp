@@ -229,7 +229,7 @@ cuda::CUdeviceptr split_workspace(const Kernel& k, int64_t parts, int lanes) {
 // minus 4 from CUDA 12.1 on Volta and newer.
 size_t max_argument_bytes() {
   const cuda::DeviceInfo& d = cuda::device_info();
-  return d.driver_version >= 12010 && d.major >= 7 ? 32764 : kMinParameterBytes;
+  return d.driver_version >= 12010 && d.major >= 7 ? kMaxParameterBytes : kMinParameterBytes;
 }
 
 class CudaFusion : public CompiledFusion {
