@@ -353,17 +353,14 @@ std::string Emitter::op(const KExpr& e) const {
       std::string alpha = fmt::format("{}({})", c, v(e.operands[2]));
       if (def.id == OpId::sub) alpha = fmt::format("{}(-{})", c, alpha);
       const KExpr& a = k_.exprs[size_t(e.operands[2])];
-      bool one = a.kind == KExpr::Kind::Const &&
-                 (a.constant.is(Type::Float) ? a.constant.raw_float() : double(a.constant.raw_int())) ==
-                     (def.id == OpId::sub ? -1.0 : 1.0);
+      const bool one = is_constant(a, def.id == OpId::sub ? -1.0 : 1.0);
       if (one && is_integral(e.compute, false))
         return fmt::format("thn::thn_wrapping<{0}>({1}, {2}, '+')", c, arg(e, 0), arg(e, 1));
       if (one) return fmt::format("{0}({1} + {2})", c, arg(e, 0), arg(e, 1));
       // x - y: the value eager's fma(-1, y, x) rounds to, written so that a
       // negation of it is not folded into one fused op (GCC makes
       // -fma(-1, y, x) a fnmsub, whose zero has the wrong sign)
-      const bool minus = def.id == OpId::sub && a.kind == KExpr::Kind::Const &&
-                         (a.constant.is(Type::Float) ? a.constant.raw_float() : double(a.constant.raw_int())) == 1.0;
+      const bool minus = def.id == OpId::sub && is_constant(a, 1.0);
       if (minus && is_integral(e.compute, false))
         return fmt::format("thn::thn_wrapping<{0}>({1}, {2}, '-')", c, arg(e, 0), arg(e, 1));
       if (minus && is_floating(e.compute)) return fmt::format("{0}({1} - {2})", c, arg(e, 0), arg(e, 1));

@@ -254,8 +254,7 @@ std::optional<Online> Emitter::online() const {
       continue;
     const KExpr& alpha = k_.exprs[size_t(d.operands[2])];
     const KExpr& m = k_.exprs[size_t(d.operands[1])];
-    if (alpha.kind != KExpr::Kind::Const || (alpha.constant.is(Type::Float) ? alpha.constant.raw_float() : double(alpha.constant.raw_int())) != 1.0 ||
-        m.kind != KExpr::Kind::Reduce || m.prim.sym.op->id != OpId::amax || m.stage != sweep)
+    if (!is_constant(alpha, 1.0) || m.kind != KExpr::Kind::Reduce || m.prim.sym.op->id != OpId::amax || m.stage != sweep)
       continue;
     const size_t i = size_t(accumulator_[size_t(d.operands[1])]);
     const std::string c = ctype(d.compute);

@@ -33,6 +33,11 @@ std::string identity(const KExpr& e);
 // Whether every value of dtype `from` converts to `to` exactly.
 bool widens_exactly(DType from, DType to);
 
+// Whether e is the constant number v (an add's or sub's alpha).
+inline bool is_constant(const KExpr& e, double v) {
+  return e.kind == KExpr::Kind::Const && (e.constant.is(Type::Float) ? e.constant.raw_float() : double(e.constant.raw_int())) == v;
+}
+
 // acc combined with x (both of the accumulator type).
 std::string combine(const KExpr& e, const std::string& acc, const std::string& x);
 
