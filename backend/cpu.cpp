@@ -35,18 +35,17 @@ std::string kernel_source(const Trace& t, Target target, bool prelude) {
   return ks.empty() ? std::string() : render_kernels(ks, target, prelude);
 }
 
-FusionKernels compile_cpu(const Trace& t, CompileInfo* info) {
-  std::vector<Kernel> ks = lower_fusions(t);
-  FusionKernels out;
-  if (ks.empty()) return out;
-  std::shared_ptr<HostModule> m = host_module(render_kernels(ks, Target::Cpu), info);
-  size_t k = 0;
-  for (const BoundSymbol& b : t.body)
-    if (is_fusion(b)) {
-      out.push_back(std::make_shared<CpuFusion>(b, std::move(ks[k]), m));
-      ++k;
-    }
-  return out;
+FusionKernels compile_cpu(const Trace& t, CompileMode mode, std::vector<std::shared_ptr<const CompileJob>>* started) {
+  return compile_fusions(
+      t, mode,
+      [](const Kernel& k, bool* fresh) {
+        static const std::string prelude = render_kernels({}, Target::Cpu);
+        return host_module_job(render_kernels({k}, Target::Cpu, false), fresh, prelude);
+      },
+      [](const BoundSymbol& f, const Kernel& k, const CompileJob& job) -> std::shared_ptr<const FusionKernel> {
+        return std::make_shared<CpuFusion>(f, k, std::static_pointer_cast<HostModule>(job.result()));
+      },
+      started);
 }
 
 }  // namespace thn

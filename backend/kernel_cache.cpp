@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/compile_queue.h"
 #include "runtime/error.h"
 
 extern char** environ;
@@ -245,10 +246,22 @@ const std::string& compiler_identity() {
   return id;
 }
 
+// An exclusive lock on a key's lock file (between processes: one compiles,
+// the other then loads its entry); waits until it holds it, or until
+// `cancel` is set (then RuntimeError: the job is not wanted any more).
 struct Lock {
   int fd;
-  explicit Lock(const fs::path& p) : fd(open(p.c_str(), O_CREAT | O_RDWR, 0644)) {
-    if (fd >= 0) flock(fd, LOCK_EX);
+  Lock(const fs::path& p, const std::atomic<bool>* cancel = nullptr)
+      : fd(open(p.c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644)) {
+    while (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) break;  // (no locks on this file system: go on without)
+      if (cancel && cancel->load()) {
+        close(fd);
+        fd = -1;
+        fail(ErrorKind::RuntimeError, "the compile was cancelled");
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
   }
   ~Lock() {
     if (fd >= 0) {
@@ -311,7 +324,7 @@ struct RunningGroup {
 // It runs in a process group of its own: past `timeout_s` (0: none) the
 // group (the compiler and what it started) is killed, and so it is when thn
 // is terminated.
-int spawn(const std::vector<std::string>& argv, const fs::path& log, double timeout_s) {
+int spawn(const std::vector<std::string>& argv, const fs::path& log, double timeout_s, const std::atomic<bool>* cancel) {
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -333,12 +346,14 @@ int spawn(const std::vector<std::string>& argv, const fs::path& log, double time
   const auto start = std::chrono::steady_clock::now();
   auto nap = std::chrono::microseconds(500);  // (short first: most runs end quickly)
   for (;;) {
-    const pid_t r = waitpid(pid, &status, timeout_s > 0 ? WNOHANG : 0);
+    const pid_t r = waitpid(pid, &status, timeout_s > 0 || cancel ? WNOHANG : 0);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) return -1;
     if (r == 0) {
-      const bool late = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s;
-      if (late || interrupt_requested()) {  // (Ctrl-C reaches the terminal's group, not the compiler's)
+      const bool late =
+          timeout_s > 0 && std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_s;
+      // (Ctrl-C reaches the terminal's group, not the compiler's)
+      if (late || (cancel ? cancel->load() : interrupt_requested())) {
         ::kill(-pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
         return late ? kSpawnTimedOut : kSpawnInterrupted;
@@ -434,63 +449,144 @@ std::shared_ptr<HostModule> cached_module(const std::string& key) {
   return nullptr;
 }
 
-std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info) {
-  static std::mutex mu;
-  static std::unordered_map<std::string, std::weak_ptr<HostModule>> loaded;
-  auto start = std::chrono::steady_clock::now();
-  std::string so_path;
-  auto done = [&](std::shared_ptr<HostModule> m, bool disk, bool memory) {
-    if (info) {
-      info->path = so_path;
-      info->from_disk = disk;
-      info->from_memory = memory;
-      info->ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    }
-    return m;
-  };
-  std::string options;
-  for (const std::string& f : compile_flags()) options += f + " ";
-  std::string key = hash_hex(source + "\n" + options + "\n" + compiler() + "\n" + compiler_identity());
-  fs::path dir = kernel_cache_dir();
-  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
-  so_path = so.string();
-  std::lock_guard<std::mutex> guard(mu);
-  if (auto m = loaded[key].lock()) return done(m, false, true);
+namespace {
 
-  Lock lock(dir / (key + ".lock"));
-  if (auto m = cached_module(key)) {
-    loaded[key] = m;
-    return done(m, true, false);
-  }
-  std::string stem = key + "." + std::to_string(getpid());
-  fs::path src = dir / (stem + ".cpp"), out = dir / (stem + ".so"), log = dir / (stem + ".log");
-  write_file(src, source);
+// The host modules this process loaded, by key. (At namespace scope: made
+// before, and so destroyed after, the compile queue whose workers use it.)
+std::mutex loaded_mu;
+std::unordered_map<std::string, std::weak_ptr<HostModule>> loaded;
+
+// Runs the host compiler on `src` (its flags, then `extra`) into `out`;
+// on failure removes `src`, `out` and the log and raises the compiler's
+// message (KeyboardInterrupt when `cancel` stopped it).
+void run_compiler(const fs::path& src, const fs::path& out, std::vector<std::string> extra, bool shared,
+                  const std::atomic<bool>& cancel) {
+  fs::path log = out;
+  log += ".log";
   std::vector<std::string> argv{compiler()};
-  for (const std::string& f : compile_flags()) argv.push_back(f);
+  for (const std::string& f : compile_flags())
+    if (shared || f != "-shared") argv.push_back(f);
+  argv.insert(argv.end(), extra.begin(), extra.end());
   argv.insert(argv.end(), {"-o", out.string(), src.string()});
   const double timeout = compile_timeout_s();
-  int rc = spawn(argv, log, timeout);
+  int rc = spawn(argv, log, timeout, &cancel);
+  std::error_code ec;
   if (rc != 0) {  // (nothing of a failed compile stays behind)
     std::string text = read_file(log);
-    std::error_code ec;
     for (const fs::path& p : {src, log, out}) fs::remove(p, ec);
-    if (rc == kSpawnInterrupted && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
+    if (rc == kSpawnInterrupted) fail(ErrorKind::KeyboardInterrupt, "");
     if (rc == kSpawnTimedOut)
       fail(ErrorKind::RuntimeError, "compiling kernels took more than {} s: {} was stopped (THN_COMPILE_TIMEOUT sets "
            "the limit, in seconds)", timeout, compiler());
     fail(ErrorKind::RuntimeError, "compiling kernels failed ({} {}){}:\n{}", compiler(),
-         rc < 0 ? "could not be run or was killed" : fmt::format("exited with {}", rc), disk_full(dir), text);
+         rc < 0 ? "could not be run or was killed" : fmt::format("exited with {}", rc), disk_full(out.parent_path()), text);
   }
-  std::error_code ec;
   fs::remove(log, ec);
   fs::remove(src, ec);
   if (!is_entry(out))
     fail(ErrorKind::RuntimeError, "the kernel compiler {} exited with 0 but wrote no {}", compiler(), out.string());
+}
+
+// A file name of this process's worker thread for `key` (two processes'
+// workers never share one).
+std::string private_stem(const std::string& key) {
+  return fmt::format("{}.{}.{}", key, getpid(), std::hash<std::thread::id>()(std::this_thread::get_id()) % 100000);
+}
+
+// The prelude every host kernel starts with, precompiled once (GCC's
+// precompiled header: a kernel then compiles in about half the time):
+// the header's path in the cache (its .gch beside it), or "" when it
+// cannot be precompiled (kernels then include its text). Checked by its
+// checksum once per process.
+std::mutex header_mu;
+std::unordered_map<std::string, std::string> headers;  // name -> path, or ""
+
+std::string precompiled_header(const std::string& header, const std::string& name, const std::atomic<bool>& cancel) {
+  std::lock_guard<std::mutex> guard(header_mu);  // (one worker makes it; the others wait for it)
+  if (auto it = headers.find(name); it != headers.end()) return it->second;
+  fs::path dir = kernel_cache_dir(), h = dir / (name + ".h"), gch = dir / (name + ".h.gch"), sum = dir / (name + ".h.gch.sum");
+  Lock lock(dir / (name + ".lock"), &cancel);
+  if (read_file(h) != header || !is_entry(gch) || read_file(sum) != entry_sum(name + ".h.gch", read_file(gch))) {
+    try {
+      write_file(h, header);
+      fs::path src = dir / (private_stem(name) + ".h"), out = dir / (private_stem(name) + ".h.gch");
+      write_file(src, header);
+      run_compiler(src, out, {"-x", "c++-header"}, false, cancel);
+      write_file(sum, entry_sum(name + ".h.gch", read_file(out)));
+      install(out, gch);
+    } catch (const Error& e) {
+      if (e.kind() == ErrorKind::KeyboardInterrupt) throw;
+      return headers[name] = "";
+    }
+  }
+  return headers[name] = h.string();
+}
+
+// The host module of `header` + `source` under `key`, on a compile worker:
+// already loaded by this process, else its disk cache entry, else
+// compiled by the host compiler (stopped when `cancel` is set) and
+// installed.
+std::shared_ptr<HostModule> build_host_module(const std::string& key, const std::string& header, const std::string& source,
+                                              const std::atomic<bool>& cancel, CompileInfo& info) {
+  auto start = std::chrono::steady_clock::now();
+  fs::path dir = kernel_cache_dir();
+  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
+  info.path = so.string();
+  auto done = [&](std::shared_ptr<HostModule> m, bool disk, bool memory) {
+    info.from_disk = disk;
+    info.from_memory = memory;
+    info.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!memory) {
+      std::lock_guard<std::mutex> guard(loaded_mu);
+      loaded[key] = m;
+    }
+    return m;
+  };
+  {
+    std::lock_guard<std::mutex> guard(loaded_mu);
+    if (auto m = loaded[key].lock()) return done(m, false, true);
+  }
+  Lock lock(dir / (key + ".lock"), &cancel);
+  if (auto m = cached_module(key)) return done(m, true, false);
+  std::vector<std::string> extra;
+  std::string text = source;
+  if (!header.empty()) {
+    const std::string h = precompiled_header(header, "prelude-" + hash_hex(header + "\n" + compiler_identity()), cancel);
+    if (h.empty()) text = header + source;
+    else extra = {"-include", h};
+  }
+  const std::string stem = private_stem(key);
+  fs::path src = dir / (stem + ".cpp"), out = dir / (stem + ".so");
+  write_file(src, text);
+  run_compiler(src, out, extra, true, cancel);
   write_file(sum, entry_sum(key + ".so", read_file(out)));
   install(out, so);
-  auto m = open_module(so);
-  loaded[key] = m;
-  return done(m, false, false);
+  return done(open_module(so), false, false);
+}
+
+}  // namespace
+
+static std::string host_module_key(const std::string& source) {
+  std::string options;
+  for (const std::string& f : compile_flags()) options += f + " ";
+  return hash_hex(source + "\n" + options + "\n" + compiler() + "\n" + compiler_identity());
+}
+
+std::shared_ptr<CompileJob> host_module_job(const std::string& source, bool* fresh, const std::string& header) {
+  // (The key is made here, before the job: the cache directory and the
+  // compiler's identity are known before the first worker needs them.)
+  const std::string key = host_module_key(header + source);
+  return start_compile(key, [key, header, source](const std::atomic<bool>& cancel, CompileInfo& info) {
+    return std::static_pointer_cast<void>(build_host_module(key, header, source, cancel, info));
+  }, fresh);
+}
+
+std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info) {
+  std::shared_ptr<CompileJob> job = host_module_job(source);
+  job->wait();
+  auto m = std::static_pointer_cast<HostModule>(job->result());
+  if (info) *info = job->info();
+  return m;
 }
 
 }  // namespace thn

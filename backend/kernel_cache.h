@@ -6,6 +6,7 @@
 // checksum beside them: an entry whose checksum fails is rebuilt, never
 // loaded. Compile failures report the compiler's log and the path of the
 // generated source.
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -39,9 +40,11 @@ struct CompileInfo {
 // `log`; its exit status, -1 when it could not be started or was killed,
 // kSpawnTimedOut when it ran past `timeout_s` (0: no limit) and was killed,
 // kSpawnInterrupted when an interrupt was requested while it ran (waits
-// with a limit poll for one).
+// with a limit poll for one), or, given `cancel`, when that was set (then
+// interrupts are not its to see: a compile worker's).
 constexpr int kSpawnTimedOut = -2, kSpawnInterrupted = -3;  // (a Ctrl-C, request_interrupt)
-int spawn(const std::vector<std::string>& argv, const std::filesystem::path& log, double timeout_s = 0);
+int spawn(const std::vector<std::string>& argv, const std::filesystem::path& log, double timeout_s = 0,
+          const std::atomic<bool>* cancel = nullptr);
 // THN_COMPILE_TIMEOUT (seconds), else 600: how long a kernel compile may run.
 double compile_timeout_s();
 
@@ -50,7 +53,15 @@ double compile_timeout_s();
 std::shared_ptr<HostModule> cached_module(const std::string& key);
 
 // The host module built from `source` by $THN_CXX (else c++) with
-// -O3 -march=native -fopenmp -shared -fPIC, spawned without a shell.
+// -O3 -march=native -fopenmp -shared -fPIC, spawned without a shell, on a
+// compile worker (backend/compile_queue.h): the job building it (its
+// result a HostModule; `fresh` as start_compile's), or the module, waiting
+// for it (a Ctrl-C stops the compiler and raises KeyboardInterrupt).
+// `header`: text the source starts with, shared by many sources (the
+// kernels' prelude), compiled once as a precompiled header.
+class CompileJob;
+std::shared_ptr<CompileJob> host_module_job(const std::string& source, bool* fresh = nullptr,
+                                            const std::string& header = "");
 std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info = nullptr);
 
 // Raw entries of the disk cache (device images): the bytes stored under

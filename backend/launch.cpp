@@ -7,6 +7,7 @@
 #include "runtime/cuda.h"
 #include "runtime/elementwise.h"
 #include "runtime/loops.h"
+#include "runtime/progress.h"
 
 namespace thn {
 
@@ -378,6 +379,58 @@ std::vector<Value> CompiledFusion::run(Interpreter& in, std::span<const Value> l
   exec_counters().kernels++;
   exec_counters().bytes += p->bytes;
   return outs;
+}
+
+std::vector<Value> TieredFusion::run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                                     std::span<int64_t> loaded) const {
+  if (finish_ && job_->done()) switch_over();
+  return (compiled_ ? *compiled_ : *eager_).run(in, leaves, into, loaded);
+}
+
+void TieredFusion::switch_over() const {
+  Finish finish = std::exchange(finish_, nullptr);
+  std::string error = job_->error();
+  if (error.empty()) {
+    try {
+      compiled_ = finish(*job_);
+      return;
+    } catch (const Error& e) {
+      error = e.what();
+    }
+  }
+  // (A job cancelled at exit or by a Ctrl-C is no kernel's failure.)
+  if (job_->cancelled() || job_->reported.exchange(true)) return;
+  clear_status();
+  std::fprintf(stderr, "thn: a kernel did not compile, so its fusion runs op by op: %s\n", error.c_str());
+}
+
+FusionKernels compile_fusions(const Trace& t, CompileMode mode, const KernelJobFor& job_for, const KernelFinish& finish,
+                              std::vector<std::shared_ptr<const CompileJob>>* started) {
+  if (mode == CompileMode::Eager) return {};  // (the executor runs every fusion op by op)
+  std::vector<Kernel> ks = lower_fusions(t);
+  std::vector<std::shared_ptr<CompileJob>> jobs;
+  for (Kernel& k : ks) {
+    // Named alike, identical kernels have one source (and one job).
+    k.name = "thn_kernel";
+    bool fresh = false;
+    jobs.push_back(job_for(k, &fresh));
+    if (fresh && started) started->push_back(jobs.back());
+  }
+  FusionKernels out;
+  size_t k = 0;
+  for (const BoundSymbol& b : t.body) {
+    if (!is_fusion(b)) continue;
+    if (mode == CompileMode::Sync) {
+      jobs[k]->wait();
+      jobs[k]->result();  // (its error, raised)
+      out.push_back(finish(b, ks[k], *jobs[k]));
+    } else {
+      out.push_back(std::make_shared<TieredFusion>(
+          b, jobs[k], [f = b, kernel = ks[k], finish](const CompileJob& job) { return finish(f, kernel, job); }));
+    }
+    ++k;
+  }
+  return out;
 }
 
 }  // namespace thn

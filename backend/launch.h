@@ -5,9 +5,11 @@
 // the outputs allocated on the backend's device and the number leaves
 // gathered. The backend then only launches its kernel (host: a call into
 // the loaded module; CUDA: the driver's launch).
+#include <functional>
 #include <memory>
 #include <optional>
 
+#include "backend/compile_queue.h"
 #include "backend/kernel_ir.h"
 #include "ir/executor.h"
 
@@ -99,5 +101,36 @@ class CompiledFusion : public FusionKernel {
   int lanes_;                                     // vector_lanes(k_) on CUDA
   mutable std::unique_ptr<Plan> plan_;            // the last call's
 };
+
+// A fusion whose kernel compiles in the background: until its job is done
+// the region's prims run one by one (the runtime's kernels, as eager runs
+// them), and the first call after it is done switches to the kernel that
+// `finish` makes of the job's result (on the calling thread: loading a
+// CUDA module needs its context). A job that failed is reported once on
+// stderr and the region keeps running eagerly.
+class TieredFusion : public FusionKernel {
+ public:
+  using Finish = std::function<std::shared_ptr<const FusionKernel>(const CompileJob&)>;
+  TieredFusion(const BoundSymbol& f, std::shared_ptr<CompileJob> job, Finish finish)
+      : job_(std::move(job)), finish_(std::move(finish)), eager_(eager_fusion(f)) {}
+  std::vector<Value> run(Interpreter& in, std::span<const Value> leaves, std::span<const Value> into,
+                         std::span<int64_t> loaded) const final;
+
+ private:
+  void switch_over() const;
+  std::shared_ptr<CompileJob> job_;  // (kept: a retrace asking for the same kernel finds it done)
+  mutable Finish finish_;            // null once switched
+  mutable std::shared_ptr<const FusionKernel> compiled_;
+  std::shared_ptr<const FusionKernel> eager_;
+};
+
+// The kernel of each fusion of t, built by `job_for` (a compile job per
+// kernel, deduplicated by its key) and made by `finish` once built: waiting
+// for every job (Sync), or tiered (Background). `started` (when given)
+// gets the jobs this call queued first.
+using KernelJobFor = std::function<std::shared_ptr<CompileJob>(const Kernel& k, bool* fresh)>;
+using KernelFinish = std::function<std::shared_ptr<const FusionKernel>(const BoundSymbol& f, const Kernel& k, const CompileJob& job)>;
+FusionKernels compile_fusions(const Trace& t, CompileMode mode, const KernelJobFor& job_for, const KernelFinish& finish,
+                              std::vector<std::shared_ptr<const CompileJob>>* started);
 
 }  // namespace thn

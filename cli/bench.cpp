@@ -21,7 +21,7 @@
 
 #include "build_config.h"
 #include "cli/bench.h"
-#include "cli/progress.h"
+#include "runtime/progress.h"
 #include "cli/run.h"
 
 namespace thn {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cli/output_compare.h"
-#include "cli/progress.h"
+#include "runtime/progress.h"
 #include "cli/run.h"
 
 extern char** environ;

@@ -23,7 +23,7 @@
 
 #include "cli/difftest.h"
 #include "cli/fuzz_gen.h"
-#include "cli/progress.h"
+#include "runtime/progress.h"
 #include "cli/run.h"
 #include "runtime/cuda.h"
 

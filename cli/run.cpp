@@ -14,7 +14,7 @@
 #include <string>
 
 #include "build_config.h"
-#include "cli/progress.h"
+#include "runtime/progress.h"
 #include "frontend/parser.h"
 #include "frontend/resolve.h"
 #include "interp/interpreter.h"
@@ -212,7 +212,10 @@ int run_script(const RunOptions& run, const std::function<int(const JitRegistry&
       std::fflush(stdout);
       if (!jits) return;
       if (into) *into = jit_stats(*jits);
-      else std::fputs(jit_stats(*jits).c_str(), stderr);
+      else {
+        clear_status();  // (a compile progress line)
+        std::fputs(jit_stats(*jits).c_str(), stderr);
+      }
     }
   } stats{jits, run.stats_into};
   try {
@@ -348,6 +351,7 @@ int kernels_command(int argc, char** argv) {
   }
   int traces = 0, kernels = 0;
   std::string compiled_for = target == "cpu" ? "the host" : "";
+  run.jit.compile = CompileMode::Eager;  // (the script's fusions run op by op: the kernels compile here)
   Progress progress(stdout);  // (the count of traces is known as they come)
   run.jit.on_trace = [&](const std::string& name, const Trace& t) {
     int n = 0;
@@ -357,13 +361,12 @@ int kernels_command(int argc, char** argv) {
                                     traces + 1, target));
 
     Target tg = target == "cpu" ? Target::Cpu : Target::Cuda;
-    std::string src = kernel_source(t, tg);
     if (print) progress.clear();
     if (print) std::printf("// kernels of %s\n%s", name.c_str(), kernel_source(t, tg, false).c_str());
     if (target == "cpu") {
-      host_module(src);
+      compile_cpu(t, CompileMode::Sync);  // (each kernel, as jit compiles them)
     } else {
-      CudaImage img = nvrtc_compile(src, arch);
+      CudaImage img = nvrtc_compile(kernel_source(t, tg), arch);
       compiled_for = img.arch + (img.cubin ? " (cubin)" : " (PTX)");
     }
     progress.clear();

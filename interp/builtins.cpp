@@ -303,6 +303,7 @@ Value print_builtin(Interpreter& in, CallArgs& a) {
 Value jit_builtin(Interpreter& in, CallArgs& a) {
   Value cache = take_kwarg(a, "cache", Value::str("auto"));
   Value shapes = take_kwarg(a, "shapes", Value::str("auto"));
+  Value compile = take_kwarg(a, "compile", Value::none());
   no_more_kwargs("jit", a);
   arity("jit", a, 0, 1);
   auto check = [](const Value& v, const char* what, std::initializer_list<const char*> allowed) {
@@ -315,11 +316,12 @@ Value jit_builtin(Interpreter& in, CallArgs& a) {
   };
   check(cache, "cache", {"auto", "constant", "symbolic", "none"});
   check(shapes, "shapes", {"auto", "static", "symbolic"});
+  if (!compile.is_none()) check(compile, "compile", {"background", "sync"});
   if (a.args.empty())  // @jit(cache=...): the decorator that applies these options
-    return make_builtin("jit", [cache, shapes](Interpreter& in, CallArgs& b) {
+    return make_builtin("jit", [cache, shapes, compile](Interpreter& in, CallArgs& b) {
       no_kwargs("jit", b);
       arity("jit", b, 1, 1);
-      b.kwargs = {{"cache", cache}, {"shapes", shapes}};
+      b.kwargs = {{"cache", cache}, {"shapes", shapes}, {"compile", compile}};
       return jit_builtin(in, b);
     });
   Value f = a.args[0];
@@ -330,7 +332,8 @@ Value jit_builtin(Interpreter& in, CallArgs& a) {
   }
   if (!f.is(Type::Function) && !f.is(Type::Builtin) && !f.is(Type::Method))
     fail(ErrorKind::TypeError, "jit() expects a function or a callable object, not '{}'", type_name(f));
-  if (in.options().make_jit) return in.options().make_jit(in, f, cache.as_str(), shapes.as_str());
+  if (in.options().make_jit)
+    return in.options().make_jit(in, f, cache.as_str(), shapes.as_str(), compile.is_none() ? "" : compile.as_str());
   return f;
 }
 

@@ -2,6 +2,7 @@
 
 #include "interp/interpreter.h"
 #include "runtime/indexing.h"
+#include "runtime/progress.h"
 
 namespace thn {
 
@@ -46,6 +47,7 @@ void OpDispatch::print(Interpreter& in, std::span<const Value> args, const std::
     out += to_str(args[i]);
   }
   out += end;
+  clear_status();  // (a kernel compile's progress line, on the same terminal)
   std::fwrite(out.data(), 1, out.size(), in.out());
 }
 

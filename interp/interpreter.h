@@ -59,7 +59,10 @@ struct InterpOptions {
   std::string library_dir;
   std::FILE* out = stdout;
   // Makes jit(fn, cache=, shapes=)'s callable; unset, jit is the identity.
-  std::function<Value(Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes)> make_jit;
+  // (compile: "sync", "background", or "" for THN_COMPILE's)
+  std::function<Value(Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes,
+                      const std::string& compile)>
+      make_jit;
 };
 
 struct DictObj;

@@ -76,7 +76,7 @@ void Tracer::make_static(NumberProxy& p) {
   if (p.constraint == Constraint::Static) return;
   if (p.depends_on_data()) data_dependent("a number computed from tensor data is needed as a Python value");
   p.constraint = Constraint::Static;
-  guards_.push_back({Value::proxy(p.value, numbers_[size_t(p.id)]), p.value, false});
+  guards_.push_back({Value::proxy(p.value, numbers_[size_t(p.id)]), p.value, false, here()});
 }
 
 Value Tracer::new_tensor(Tensor meta, Device device, const std::string& name) {
@@ -340,9 +340,17 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     return path;
   };
   std::vector<Value> changed;  // the changed lists, and the changed dicts' and objects' encoded entries
+  // An int or float leaf at `index` of container leaf `parent` that now holds another number.
+  auto note_changed = [&r](int parent, size_t index, const Value& before, const Value& now) {
+    auto number = [](const Value& v) { return v.is(Type::Int) || v.is(Type::Float); };
+    if (before.is_proxy() || !number(before) || !number(now) || (!now.is_proxy() && same_item(now, before))) return;
+    for (const InputLeaf& l : r.leaves)
+      if (l.parent == parent && size_t(l.index) == index && l.kind == InputLeaf::Number) r.changed_numbers.push_back(l.name);
+  };
   for (const ListArgument& l : lists_) {
     const std::vector<Value>& now = l.list.items();
     bool same = now.size() == l.items.size();
+    for (size_t i = 0; i < now.size() && i < l.items.size(); ++i) note_changed(l.leaf, i, l.items[i], now[i]);
     for (size_t i = 0; same && i < now.size(); ++i) same = same_item(now[i], l.items[i]);
     if (same) continue;
     r.list_updates.push_back(argument_path(l.leaf));
@@ -353,7 +361,9 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
     bool same = now.count == m.entries.size();
     size_t i = 0;
     now.each([&](const Value& k, const Value& v) {
-      same = same && key_equals(k, m.entries[i].first) && same_item(v, m.entries[i].second);
+      const bool key = i < m.entries.size() && key_equals(k, m.entries[i].first);
+      if (key) note_changed(m.leaf, i, m.entries[i].second, v);
+      same = same && key && same_item(v, m.entries[i].second);
       ++i;
     });
     if (same) continue;
@@ -473,6 +483,11 @@ std::shared_ptr<const std::vector<TraceEntry>> Tracer::calls() {
   }
   calls_ = std::make_shared<const std::vector<TraceEntry>>(in_.traced_calls());
   return calls_;
+}
+
+Loc Tracer::here() const {
+  const Frame* f = in_.current_frame();
+  return f && f->loc ? *f->loc : Loc{};
 }
 
 BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out, bool whole) {

@@ -71,6 +71,7 @@ struct Guard {
   Value expr;
   Value expected;
   bool by_truth = true;
+  Loc loc;  // the statement that assumed it
 };
 
 // A name read from outside the traced code, and what it held.
@@ -126,6 +127,10 @@ struct TraceResult {
   // or object's entries, encoded as dicts are in outputs), which the
   // caller's arguments take after every run.
   std::vector<std::vector<int>> list_updates;
+  // The number leaves (int or float items and entries of list, dict and
+  // object arguments, by leaf name) that the function set to another value:
+  // counters (an optimizer's step), which the next call sees changed.
+  std::vector<std::string> changed_numbers;
   // Lists the caller gets back as themselves, as eager returns them: an
   // argument list in the output (`return xs`), or a list the output holds
   // twice or inside itself. The trace outputs None at `at` (a path of item
@@ -234,6 +239,8 @@ class Tracer : public OpDispatch {
   // as eager's op: its result depends on eager's loop order, or on a number
   // of tensor data whose checks only the run can make).
   BoundSymbol& record(Symbol sym, std::vector<Value> args, Value out, bool whole = false);
+  // The statement being traced (for a guard's location).
+  Loc here() const;
   // t.item(): a Dynamic number (no value while tracing), recorded.
   Value item(const Value& t);
   // Python's result type of a number op with a Dynamic operand.

@@ -18,7 +18,7 @@ Value placeholder(Type type) {
 
 void Tracer::assume(const Value& predicate) {
   if (!in_.truth(predicate.without_proxy())) throw std::logic_error("Tracer::assume: the predicate is false");
-  guards_.push_back({predicate, Value(true), true});
+  guards_.push_back({predicate, Value(true), true, here()});
 }
 
 Value Tracer::record_number_op(NumberOp op, std::vector<Value> operands) {
@@ -109,7 +109,7 @@ bool Tracer::truth(const Value& v) {
   auto& n = number_proxy(v);
   if (n.depends_on_data()) data_dependent("a branch depends on a number computed from tensor data");
   bool b = in_.truth(v.without_proxy());
-  if (n.constraint != Constraint::Static) guards_.push_back({v, Value(b), true});
+  if (n.constraint != Constraint::Static) guards_.push_back({v, Value(b), true, here()});
   return b;
 }
 

@@ -108,7 +108,7 @@ std::optional<IValue> run_cuda_op(const OpDef& op, const Args& a) {
     } catch (const TraceInTry&) {
       return std::nullopt;  // (an op has no try statement; eager runs it if one ever does)
     }
-    e = c.cache.add(r, PipelineOptions{}, true, inputs);
+    e = c.cache.add(r, PipelineOptions{}, true, inputs, CompileMode::Sync);  // (no eager tier below it)
   }
   if (!launches_only(e->computation)) return std::nullopt;
   return to_ivalue(e->executor.run(in, inputs));

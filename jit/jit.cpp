@@ -12,6 +12,7 @@
 #include "passes/buffer_plan.h"
 #include "interp/objects.h"
 #include "runtime/error.h"
+#include "runtime/threads.h"
 
 namespace thn {
 
@@ -29,7 +30,11 @@ struct JitObj : BuiltinObj {
   TraceCache cache;
   std::shared_ptr<CacheEntry> last;
   int64_t calls = 0, hits = 0, misses = 0;
-  int64_t compiled = 0, loaded = 0;  // kernels compiled by this process, loaded from the disk cache
+  CompileMode compile_mode = CompileMode::Background;
+  // The kernel compiles its traces queued first (compiled by this process,
+  // loaded from the disk cache, or not done yet), and its CUDA kernels.
+  std::vector<std::shared_ptr<const CompileJob>> jobs;
+  int64_t cuda_compiled = 0, cuda_loaded = 0;
   int64_t last_allocations = 0, last_bytes = 0;  // storages allocated by the last call's computation
   ExecCounters last_run;                          // kernels and bytes of the last call
   int64_t last_min_bytes = 0;                     // the least any plan could move
@@ -166,6 +171,8 @@ struct JitObj : BuiltinObj {
       r = decode_mappings(update_lists(params, execute(in, inputs)));
     } else {
       ++misses;
+      // (why the last trace does not serve: its first failing check)
+      std::string why = cache.entries.empty() ? "" : cache.entries.front()->prologue.why_not(in, params);
       auto trace = [&] {
         Tracer t(in, trace_opts);
         t.differentiate(grad_tensors);
@@ -189,12 +196,41 @@ struct JitObj : BuiltinObj {
       // (Tracing runs on metadata: tracing again with what the call showed to
       // vary made symbolic costs what the ops cost.)
       if ((auto_numbers || trace_opts.auto_shapes) && learn(traced.leaves)) traced = trace();
-      last = cache.add(std::move(traced), opts.pipeline, caching, inputs);
-      compiled += last->kernels_compiled, loaded += last->kernels_loaded;
+      // Numbers the function itself changes (an optimizer's step count)
+      // differ at the next call: symbolic at once, not a trace later.
+      std::vector<std::string> counters;
+      if (auto_numbers)
+        for (const std::string& n : traced.changed_numbers)
+          if (trace_opts.dynamic_numbers.insert(n).second) counters.push_back(n);
+      if (!counters.empty()) traced = trace();
+      note_miss(in, why, counters);
+      last = cache.add(std::move(traced), opts.pipeline, caching, inputs, compile_mode);
+      jobs.insert(jobs.end(), last->jobs.begin(), last->jobs.end());
+      cuda_compiled += last->cuda_compiled, cuda_loaded += last->cuda_loaded;
       report(*last);
       r = decode_mappings(update_lists(params, execute(in, inputs)));
     }
     return r;
+  }
+
+  // Why each trace but a plain first one was made (for --stats): a
+  // retrace's failing check, and the numbers made symbolic because the
+  // function changes them.
+  std::vector<std::string> miss_notes;
+  void note_miss(Interpreter& in, const std::string& why, const std::vector<std::string>& counters) {
+    std::string at;
+    if (const Frame* f = in.current_frame(); f && f->loc && f->loc->source)
+      at = fmt::format(" at {}:{}", f->loc->source->path, f->loc->line);
+    if (why.empty() && counters.empty()) return;  // (the first trace)
+    std::string note = fmt::format("trace {} (call {}{})", misses, calls, at);
+    note += why.empty() ? ": the first" : ": " + why;
+    if (!counters.empty()) {
+      const size_t shown = std::min<size_t>(counters.size(), 3);
+      note += fmt::format("; symbolic since the function changes them: {}{}",
+                          fmt::join(counters.begin(), counters.begin() + long(shown), ", "),
+                          counters.size() > shown ? fmt::format(" and {} more", counters.size() - shown) : "");
+    }
+    miss_notes.push_back(std::move(note));
   }
 
   // The lists eager would give back as themselves go into the trace's
@@ -226,6 +262,7 @@ struct JitObj : BuiltinObj {
   }
 
   Value execute(Interpreter& in, const std::vector<Value>& inputs) {
+    adapt_threads();
     int64_t before = Storage::allocations(), bytes = Storage::allocated_bytes();
     ExecCounters counters = exec_counters();
     InputTraffic traffic;
@@ -263,14 +300,23 @@ struct JitObj : BuiltinObj {
   std::string stats() const {
     std::string line = fmt::format("stats: {} calls={} hits={} misses={} kernels={} bytes={} min_bytes={}", name, calls,
                                    hits, misses, last_run.kernels, last_run.bytes, last_min_bytes);
-    const std::string kernels = fmt::format(" compiled={} loaded={}", compiled, loaded);
+    int64_t compiled = cuda_compiled, loaded = cuda_loaded, compiling = 0;
+    for (const auto& j : jobs) {
+      if (!j->done()) ++compiling;
+      else if (j->failed()) continue;
+      else if (j->info().from_disk) ++loaded;
+      else if (!j->info().from_memory) ++compiled;
+    }
+    const std::string kernels = fmt::format(" compiled={} loaded={} compiling={}", compiled, loaded, compiling);
     // (why, on a line of its own: the stats line stays key=value pairs)
     if (!interpreted.empty()) return line + kernels + " interpreted=1\n# " + name + " runs in the interpreter: " + interpreted;
     if (!last) return line + kernels;
     BufferStats b = buffer_stats(last->computation);
-    return line + fmt::format(" writeback_copies={} temporaries={} new_buffers={} allocations={} allocated_bytes={}",
-                              b.writeback_copies, b.temporaries, b.new_buffers, last_allocations, last_bytes) +
-           kernels;
+    line += fmt::format(" writeback_copies={} temporaries={} new_buffers={} allocations={} allocated_bytes={}",
+                        b.writeback_copies, b.temporaries, b.new_buffers, last_allocations, last_bytes) +
+            kernels;
+    for (const std::string& n : miss_notes) line += "\n# " + name + " " + n;
+    return line;
   }
 
   void report(const CacheEntry& e) const {
@@ -364,7 +410,8 @@ std::vector<JitView> jit_functions(const JitRegistry& r) {
 std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit) {
   auto registry = std::make_shared<JitRegistry>();
   install_eager_cuda();
-  opts.make_jit = [jit, registry](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes) {
+  opts.make_jit = [jit, registry](Interpreter&, const Value& fn, const std::string& cache, const std::string& shapes,
+                                  const std::string& compile) {
     // jit(grad(f)): the transform traced with f's parameters (passed to it
     // positionally: f may not take keyword-only ones or *args).
     Value function = fn, bound, callee = fn;
@@ -393,6 +440,9 @@ std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& 
     j->trace_opts.auto_shapes = shapes == "auto";
     j->auto_numbers = cache == "auto";
     j->caching = cache != "none";
+    j->compile_mode = compile == "sync"         ? CompileMode::Sync
+                      : compile == "background" ? CompileMode::Background
+                                                : jit.compile.value_or(default_compile_mode());
     j->opts = jit;
     j->interpret = registry->interpret;
     JitObj* self = j.get();
@@ -410,7 +460,7 @@ void install_jit_builtins(Interpreter& in, bool interpreted) {
     auto function_arg = [](const char* fn, CallArgs& a) {
       introspected(fn, a, [](const Value& v) { return v.is(Type::Function) || v.is(Type::Builtin) || v.is(Type::Method); });
     };
-    for (const char* name : {"cache_hits", "cache_misses"})
+    for (const char* name : {"cache_hits", "cache_misses", "compile_pending"})
       b[name] = make_builtin(name, [name, function_arg](Interpreter&, CallArgs& a) {
         function_arg(name, a);
         return Value(int64_t(0));
@@ -429,6 +479,10 @@ void install_jit_builtins(Interpreter& in, bool interpreted) {
   b["cache_hits"] = make_builtin("cache_hits", [](Interpreter&, CallArgs& a) { return Value(jit_arg("cache_hits", a).hits); });
   b["cache_misses"] = make_builtin("cache_misses", [](Interpreter&, CallArgs& a) {
     return Value(jit_arg("cache_misses", a).misses);
+  });
+  b["compile_pending"] = make_builtin("compile_pending", [](Interpreter&, CallArgs& a) {
+    const JitObj& j = jit_arg("compile_pending", a);
+    return Value(int64_t(std::count_if(j.jobs.begin(), j.jobs.end(), [](const auto& job) { return !job->done(); })));
   });
   b["last_traces"] = make_builtin("last_traces", [](Interpreter&, CallArgs& a) {
     std::vector<Value> out;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "backend/compile_queue.h"
 #include "interp/interpreter.h"
 #include "passes/pipeline.h"
 
@@ -23,6 +24,7 @@ struct JitOptions {
   std::function<void(const std::string& fn, const Trace& t)> on_trace;
   bool time_passes = false;    // print tracing and pass times of each new trace (stderr)
   bool keep_alive = false;     // the registry keeps every jit function (thn graph reads them after the run)
+  std::optional<CompileMode> compile;  // how kernels compile, unless jit(..., compile=) says (else THN_COMPILE's)
   PipelineOptions pipeline;
 };
 
@@ -32,8 +34,9 @@ struct JitRegistry;
 // Makes `jit` trace and compile (InterpOptions::make_jit), and eager ops on
 // CUDA tensors run as one-op fusions (jit/eager_cuda.h).
 std::shared_ptr<JitRegistry> install_jit(InterpOptions& opts, const JitOptions& jit);
-// The introspection builtins (cache_hits, cache_misses, last_traces,
-// last_prologue, last_execution_trace). `interpreted` (--interpret, where
+// The introspection builtins (cache_hits, cache_misses, compile_pending:
+// the function's kernels still compiling, last_traces, last_prologue,
+// last_execution_trace). `interpreted` (--interpret, where
 // jit(f) is f): they take any function and report an interpreted call's
 // values: no hits, no misses, no traces, empty text.
 void install_jit_builtins(Interpreter& in, bool interpreted = false);

@@ -66,6 +66,10 @@ Prologue::External::External(const ExternalGuard& g) : guard(g) {
   }
 }
 
+const Value* Prologue::External::now() const {
+  return guard.slot && guard.deleted == globals_deleted ? guard.slot : nullptr;
+}
+
 bool Prologue::External::holds(bool grad_on) const {
   const ExternalGuard& g = guard;
   if (g.deleted != globals_deleted) return false;  // (the slot may be gone)
@@ -161,7 +165,7 @@ Prologue::Prologue(const TraceResult& r) {
     int reg = compile_expr(g.expr);
     constants_.push_back(g.expected);
     code_.push_back({Op::Assert, uint8_t(g.by_truth), 0, reg, int32_t(constants_.size() - 1)});
-    line(text);
+    line(text, g.loc);
   }
   for (const IdentityGuard& g : r.identities) {
     const std::string& a = r.leaves[size_t(g.a)].name;
@@ -393,17 +397,30 @@ std::string Prologue::render(const Value& v) const {
 }
 
 bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const {
+  return first_failure(in, params, inputs, nullptr) < 0;
+}
+
+int Prologue::first_failure(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs,
+                            std::optional<Value>* seen) const {
   // (jit's hidden argument, present when tensors require grad, makes one more)
   const bool grad_on = grad_recording(in);
-  if (params.size() != params_ || grad_on != grad_recording_) return false;
+  const int fails = int(code_.size());
+  if (params.size() != params_ || grad_on != grad_recording_) return fails;
   std::vector<const Value*> refs(static_cast<size_t>(refs_));
   std::vector<Value> num = numbers_;
   inputs.clear();
+  int at = 0;
+  // (the value an instruction checked, for why_not)
+  auto failed = [&](const Value* v) {
+    if (seen && v) *seen = *v;
+    return at;
+  };
   try {
-    for (const Instr& i : code_) {
+    for (; at < fails; ++at) {
+      const Instr& i = code_[size_t(at)];
       switch (i.op) {
         case Op::Param:
-          if (size_t(i.a) >= params.size()) return false;
+          if (size_t(i.a) >= params.size()) return failed(nullptr);
           refs[size_t(i.dst)] = &params[size_t(i.a)];
           break;
         case Op::Item: refs[size_t(i.dst)] = &refs[size_t(i.a)]->items()[size_t(i.b)]; break;
@@ -412,11 +429,11 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
           // The same class (an object) and the same keys in the same order.
           const Value& v = *refs[size_t(i.a)];
           const MappingKind& kind = mappings_[size_t(i.dst)];
-          if (kind.cls ? !v.is(Type::Instance) || v.obj<InstanceObj>().cls != kind.cls : !v.is(Type::Dict)) return false;
+          if (kind.cls ? !v.is(Type::Instance) || v.obj<InstanceObj>().cls != kind.cls : !v.is(Type::Dict)) return failed(&v);
           const DictObj& d = (kind.cls ? v.obj<InstanceObj>().dict : v).obj<DictObj>();
-          if (d.count != kind.keys.size()) return false;
+          if (d.count != kind.keys.size()) return failed(&v);
           if (kind.cls) {
-            if (!same_contents(Value(Type::Class, v.obj<InstanceObj>().cls), kind.class_contents)) return false;
+            if (!same_contents(Value(Type::Class, v.obj<InstanceObj>().cls), kind.class_contents)) return failed(&v);
           }
           size_t k = 0;
           bool same = true;
@@ -424,38 +441,38 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
             same = same && key.type() == kind.keys[k].type() && key_equals(key, kind.keys[k]);
             ++k;
           });
-          if (!same) return false;
+          if (!same) return failed(&v);
           break;
         }
         case Op::Sequence: {
           const Value& v = *refs[size_t(i.a)];
-          if (!v.same_kind(kinds_[size_t(i.dst)]) || v.items().size() != size_t(i.b)) return false;
+          if (!v.same_kind(kinds_[size_t(i.dst)]) || v.items().size() != size_t(i.b)) return failed(&v);
           break;
         }
         case Op::Tensor: {
           const Value& v = *refs[size_t(i.a)];
-          if (!v.is(Type::Tensor)) return false;
+          if (!v.is(Type::Tensor)) return failed(&v);
           const Tensor& t = v.as_tensor();
           const TensorMeta& m = metas_[size_t(i.b)];
-          if (t.dtype() != m.dtype || !(t.device() == m.device) || size_t(t.dim()) != m.sizes.size()) return false;
+          if (t.dtype() != m.dtype || !(t.device() == m.device) || size_t(t.dim()) != m.sizes.size()) return failed(&v);
           for (size_t d = 0; d < m.sizes.size(); ++d)
-            if (m.sizes[d] >= 0 && t.sizes()[d] != m.sizes[d]) return false;
-          if (t.is_contiguous() != m.contiguous) return false;
-          if (!m.strides.empty() && t.strides() != m.strides) return false;
-          if (m.offset >= 0 && t.offset() != m.offset) return false;
+            if (m.sizes[d] >= 0 && t.sizes()[d] != m.sizes[d]) return failed(&v);
+          if (t.is_contiguous() != m.contiguous) return failed(&v);
+          if (!m.strides.empty() && t.strides() != m.strides) return failed(&v);
+          if (m.offset >= 0 && t.offset() != m.offset) return failed(&v);
           inputs.push_back(v);
           break;
         }
         case Op::Number: {
           const Value& v = *refs[size_t(i.a)];
-          if (v.type() != Type(i.type)) return false;
+          if (v.type() != Type(i.type)) return failed(&v);
           inputs.push_back(v);
           break;
         }
         case Op::Constant:
-          if (!same_constant(*refs[size_t(i.a)], constants_[size_t(i.b)])) return false;
+          if (!same_constant(*refs[size_t(i.a)], constants_[size_t(i.b)])) return failed(refs[size_t(i.a)]);
           if (!constant_contents_[size_t(i.b)].empty() && !same_contents(*refs[size_t(i.a)], constant_contents_[size_t(i.b)]))
-            return false;
+            return failed(refs[size_t(i.a)]);
           break;
         case Op::Size: num[size_t(i.dst)] = Value(refs[size_t(i.a)]->as_tensor().sizes()[size_t(i.b)]); break;
         case Op::Load: num[size_t(i.dst)] = *refs[size_t(i.a)]; break;
@@ -468,43 +485,74 @@ bool Prologue::check(Interpreter& in, std::span<const Value> params, std::vector
         case Op::Assert: {
           const Value& v = num[size_t(i.a)];
           const Value& want = constants_[size_t(i.b)];
-          if (i.type ? in.truth(v) != want.raw_int() : !same_constant(v, want)) return false;
+          if (i.type ? in.truth(v) != want.raw_int() : !same_constant(v, want)) return failed(&v);
           break;
         }
         case Op::Same:
-          if ((refs[size_t(i.a)]->object() == refs[size_t(i.b)]->object()) != bool(i.type)) return false;
+          if ((refs[size_t(i.a)]->object() == refs[size_t(i.b)]->object()) != bool(i.type)) return failed(refs[size_t(i.a)]);
           break;
         case Op::SameAs:
-          if ((refs[size_t(i.a)]->object() == objects_[size_t(i.b)].object()) != bool(i.type)) return false;
+          if ((refs[size_t(i.a)]->object() == objects_[size_t(i.b)].object()) != bool(i.type)) return failed(refs[size_t(i.a)]);
           break;
         case Op::Distinct: {
           std::vector<const Object*> objects;
           for (int reg : distinct_) objects.push_back(refs[size_t(reg)]->object().get());
           std::sort(objects.begin(), objects.end());
-          if (std::adjacent_find(objects.begin(), objects.end()) != objects.end()) return false;
+          if (std::adjacent_find(objects.begin(), objects.end()) != objects.end()) return failed(nullptr);
           break;
         }
         case Op::External:
-          if (!externals_[size_t(i.a)].holds(grad_on)) return false;
+          if (!externals_[size_t(i.a)].holds(grad_on)) return failed(externals_[size_t(i.a)].now());
           break;
         case Op::Overlap: {
           std::vector<const Tensor*> ts;
           for (const Value& v : inputs)
             if (v.is(Type::Tensor)) ts.push_back(&v.as_tensor());
           for (const Tensor& t : captured_) ts.push_back(&t);
-          if (overlap_pattern(ts) != overlap_) return false;
+          if (overlap_pattern(ts) != overlap_) return failed(nullptr);
           if (!groups_.group.empty()) {
             OverlapGroups g = overlap_groups(ts);
-            if (g.group != groups_.group || g.offset != groups_.offset) return false;
+            if (g.group != groups_.group || g.offset != groups_.offset) return failed(nullptr);
           }
           break;
         }
       }
     }
   } catch (const Error&) {
-    return false;  // a guard that cannot be evaluated on these inputs (e.g. n // 0) fails
+    return failed(nullptr);  // a guard that cannot be evaluated on these inputs (e.g. n // 0) fails
   }
-  return true;
+  return -1;
+}
+
+namespace {
+
+// What a call has where a check failed, briefly.
+std::string described(const Value& v) {
+  if (v.is(Type::Tensor)) {
+    const Tensor& t = v.as_tensor();
+    return fmt::format("a tensor \"{} {}[{}]\"{}", t.device().str(), dtype_short(t.dtype()), fmt::join(t.sizes(), ", "),
+                       t.is_contiguous() ? "" : ", non-contiguous");
+  }
+  if (v.is_number() || v.is_none() || v.is(Type::Str)) return to_repr(v);
+  if (v.is_sequence()) return fmt::format("a {} of {} items", type_name(v), v.items().size());
+  if (v.is(Type::Dict)) return fmt::format("a dict of {} entries", v.obj<DictObj>().count);
+  return "a " + type_name(v);
+}
+
+}  // namespace
+
+std::string Prologue::why_not(Interpreter& in, std::span<const Value> params) const {
+  std::vector<Value> inputs;
+  std::optional<Value> seen;
+  const int at = first_failure(in, params, inputs, &seen);
+  if (at < 0) return "";
+  if (at == int(code_.size()))
+    return params.size() != params_ ? "another number of arguments"
+                                    : fmt::format("grad mode is {} now", grad_recording(in) ? "on" : "off");
+  const size_t k = size_t(line_of_[size_t(at)]);
+  const Loc& loc = lines_loc_[k];
+  std::string where = loc.source ? fmt::format("{}:{}: ", loc.source->path, loc.line) : "";
+  return fmt::format("{}{} failed{}", where, lines_text_[k], seen ? ": now " + described(*seen) : "");
 }
 
 }  // namespace thn

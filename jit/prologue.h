@@ -20,6 +20,10 @@ class Prologue {
   // True when every check passes; then `inputs` holds the computation's
   // inputs (the argument values its input proxies stand for).
   bool check(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) const;
+  // Why `params` fail the checks: the first check that fails, as printed
+  // (with the source line of a guard), and what the call has there; "" when
+  // every check passes.
+  std::string why_not(Interpreter& in, std::span<const Value> params) const;
   // The checks as a printed trace.
   const std::string& text() const { return text_; }
 
@@ -46,10 +50,18 @@ class Prologue {
   void compile_leaves(const TraceResult& r);
   int compile_expr(const Value& v);
   std::string render(const Value& v) const;
-  void line(const std::string& s) {
+  // Prints a check: the instructions since the last line are its.
+  void line(const std::string& s, Loc loc = {}) {
     body_ += "  " + s + "\n";
     ++lines_;
+    lines_text_.push_back(s);
+    lines_loc_.push_back(loc);
+    line_of_.resize(code_.size(), int(lines_text_.size()) - 1);
   }
+  // The instruction that fails (-1: none; code_.size(): the parameters or
+  // the grad mode), and (where there is one) the value it checked.
+  int first_failure(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs,
+                    std::optional<Value>* seen) const;
 
   size_t params_ = 0;  // the parameters the trace was traced with
   bool grad_recording_ = false;  // TraceResult::grad_recording
@@ -74,6 +86,9 @@ class Prologue {
     // The name still holds what the trace read (and, while grad mode is on,
     // no tensor in it has come to require grad: jit refuses those).
     bool holds(bool grad_on) const;
+    // What the name holds now (null for a built-in, or when globals were
+    // deleted since: the slot may be gone).
+    const Value* now() const;
     ExternalGuard guard;
     std::optional<std::weak_ptr<Object>> object;  // what it held, when compared by identity
   };
@@ -87,6 +102,9 @@ class Prologue {
   std::unordered_map<const Symbolic*, std::string> names_;
   std::string text_, body_;
   int lines_ = 0;  // the checks printed
+  std::vector<std::string> lines_text_;
+  std::vector<Loc> lines_loc_;
+  std::vector<int> line_of_;  // per instruction: its printed check
 };
 
 }  // namespace thn

@@ -25,15 +25,19 @@ std::vector<size_t> mutated_inputs(const std::vector<PassRecord>& passes) {
 }
 
 // The trace's fusions compiled for the device their results live on (a
-// trace may make its CUDA tensors itself: zeros(..., device="cuda")).
-// Counts them as compiled or loaded from the disk cache.
-FusionKernels compile(const Trace& t, int& compiled, int& loaded) {
-  CompileInfo info;
+// trace may make its CUDA tensors itself: zeros(..., device="cuda")): host
+// kernels in `mode`, each job this trace queued first in `started`; CUDA
+// kernels (one module, compiled first) counted as compiled or loaded from
+// the disk cache.
+FusionKernels compile(const Trace& t, CompileMode mode, std::vector<std::shared_ptr<const CompileJob>>& started,
+                      int& compiled, int& loaded) {
   bool cuda = false;
   for (const BoundSymbol& b : t.body)
     if (is_fusion(b))
       for (const Value& o : b.out.items()) cuda |= tensor_proxy(o).device().type == DeviceType::CUDA;
-  FusionKernels ks = cuda ? compile_cuda(t, &info) : compile_cpu(t, &info);
+  if (!cuda) return compile_cpu(t, mode, &started);
+  CompileInfo info;
+  FusionKernels ks = compile_cuda(t, &info);
   if (info.from_disk) loaded = int(ks.size());
   else if (!info.from_memory) compiled = int(ks.size());
   return ks;
@@ -41,8 +45,9 @@ FusionKernels compile(const Trace& t, int& compiled, int& loaded) {
 
 }  // namespace
 
-CacheEntry::CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p)
-    : prologue(r), computation(std::move(t)), executor(computation, compile(computation, kernels_compiled, kernels_loaded)), passes(std::move(p)),
+CacheEntry::CacheEntry(const TraceResult& r, Trace t, std::vector<PassRecord> p, CompileMode mode)
+    : prologue(r), computation(std::move(t)),
+      executor(computation, compile(computation, mode, jobs, cuda_compiled, cuda_loaded)), passes(std::move(p)),
       mutated(mutated_inputs(passes)), list_updates(r.list_updates), output_links(r.output_links) {}
 
 std::shared_ptr<CacheEntry> TraceCache::find(Interpreter& in, std::span<const Value> params, std::vector<Value>& inputs) {
@@ -55,10 +60,10 @@ std::shared_ptr<CacheEntry> TraceCache::find(Interpreter& in, std::span<const Va
 }
 
 std::shared_ptr<CacheEntry> TraceCache::add(const TraceResult& r, const PipelineOptions& pipeline, bool keep,
-                                            std::vector<Value>& inputs) {
+                                            std::vector<Value>& inputs, CompileMode mode) {
   std::vector<PassRecord> records;
   Trace t = run_pipeline(r.trace, pipeline, records);
-  auto entry = std::make_shared<CacheEntry>(r, std::move(t), std::move(records));
+  auto entry = std::make_shared<CacheEntry>(r, std::move(t), std::move(records), mode);
   if (keep) entries.insert(entries.begin(), entry);
   if (capacity && entries.size() > capacity) entries.resize(capacity);
   inputs.clear();

@@ -65,11 +65,13 @@ struct GemmSplit {
   bool by_rows = true;
 };
 GemmSplit gemm_split(int64_t count, int64_t m, int64_t n, int64_t k) {
-  static const int64_t threads = [] {
+  static const bool serial_blas = [] {
     // The pthread OpenBLAS would start its own threads inside the region.
     if (openblas_get_parallel() != 2) openblas_set_num_threads(1);
-    return int64_t(omp_get_max_threads());
+    return true;
   }();
+  (void)serial_blas;
+  const int64_t threads = omp_get_max_threads();  // (adapt_threads' count)
   constexpr int64_t kLarge = int64_t(1) << 24;
   const int64_t each = m * n * k, work = (count * each) >> 17;
   GemmSplit s;

@@ -6,6 +6,7 @@
 
 #include "runtime/cuda.h"
 #include "runtime/error.h"
+#include "runtime/threads.h"
 
 namespace thn {
 
@@ -456,6 +457,7 @@ IValue call_op(const OpDef& op, std::optional<IValue> self, std::span<const IVal
 }
 
 IValue call_bound(const OpDef& op, const Args& a) {
+  adapt_threads();
   if (where_alone(op, a)) return call_op(op_def(OpId::nonzero), a[0], {}, {{"as_tuple", IValue(true)}});
   bool cuda = a.out() && a.out()->device().type == DeviceType::CUDA;
   for (size_t i = 0; i < a.size() && !cuda; i++) cuda = on_cuda(a[i]);

@@ -771,7 +771,7 @@ def check_cache_command(thn):
     with tempfile.TemporaryDirectory() as d:
         env = {"XDG_CACHE_HOME": d}
         code = "def f(x):\n    return x * 13 + 1\nprint(jit(f)(ones(2)))\n"
-        for want in ["compiled=1 loaded=0", "compiled=0 loaded=1"]:
+        for want in ["compiled=1 loaded=0 compiling=0", "compiled=0 loaded=1 compiling=0"]:
             r = run(thn, ["run", "FILE", "--stats"], code, env)
             if not re.search(r"^stats: f .* " + want + "$", r.stderr, re.M):
                 problems.append(f"--stats: want {want!r}:\n{r.stderr}")
@@ -818,6 +818,84 @@ def check_bench(thn):
     return problems
 
 
+def check_background_compile(thn):
+    """By default a new trace runs at once: its fusions run op by op while
+    their kernels compile in the background, then on the kernels, with the
+    same values (exact arithmetic, so bit for bit); compile_pending says
+    when they are ready. A script that ends while a compiler runs (one that
+    never returns) exits at once, stops the compiler and leaves no partial
+    cache entry. On a terminal a progress line shows while kernels compile
+    for over a second; nothing of it when stderr is a pipe."""
+    problems = []
+    background = {"THN_COMPILE": "background"}
+    switch = ("import time\n"
+              "def f(x):\n    return (x * 3.0 + 1.0) * 2.0 - x\n"
+              "jf = jit(f)\nx = arange(10000.0) / 7\nfirst = jf(x)\nprint(compile_pending(jf))\n"
+              "start = time.perf_counter()\n"
+              "while compile_pending(jf) > 0 and time.perf_counter() - start < 120:\n    pass\n"
+              "second = jf(x)\nprint(compile_pending(jf), bool((first == second).all()), bool((second == f(x)).all()))\n")
+    with tempfile.TemporaryDirectory() as cache:
+        r = run(thn, ["run", "FILE", "--stats"], switch, env={"XDG_CACHE_HOME": cache, **background})
+        if r.returncode != 0 or r.stdout != "1\n0 True True\n" or not re.search(
+                r"^stats: f calls=2 .*kernels=1 .*compiled=1 loaded=0 compiling=0$", r.stderr, re.M):
+            problems.append(f"switching to the compiled kernel: exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}")
+    # (eager calls for a second: the compiler has started when the script ends)
+    code = ("import time\ndef f(x):\n    return x * 5 + 2\njf = jit(f)\nprint(jf(ones(2)))\nstart = time.perf_counter()\n"
+            "while time.perf_counter() - start < 1.5:\n    jf(ones(2))\nprint('done')\n")
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as pids:
+        env = {"XDG_CACHE_HOME": cache, "THN_CXX": os.path.join(HERE, "slow_cxx"), "SLOW_CXX_PIDS": pids, **background}
+        start = time.monotonic()
+        r = run(thn, ["run", "FILE", "--stats"], code, env=env)
+        took = time.monotonic() - start
+        if r.returncode != 0 or r.stdout != "tensor([7., 7.])\ndone\n" or "compiling=1" not in r.stderr or took > 30:
+            problems.append(f"exit with a compile pending: exit {r.returncode} after {took:.0f} s, stdout {r.stdout!r}, "
+                            f"stderr {r.stderr!r}")
+        time.sleep(0.2)
+        started = os.listdir(pids)
+        alive = [p for p in started if os.path.exists(f"/proc/{p}")]
+        kernels = os.path.join(cache, "thn", "kernels")
+        left = [n for n in os.listdir(kernels) if not n.endswith((".lock", ".h"))] if os.path.isdir(kernels) else []
+        if not started or alive or left:
+            problems.append(f"compilers started {started}, still running {alive}, cache files left {left}")
+    slow = ("def f(x):\n    return x * 5 + 3\njf = jit(f)\n"
+            "while compile_pending(jf) > 0 or cache_misses(jf) == 0:\n    jf(ones(2))\nprint('ready')\n")
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"XDG_CACHE_HOME": cache, "THN_CXX": os.path.join(HERE, "slow_cxx"), "SLOW_CXX_SECONDS": "2",
+               **background}
+        with tempfile.NamedTemporaryFile("w", suffix=".thn", delete=False) as f:
+            f.write(slow)
+        try:
+            out = on_terminal(thn, ["run", f.name], env)
+            piped = run(thn, ["run", f.name], env=env)
+        finally:
+            os.unlink(f.name)
+        if "compiling 1 kernel: 0% (eager meanwhile)" not in out or not out.rstrip().endswith("ready"):
+            problems.append(f"no progress line on a terminal: {out!r}")
+        if piped.returncode != 0 or "compiling" in piped.stderr:
+            problems.append(f"a progress line into a pipe: exit {piped.returncode}, stderr {piped.stderr!r}")
+    return problems
+
+
+def check_retrace_reasons(thn):
+    """A training step with an optimizer compiles two traces (the first call
+    finds no .grad and no optimizer state); --stats says why each was made:
+    the check the previous trace failed, and the counters made symbolic."""
+    code = ("import optim\nw = randn(4, 3).requires_grad_()\nopt = optim.Adam([w], lr=0.1)\n"
+            "def step(w, opt, x):\n    opt.zero_grad()\n    loss = (x @ w).square().mean()\n"
+            "    loss.backward()\n    opt.step()\n    return loss\n"
+            "jstep = jit(step)\nfor i in range(4):\n    jstep(w, opt, ones(2, 4))\nprint(cache_misses(jstep))\n")
+    r = run(thn, ["run", "FILE", "--stats"], code)
+    problems = []
+    if r.returncode != 0 or r.stdout != "2\n":
+        return [f"exit {r.returncode}, stdout {r.stdout!r}, stderr {r.stderr!r}"]
+    lines = [l for l in r.stderr.splitlines() if l.startswith("# step trace")]
+    want = [r"^# step trace 2 \(call 2 at \S+:12\): check_none\(opt_state_0, None\) failed: now a dict of 4 entries; "
+            r"symbolic since the function changes them: opt_state_0_step$"]
+    if len(lines) != 1 or not all(re.search(w, l) for w, l in zip(want, lines)):
+        problems.append(f"--stats' trace notes: {lines}")
+    return problems
+
+
 if __name__ == "__main__":
     run_checks("cli", [("cache directory", check_cache_dir), ("cache owner", check_cache_owner), ("usage errors", check_usage_errors), ("output errors", check_output_errors), ("escaped source", check_escaped_source), ("compile timeout", check_compile_timeout), ("cache damage", check_cache_damage), ("interrupt", check_interrupt), ("hostile cache entries", check_hostile_cache),
                        ("swapped cache entries", check_swapped_cache), ("hints", check_hints), ("colour", check_colour), ("graph", check_graph),
@@ -826,4 +904,5 @@ if __name__ == "__main__":
                 ("traceback", check_traceback), ("did you mean", check_did_you_mean),
                 ("thn FILE and exit()", check_file_and_exit), ("thn cache and --stats compiled/loaded", check_cache_command),
                 ("thn bench", check_bench), ("traces point at the source", check_trace_sources),
-                ("progress lines", check_progress), ("matmul threads", check_matmul_threads)])
+                ("progress lines", check_progress), ("matmul threads", check_matmul_threads),
+                ("background compiles", check_background_compile), ("retrace reasons", check_retrace_reasons)])

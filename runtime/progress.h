@@ -1,7 +1,8 @@
 #pragma once
 // The progress line of the long-running commands (fuzz, difftest, kernels,
 // bench): redrawn in place on a terminal, nothing when the stream is not
-// one; cleared before other output goes to the same stream.
+// one; cleared before other output goes to the same stream. And the one
+// status line of background work (kernels compiling while a program runs).
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -42,5 +43,13 @@ class Progress {
   bool tty_;
   bool shown_ = false;
 };
+
+// The status line of background work on stderr, when stderr is a
+// terminal: drawn by the thread doing the work, cleared by it when done
+// and by print() before a program's output reaches the terminal (the work
+// redraws it later). Thread-safe; nothing at all when stderr is not a
+// terminal.
+void show_status(const std::string& text);
+void clear_status();
 
 }  // namespace thn

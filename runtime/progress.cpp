@@ -1,0 +1,37 @@
+#include "runtime/progress.h"
+
+#include <atomic>
+#include <mutex>
+
+namespace thn {
+
+namespace {
+
+std::mutex status_mu;
+std::atomic<bool> status_shown{false};
+
+bool stderr_is_terminal() {
+  static const bool tty = isatty(STDERR_FILENO) != 0;
+  return tty;
+}
+
+}  // namespace
+
+void show_status(const std::string& text) {
+  if (!stderr_is_terminal()) return;
+  std::lock_guard<std::mutex> lock(status_mu);
+  std::fprintf(stderr, "\r\033[K%s", text.c_str());
+  std::fflush(stderr);
+  status_shown = true;
+}
+
+void clear_status() {
+  if (!status_shown.load(std::memory_order_relaxed)) return;  // (print's path: one load)
+  std::lock_guard<std::mutex> lock(status_mu);
+  if (!status_shown) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  status_shown = false;
+}
+
+}  // namespace thn
