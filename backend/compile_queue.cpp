@@ -1,5 +1,9 @@
 #include "backend/compile_queue.h"
 
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -126,6 +130,9 @@ class CompileQueue {
   }
 
   void serve() {
+    // Compilers run at a lower priority (their nice value is this thread's):
+    // the program, running its fusions op by op meanwhile, comes first.
+    setpriority(PRIO_PROCESS, pid_t(syscall(SYS_gettid)), 10);
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       cv_.wait(lock, [&] { return stopping_ || !queued_.empty(); });

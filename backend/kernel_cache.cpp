@@ -550,7 +550,11 @@ std::shared_ptr<HostModule> build_host_module(const std::string& key, const std:
   if (auto m = cached_module(key)) return done(m, true, false);
   std::vector<std::string> extra;
   std::string text = source;
-  if (!header.empty()) {
+  // (GCC's precompiled headers only: GCC ignores one it cannot use, where
+  // Clang's -include of a stale one is an error)
+  static const bool gcc = compiler_identity().find("clang") == std::string::npos;
+  if (!header.empty() && !gcc) text = header + source;
+  if (!header.empty() && gcc) {
     const std::string h = precompiled_header(header, "prelude-" + hash_hex(header + "\n" + compiler_identity()), cancel);
     if (h.empty()) text = header + source;
     else extra = {"-include", h};
@@ -582,10 +586,14 @@ std::shared_ptr<CompileJob> host_module_job(const std::string& source, bool* fre
 }
 
 std::shared_ptr<HostModule> host_module(const std::string& source, CompileInfo* info) {
-  std::shared_ptr<CompileJob> job = host_module_job(source);
+  bool fresh = false;
+  std::shared_ptr<CompileJob> job = host_module_job(source, &fresh);
   job->wait();
   auto m = std::static_pointer_cast<HostModule>(job->result());
-  if (info) *info = job->info();
+  if (info) {
+    *info = job->info();
+    if (!fresh) info->from_disk = false, info->from_memory = true;  // (another request's job)
+  }
   return m;
 }
 

@@ -76,7 +76,13 @@ void adapt_threads() {
   static const int cores = usable_cores();
   const long running = read_field("/proc/stat", "procs_running");
   if (running < 0) return;
-  const int others = std::max(0, int(running) - own_running());
+  // Other processes running now; the fewest of the last four samples
+  // (200 ms), so that a blip (a kernel thread, a shell) does not halve a
+  // step while a neighbour that keeps running is seen within 200 ms.
+  static int recent[4] = {0, 0, 0, 0};
+  static unsigned k = 0;
+  recent[k++ % 4] = std::max(0, int(running) - own_running());
+  const int others = *std::min_element(recent, recent + 4);
   const int threads = std::clamp(cores - others, 1, cores);
   if (threads != chosen.load(std::memory_order_relaxed)) {
     chosen = threads;

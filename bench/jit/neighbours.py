@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """A small MLP training step beside busy neighbour processes (issue 59,
 item 7): the interpreter and jit (kernels compiled first) with 0, 1, 2 and
-4 processes spinning on the other cores, and jit with OMP_NUM_THREADS=1 for
-comparison. jit must never fall below the interpreter because other
+4 processes spinning on the other cores, and jit with a fixed team of one
+thread per core (OMP_NUM_THREADS=cores: what thn did before it counted
+the idle cores) and of one thread, for comparison. jit must never fall below the interpreter because other
 processes run. Medians of 200 steps, ms.
 
 Usage: bench/jit/neighbours.py --thn build/thn [--neighbours 0,1,2,4]
@@ -63,13 +64,16 @@ def main():
         with open(script, "w") as f:
             f.write(STEP)
         print(f"{os.cpu_count()} cores; MLP step [476, 26] -> 26 -> 27, cross entropy, SGD; medians of 200 steps")
-        print("| busy neighbours | interpreter | jit | jit, OMP_NUM_THREADS=1 | jit vs interpreter |")
-        print("|---|---|---|---|---|")
+        cores = os.cpu_count()
+        print(f"| busy neighbours | interpreter | jit | jit, OMP_NUM_THREADS={cores} | jit, OMP_NUM_THREADS=1 | "
+              "jit vs interpreter |")
+        print("|---|---|---|---|---|---|")
         for n in [int(k) for k in o.neighbours.split(",")]:
             spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(n)]
             try:
                 got = {}
-                for label, env in [("default", {}), ("one", {"OMP_NUM_THREADS": "1"})]:
+                for label, env in [("default", {}), ("all", {"OMP_NUM_THREADS": str(cores)}),
+                                   ("one", {"OMP_NUM_THREADS": "1"})]:
                     r = subprocess.run([o.thn, "run", script], capture_output=True, text=True,
                                        env=dict(os.environ, **env), timeout=600)
                     m = re.search(r"interp (\S+) jit (\S+)", r.stdout)
@@ -80,7 +84,8 @@ def main():
                 for p in spinners:
                     p.kill()
             interp, jit = got["default"]
-            print(f"| {n} | {interp:.3f} ms | {jit:.3f} ms | {got['one'][1]:.3f} ms | {interp / jit:.1f}x |")
+            print(f"| {n} | {interp:.3f} ms | {jit:.3f} ms | {got['all'][1]:.3f} ms | {got['one'][1]:.3f} ms | "
+                  f"{interp / jit:.1f}x |")
 
 
 if __name__ == "__main__":

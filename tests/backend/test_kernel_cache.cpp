@@ -5,9 +5,12 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
+#include "backend/compile_queue.h"
 #include "backend/kernel_cache.h"
 #include "runtime/error.h"
 
@@ -17,6 +20,12 @@ namespace {
 using Fn = int (*)(int);
 const char* kSource = "extern \"C\" int thn_test_twice(int x) { return 2 * x + 17; }\n";
 }  // namespace
+
+// Until no compile is pending: a finished job (which holds its module)
+// lets go of its last reference when its worker moves on.
+void settle() {
+  while (pending_compiles() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 TEST_CASE("kernel cache: memory, disk, corrupt entries rebuilt") {
   CompileInfo first;
@@ -28,12 +37,14 @@ TEST_CASE("kernel cache: memory, disk, corrupt entries rebuilt") {
   CHECK(same.get() == m.get());
   m.reset();
   same.reset();
+  settle();
 
   CompileInfo disk;
   auto d = host_module(kSource, &disk);
   CHECK(disk.from_disk);
   CHECK(reinterpret_cast<Fn>(d->symbol("thn_test_twice"))(1) == 19);
   d.reset();
+  settle();
 
   {  // a torn write: the checksum no longer holds
     std::ofstream f(disk.path, std::ios::binary | std::ios::trunc);
