@@ -28,6 +28,7 @@
 #include "frontend/resolve.h"
 #include "interp/interpreter.h"
 #include "jit/jit.h"
+#include "runtime/progress.h"
 
 namespace thn {
 
@@ -411,7 +412,11 @@ struct Terminal {
     sigint_seen = 0;
     pasted.clear();
     held = indent;  // (libedit clears text inserted before it reads: the indentation comes as keys)
+    // (no compile progress line over the line being typed)
+    clear_status();
+    pause_status(true);
     char* got = readline(prompt);
+    pause_status(false);
     indent.clear();
     if (sigint_seen) {
       std::free(got);

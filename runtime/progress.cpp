@@ -8,7 +8,7 @@ namespace thn {
 namespace {
 
 std::mutex status_mu;
-std::atomic<bool> status_shown{false};
+std::atomic<bool> status_shown{false}, status_paused{false};
 
 bool stderr_is_terminal() {
   static const bool tty = isatty(STDERR_FILENO) != 0;
@@ -18,7 +18,7 @@ bool stderr_is_terminal() {
 }  // namespace
 
 void show_status(const std::string& text) {
-  if (!stderr_is_terminal()) return;
+  if (!stderr_is_terminal() || status_paused) return;
   std::lock_guard<std::mutex> lock(status_mu);
   std::fprintf(stderr, "\r\033[K%s", text.c_str());
   std::fflush(stderr);
@@ -33,5 +33,7 @@ void clear_status() {
   std::fflush(stderr);
   status_shown = false;
 }
+
+void pause_status(bool paused) { status_paused = paused; }
 
 }  // namespace thn

@@ -51,5 +51,7 @@ class Progress {
 // terminal.
 void show_status(const std::string& text);
 void clear_status();
+// While paused (the REPL reading a line), show_status draws nothing.
+void pause_status(bool paused);
 
 }  // namespace thn
