@@ -497,7 +497,7 @@ BoundSymbol& Tracer::record(Symbol sym, std::vector<Value> args, Value out, bool
   b.sym = sym;
   b.args = std::move(args);
   b.out = std::move(out);
-  if (const Frame* f = in_.current_frame(); f && f->loc) static_cast<Loc&>(b.loc) = *f->loc;
+  static_cast<Loc&>(b.loc) = here();
   b.loc.calls = calls();
   if (!whole) decompose(*this, b);
   trace_.body.push_back(std::move(b));
