@@ -9,7 +9,9 @@
 
 namespace thn {
 
-struct Source {
+// Made with make_shared (load() does): an error located in a source keeps it
+// alive, so a parse's error can be reported after its text is dropped.
+struct Source : std::enable_shared_from_this<Source> {
   std::string path;  // as the user named it
   std::string text;
   std::vector<std::string> lines;
@@ -55,13 +57,17 @@ std::string format_located(const Loc& loc, std::string_view kind, const std::str
 // interpreter has placed them.
 class LocatedError : public Error {
  public:
-  LocatedError(ErrorKind kind, std::string msg, Loc loc) : Error(kind, std::move(msg)), loc_(loc) {}
+  LocatedError(ErrorKind kind, std::string msg, Loc loc) : Error(kind, std::move(msg)) { place(loc); }
   const Loc& loc() const { return loc_; }
   // Places an error raised where no location was known (by a builtin).
-  void place(const Loc& loc) { loc_ = loc; }
+  void place(const Loc& loc) {
+    loc_ = loc;
+    source_ = loc.source ? loc.source->weak_from_this().lock() : nullptr;
+  }
 
  private:
   Loc loc_;
+  std::shared_ptr<const Source> source_;  // what loc_ points into, while the error lives
 };
 
 template <class... A>

@@ -4,6 +4,7 @@
 // tensor operand hands the operator to the op table (PyTorch semantics).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -506,14 +507,15 @@ Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
         auto& r = b.obj<RangeObj>();
         int64_t x = a.as_int(), n = r.length();
         found = n > 0 && (x - r.start) % r.step == 0 && (x - r.start) / r.step >= 0 && (x - r.start) / r.step < n;
+      } else if (Value contains = b.is(Type::Instance) ? special(b, "__contains__") : Value::unbound();
+                 !contains.is(Type::Unbound)) {
+        CallArgs arg{{a}, {}};
+        found = truth(call(contains, arg));
       } else {
-        if (!b.is_sequence() && !b.is(Type::Range))
+        if (!b.is_sequence() && !b.is(Type::Range) && !draws(b))
           fail(ErrorKind::TypeError, "argument of type '{}' is not iterable", type_name(b));
-        for (const Value& x : iterate(b))
-          if (equals(x, a)) {
-            found = true;
-            break;
-          }
+        // (an iterator is drawn from up to the item found, as in Python)
+        found = !each(b, [&](const Value& x) { return !equals(x, a); });
       }
       return Value(found == (op == CmpOp::In));
     }
@@ -556,6 +558,46 @@ Value Interpreter::compare(CmpOp op, const Value& a, const Value& b) {
     case CmpOp::Le: return Value(!less(b, a));
     default: return Value(!less(a, b));
   }
+}
+
+bool Interpreter::each(const Value& v, const std::function<bool(const Value&)>& step) {
+  if (v.is(Type::Range)) {
+    const RangeObj& r = v.obj<RangeObj>();
+    for (int64_t i = 0, n = r.length(); i < n; ++i)
+      if (!step(Value(r.at(i)))) return false;
+    return true;
+  }
+  if (v.is(Type::List)) {
+    const std::vector<Value>& items = v.items();
+    for (size_t i = 0; i < items.size(); ++i)
+      if (!step(Value(items[i]))) return false;
+    return true;
+  }
+  if (v.is(Type::Instance) && !special(v, "__iter__").is(Type::Unbound)) return each(make_iterator(*this, v), step);
+  if (v.is(Type::Iterator)) {
+    auto& it = v.obj<IteratorObj>();
+    while (std::optional<Value> x = it.take())
+      if (!step(*x)) return false;
+    return true;
+  }
+  if (v.is(Type::Instance) && !special(v, "__getitem__").is(Type::Unbound)) {
+    // The sequence protocol: v[0], v[1], ... until IndexError.
+    Value get = special(v, "__getitem__");
+    for (int64_t i = 0;; ++i) {
+      CallArgs at{{Value(i)}, {}};
+      Value x;
+      try {
+        x = call(get, at);
+      } catch (Error& e) {
+        if (e.kind() != ErrorKind::IndexError) throw;
+        return true;
+      }
+      if (!step(x)) return false;
+    }
+  }
+  for (const Value& x : iterate(v))
+    if (!step(x)) return false;
+  return true;
 }
 
 std::vector<Value> Interpreter::iterate(const Value& v) {
@@ -677,11 +719,26 @@ Value Interpreter::getattr(const Value& obj, const std::string& name) {
   no_attribute(obj, name);
 }
 
+namespace {
+
+// The items of a tensor's index: a tuple's, or (as PyTorch 1.13 reads it,
+// after NumPy's old rule) a list shorter than 32 that holds a sequence, a
+// tensor, a slice, an Ellipsis or None: x[[[0, 1], [1, 2]]] is
+// x[[0, 1], [1, 2]]. Anything else is one index.
+std::span<const Value> tensor_index_items(const Value& index) {
+  if (index.is(Type::Tuple) && !index.is_size()) return index.items();
+  if (index.is(Type::List) && index.items().size() < 32 &&
+      std::any_of(index.items().begin(), index.items().end(), [](const Value& v) {
+        return v.is_sequence() || v.is(Type::Tensor) || v.is(Type::Slice) || v.is(Type::Ellipsis) || v.is_none();
+      }))
+    return index.items();
+  return std::span<const Value>(&index, 1);
+}
+
+}  // namespace
+
 Value Interpreter::getitem(const Value& obj, const Value& index) {
-  if (obj.is(Type::Tensor)) {
-    if (index.is(Type::Tuple) && !index.is_size()) return dispatch_->getitem(obj, index.items());
-    return dispatch_->getitem(obj, std::span<const Value>(&index, 1));
-  }
+  if (obj.is(Type::Tensor)) return dispatch_->getitem(obj, tensor_index_items(index));
   if (obj.is_sequence() || obj.is(Type::Str) || obj.is(Type::Range)) {
     const char* what = obj.is(Type::Str) ? "string" : obj.is(Type::Tuple) ? "tuple" : obj.is(Type::List) ? "list" : "range object";
     // (a string by character: the byte offsets of its characters, unless ASCII)
@@ -730,10 +787,7 @@ Value Interpreter::getitem(const Value& obj, const Value& index) {
 }
 
 void Interpreter::setitem(const Value& obj, const Value& index, const Value& v) {
-  if (obj.is(Type::Tensor)) {
-    if (index.is(Type::Tuple) && !index.is_size()) return dispatch_->setitem(obj, index.items(), v);
-    return dispatch_->setitem(obj, std::span<const Value>(&index, 1), v);
-  }
+  if (obj.is(Type::Tensor)) return dispatch_->setitem(obj, tensor_index_items(index), v);
   if (obj.is(Type::List)) {
     auto& items = obj.items();
     if (index.is(Type::Slice)) {

@@ -198,13 +198,14 @@ bool requires_grad(const Value& t) {
 }
 
 void tensors_requiring_grad(const Value& v, const std::string& name, std::vector<std::pair<std::string, Value>>& out,
-                            bool first_only) {
+                            bool first_only, bool or_grad) {
   if (!ever_required) return;
   std::unordered_set<const Object*> seen;
   auto walk = [&](auto&& self, const Value& x, const std::string& path) -> void {
     if (first_only && !out.empty()) return;
     if (x.is(Type::Tensor)) {
-      if (requires_grad(x)) out.emplace_back(path, x);
+      const AutogradMeta* m = autograd_of(x);
+      if (m && (m->requires_grad || (or_grad && !m->grad.is_none()))) out.emplace_back(path, x);
       return;
     }
     if (!x.is_sequence() && !x.is(Type::Dict) && !x.is(Type::Instance)) return;
@@ -234,7 +235,7 @@ void refuse_requiring_grad(Interpreter& in, const Value& v, const std::string& n
          found[0].first, remedy, found[0].first);
 }
 
-Value AutogradDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+Value AutogradDispatch::run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
                              bool inplace) {
   // tensor(..., requires_grad=True), zeros(..., requires_grad=True): a leaf that requires grad.
   if ((op.family == OpFamily::Creation || op.family == OpFamily::Random) &&
@@ -490,10 +491,14 @@ Value autograd_attribute(const Value& t, const std::string& name) {
 bool set_autograd_attribute(Interpreter& in, const Value& t, const std::string& name, const Value& v) {
   // (A trace cannot change whether a tensor requires grad: that decided how
   // it was traced. Its .grad it can: jit writes an argument's back.)
-  if ((name == "requires_grad" || (name == "grad" && !requires_grad(t))) && t.is_proxy()) {
+  if (t.is_proxy() && (name == "requires_grad" || (name == "grad" && !requires_grad(t)))) {
     const AutogradMeta* m = autograd_of(t);
-    if (name == "grad" && v.is_none() && (!m || m->grad.is_none())) return true;  // (None stays None)
-    refuse_in_trace(name);
+    if (name == "grad" && m && m->carried) {
+    } else if (name == "grad" && v.is_none() && (!m || m->grad.is_none())) {
+      return true;  // (None stays None)
+    } else {
+      refuse_in_trace(name);
+    }
   }
   if (name == "requires_grad") {
     if (!v.is(Type::Bool)) fail(ErrorKind::TypeError, "requires_grad must be a bool, not {}", type_name(v));

@@ -47,6 +47,9 @@ struct AutogradMeta {
   // follow the write).
   bool view = false;
   bool view_of_leaf = false;  // a view (of a view...) of a leaf that requires grad
+  // A trace's argument whose .grad jit carries in and out (it requires grad,
+  // or it has a .grad): the trace may read and set it.
+  bool carried = false;
   uint64_t view_version = 0;
   // A computed tensor no backward pass has gone through yet (its graph is
   // there to differentiate).
@@ -56,8 +59,6 @@ struct AutogradMeta {
 class AutogradDispatch : public OpDispatch {
  public:
   AutogradDispatch(Interpreter& in, OpDispatch& inner) : in_(in), inner_(&inner) {}
-  Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
-             bool inplace) override;
   Value getitem(const Value& tensor, std::span<const Value> index) override;
   // A shorthand with a rule of its own in stdlib/autograd.thn (OP_backward,
   // where its ops' rules would not give PyTorch's gradient: norm at zero):
@@ -103,6 +104,10 @@ class AutogradDispatch : public OpDispatch {
   // taken before then lack that history).
   bool rebased(const std::shared_ptr<Storage>& st) const;
 
+ protected:
+  Value run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+               bool inplace) override;
+
  private:
   void note_rebased(const Value& t);
   // An in-place op whose tensor needs a gradient afterwards.
@@ -132,9 +137,11 @@ bool requires_grad(const Value& t);
 // The tensors that require grad inside v (lists, tuples, dicts and objects
 // followed, each container once), with their paths (`name`, `name[0]`,
 // `name['w']`, `name.weight`), in the order jit flattens arguments; only
-// the first with `first_only`.
+// the first with `first_only`. With `or_grad`, also those that have a
+// .grad but no longer require grad (a frozen parameter: its .grad is state
+// too).
 void tensors_requiring_grad(const Value& v, const std::string& name, std::vector<std::pair<std::string, Value>>& out,
-                            bool first_only = false);
+                            bool first_only = false, bool or_grad = false);
 // jit's refusal, while grad mode is on, of a tensor that requires grad
 // coming into a trace from outside (inside v, named `name`: an argument, or
 // a value the function reads): the trace would not carry its gradient back.

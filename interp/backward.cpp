@@ -325,6 +325,28 @@ template <class F, class B> Value map_tree(const Value& x, F&& f, B&& bad) {
   return x;
 }
 
+// Whether root's graph reaches a leaf that requires grad besides those of
+// `fresh` (a closure's weight, an argument argnums leaves out).
+bool reaches_leaf_besides(const Value& root, const std::unordered_set<const Object*>& fresh) {
+  const AutogradMeta* m = autograd_of(root);
+  if (!m || !m->requires_grad) return false;
+  if (!m->step) return !fresh.count(root.object().get());
+  std::vector<const GradStep*> todo{m->step.get()};
+  std::unordered_set<const GradStep*> seen{m->step.get()};
+  while (!todo.empty()) {
+    const GradStep* s = todo.back();
+    todo.pop_back();
+    for (const GradStep::Edge& e : s->edges) {
+      if (e.step) {
+        if (seen.insert(e.step.get()).second) todo.push_back(e.step.get());
+      } else if (e.requires_grad && !fresh.count(e.tensor)) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
 // grad(f) / value_and_grad(f) called on args: f's value and the gradients
 // of the arguments argnums names (torch.func's transforms, eagerly).
 Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bool has_aux, bool with_value, CallArgs& a) {
@@ -341,6 +363,7 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   GradMode on(in.autograd(), true);
   std::vector<Value> trees;  // each argument as f gets it, its tensors fresh leaves
   std::unordered_set<const Object*> targets;  // (or kept: they require grad already)
+  std::unordered_set<const Object*> fresh;    // the leaves made here
   for (int64_t& n : nums) {
     const int64_t count = int64_t(a.args.size());
     if (n < -count || n >= count)
@@ -369,6 +392,7 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
       AutogradMeta* m = autograd_of(leaf, true);
       m->requires_grad = true;
       ever_required = true;
+      fresh.insert(leaf.object().get());
       return leaf;
     }, bad);
     trees.push_back(arg);
@@ -389,8 +413,12 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
   // zeros; one gradient reaching two leaves is copied for the second, so
   // that no two results share memory).
   std::vector<std::pair<Value, Value>> leaves;
+  // A tensor from outside the arguments that requires grad and that the
+  // value depends on: the gradients (and the value) stay differentiable with
+  // respect to it, as torch.func's (a gradient penalty trains the weights).
+  const bool outside = outer && reaches_leaf_besides(value, fresh);
   if (requires_grad(value))
-    leaves = leaf_gradients(in, value, Value(), false, !targets.empty(), targets.empty() ? nullptr : &targets);
+    leaves = leaf_gradients(in, value, Value(), false, !targets.empty() || outside, targets.empty() ? nullptr : &targets);
   std::unordered_set<const Object*> given;
   std::vector<Value> grads;
   for (const Value& tree : trees)
@@ -401,7 +429,7 @@ Value transformed_call(Interpreter& in, const Value& f, const Value& argnums, bo
       return op_call(in, "zeros_like", nullptr, {x});
     }, [](const Value&) {}));
   Value result = argnums.is_int_like() ? grads[0] : Value::tuple(grads);
-  Value shown = detached(in, value);  // (the value, outside the graph)
+  Value shown = outside ? value : detached(in, value);  // (the value, outside the graph of the arguments' leaves)
   if (!with_value) return has_aux ? Value::tuple({result, aux}) : result;
   return Value::tuple({has_aux ? Value::tuple({shown, aux}) : shown, result});
 }

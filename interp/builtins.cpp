@@ -713,16 +713,12 @@ void install_builtins(Interpreter& in) {
   hybrid(in, "all", [](Interpreter& in, CallArgs& a) {
     no_kwargs("all", a);
     arity("all", a, 1, 1);
-    for (const Value& x : in.iterate(a.args[0]))
-      if (!in.truth(x)) return Value(false);
-    return Value(true);
+    return Value(in.each(a.args[0], [&](const Value& x) { return in.truth(x); }));  // (up to the first false)
   });
   hybrid(in, "any", [](Interpreter& in, CallArgs& a) {
     no_kwargs("any", a);
     arity("any", a, 1, 1);
-    for (const Value& x : in.iterate(a.args[0]))
-      if (in.truth(x)) return Value(true);
-    return Value(false);
+    return Value(!in.each(a.args[0], [&](const Value& x) { return !in.truth(x); }));  // (up to the first true)
   });
   b["sorted"] = make_builtin("sorted", [](Interpreter& in, CallArgs& a) {
     Value reverse = take_kwarg(a, "reverse", Value(false));
@@ -757,10 +753,10 @@ void install_builtins(Interpreter& in) {
   });
   b["zip"] = make_builtin("zip", [](Interpreter& in, CallArgs& a) {
     no_kwargs("zip", a);
-    if (std::any_of(a.args.begin(), a.args.end(), [](const Value& x) { return x.is(Type::Iterator); })) {
+    if (std::any_of(a.args.begin(), a.args.end(), Interpreter::draws)) {
       auto it = std::make_shared<IteratorObj>();  // drawing from the iterators only as it is taken
       it->kind = IteratorObj::Kind::Zip;
-      for (const Value& x : a.args) it->sources.push_back(x.is(Type::Iterator) ? x : make_iterator(in, x));
+      for (const Value& x : a.args) it->sources.push_back(make_iterator(in, x));
       return Value(Type::Iterator, it);
     }
     std::vector<std::vector<Value>> seqs;
@@ -781,10 +777,10 @@ void install_builtins(Interpreter& in) {
     arity("enumerate", a, 1, 2);
     if (a.args.size() == 2) start = a.args[1];
     int64_t i = as_index(start);
-    if (a.args[0].is(Type::Iterator)) {  // drawing from it only as it is taken
+    if (Interpreter::draws(a.args[0])) {  // drawing from it only as it is taken
       auto it = std::make_shared<IteratorObj>();
       it->kind = IteratorObj::Kind::Enumerate;
-      it->sources.push_back(a.args[0]);
+      it->sources.push_back(make_iterator(in, a.args[0]));
       it->count = i;
       return Value(Type::Iterator, it);
     }

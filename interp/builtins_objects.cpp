@@ -192,6 +192,13 @@ void install_object_builtins(Interpreter& in) {
   });
   b["map"] = make_builtin("map", [](Interpreter& in, CallArgs& a) {
     if (a.args.size() < 2) fail(ErrorKind::TypeError, "map() must have at least two arguments.");
+    if (std::any_of(a.args.begin() + 1, a.args.end(), Interpreter::draws)) {
+      auto it = std::make_shared<IteratorObj>();  // calling f only as it is taken
+      it->kind = IteratorObj::Kind::Map;
+      it->items = a.args[0];
+      for (size_t i = 1; i < a.args.size(); ++i) it->sources.push_back(make_iterator(in, a.args[i]));
+      return Value(Type::Iterator, it);
+    }
     std::vector<std::vector<Value>> seqs;
     for (size_t i = 1; i < a.args.size(); ++i) seqs.push_back(in.iterate(a.args[i]));
     size_t n = SIZE_MAX;

@@ -1,5 +1,7 @@
 #include "interp/dispatch.h"
 
+#include <algorithm>
+
 #include "interp/interpreter.h"
 #include "runtime/indexing.h"
 #include "runtime/progress.h"
@@ -51,7 +53,21 @@ void OpDispatch::print(Interpreter& in, std::span<const Value> args, const std::
   std::fwrite(out.data(), 1, out.size(), in.out());
 }
 
-Value EagerDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+Value OpDispatch::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
+  auto alias = [&](const std::string& k) -> const char* {
+    const char* to = numpy_keyword_alias(k);
+    if (to && std::none_of(op.schema.params.begin(), op.schema.params.end(), [&](const Param& p) { return p.name == to; }))
+      return nullptr;  // (the op's TypeError names the keyword as given)
+    return to;
+  };
+  if (std::none_of(kw.kwargs.begin(), kw.kwargs.end(), [&](const auto& k) { return alias(k.first); }))
+    return run_op(op, self, args, kw, inplace);
+  CallArgs named{kw.args, {}};
+  for (const auto& [k, v] : kw.kwargs) named.kwargs.emplace_back(alias(k) ? alias(k) : k, v);
+  return run_op(op, self, args, named, inplace);
+}
+
+Value EagerDispatch::run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
                           bool inplace) {
   std::vector<IValue> positional;
   positional.reserve(args.size());
@@ -101,7 +117,9 @@ TensorIndex to_index(const Value& v) {
       auto& s = v.obj<SliceObj>();
       return TensorIndex(thn::Slice{slice_bound(s.start), slice_bound(s.stop), slice_bound(s.step)});
     }
-    case Type::List: return TensorIndex(call("tensor", {to_ivalue(v)}).to_tensor());
+    case Type::List:  // (an empty list selects nothing, as an empty long tensor)
+      if (v.items().empty()) return TensorIndex(empty({0}, DType::Int64));
+      return TensorIndex(call("tensor", {to_ivalue(v)}).to_tensor());
     default:
       fail(ErrorKind::IndexError,
            "only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are valid indices "

@@ -46,8 +46,11 @@ class OpDispatch {
  public:
   virtual ~OpDispatch() = default;
   // An op of the table, called as a function (self empty) or a method.
-  virtual Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
-                     bool inplace) = 0;
+  // NumPy's keyword names that PyTorch accepts for its own (axis= for dim=,
+  // keepdims= for keepdim=) become the schema's here, once: every layer
+  // below (autograd's saved steps and their backward rules, the tracer)
+  // sees only PyTorch's names.
+  Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace);
   virtual Value getitem(const Value& tensor, std::span<const Value> index) = 0;
   virtual void setitem(const Value& tensor, std::span<const Value> index, const Value& value) = 0;
   // bool(v) for `if v:` and friends: a tensor, or (while tracing) a number proxy.
@@ -72,15 +75,22 @@ class OpDispatch {
   // A built-in read by name from a module whose `globals` lack that name
   // (one defined there later would be read instead).
   virtual void builtin_load(const std::string& name, const std::unordered_map<std::string, Value>& globals) {}
+
+ protected:
+  // call() with the keywords named as the schema names them.
+  virtual Value run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+                       bool inplace) = 0;
 };
 
 class EagerDispatch : public OpDispatch {
  public:
-  Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
-             bool inplace) override;
   Value getitem(const Value& tensor, std::span<const Value> index) override;
   void setitem(const Value& tensor, std::span<const Value> index, const Value& value) override;
   bool truth(const Value& tensor) override;
+
+ protected:
+  Value run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+               bool inplace) override;
 };
 
 }  // namespace thn

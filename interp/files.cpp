@@ -6,14 +6,19 @@
 // dtype thn does not have) is a ValueError naming the file and the fault.
 // A load reads the header, checks it against the file's size, then reads
 // each tensor's bytes into the tensor; a save writes the header, then each
-// tensor (a host copy of one at a time when it is not contiguous).
+// tensor (a host copy of one at a time when it is not contiguous) into a
+// temporary file that replaces the destination once it is all on disk.
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
+#include <random>
 #include <unordered_set>
 
 #include "frontend/unicode.h"
@@ -64,16 +69,55 @@ class FileIn {
   uint64_t size_ = 0;
 };
 
-// A file being written in place (through a link, as NumPy writes), piece
-// by piece.
+// A file being written. A regular file (or a new one) is written beside
+// its destination (through a link, at the link's target, as NumPy writes
+// through links), flushed to the disk, then renamed over it: a save that
+// fails (a full disk, a kill) leaves the old file as it was, and the
+// temporary is removed. A FIFO or a device is written in place.
 class FileOut {
  public:
-  explicit FileOut(const std::string& path) : path_(path), out_(path, std::ios::binary | std::ios::trunc) {
-    if (!out_) failed();
+  explicit FileOut(const std::string& path) : path_(path) {
+    struct stat st;
+    bool exists = ::stat(path.c_str(), &st) == 0;
+    if (exists && !S_ISREG(st.st_mode)) {
+      fd_ = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      if (fd_ < 0) failed();
+      return;
+    }
+    target_ = path;
+    if (exists) {
+      std::error_code ec;
+      std::filesystem::path real = std::filesystem::canonical(path, ec);
+      if (!ec) target_ = real.string();
+    }
+    std::filesystem::path t(target_);
+    std::string dir = t.has_parent_path() ? t.parent_path().string() : ".";
+    for (int tries = 0; fd_ < 0; ++tries) {
+      temp_ = fmt::format("{}/.{}.{}-{}.tmp", dir, t.filename().string(), ::getpid(), std::random_device{}());
+      // (0666 less the umask, as a new file gets; a replaced file keeps its mode)
+      fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      if (fd_ < 0 && (errno != EEXIST || tries > 100)) {
+        temp_.clear();
+        failed();
+      }
+    }
+    if (exists) {
+      if (::fchown(fd_, st.st_uid, st.st_gid) != 0) (void)::fchown(fd_, -1, st.st_gid);
+      if (::fchmod(fd_, st.st_mode & 07777) != 0) failed();
+    }
+  }
+  ~FileOut() {
+    if (fd_ >= 0) ::close(fd_);
+    if (!temp_.empty()) ::unlink(temp_.c_str());
   }
   void write(const void* data, size_t n) {
-    out_.write(static_cast<const char*>(data), std::streamsize(n));
-    if (!out_) failed();
+    const char* p = static_cast<const char*>(data);
+    while (n) {
+      ssize_t k = ::write(fd_, p, n);
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) failed();
+      p += k, n -= size_t(k);
+    }
   }
   void write(const std::string& s) { write(s.data(), s.size()); }
   // A tensor's elements, contiguous and little-endian, from the host.
@@ -81,14 +125,27 @@ class FileOut {
     Tensor host = contiguous(t.device().type == DeviceType::CPU ? t : cuda::to_device(t, kCPU));
     write(host.raw_data(), size_t(host.numel() * itemsize(host.dtype())));
   }
+  // Flushes the file and puts it in place.
   void close() {
-    out_.close();
-    if (!out_) failed();
+    if (!temp_.empty() && ::fsync(fd_) != 0) failed();
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) failed();
+    if (temp_.empty()) return;
+    if (::rename(temp_.c_str(), target_.c_str()) != 0) failed();
+    temp_.clear();
+    std::filesystem::path t(target_);
+    int dir = ::open(t.has_parent_path() ? t.parent_path().c_str() : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir >= 0) {  // (the rename itself on the disk)
+      (void)::fsync(dir);
+      ::close(dir);
+    }
   }
 
  private:
   const std::string& path_;
-  std::ofstream out_;
+  std::string target_, temp_;  // temp_: the file being written, until renamed
+  int fd_ = -1;
   [[noreturn]] void failed() { fail(ErrorKind::OSError, "cannot write '{}': {}", path_, std::strerror(errno)); }
 };
 

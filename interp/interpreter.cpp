@@ -317,6 +317,13 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
       Value cur = load_name(n, f);
       Value rhs = eval(*a.value, f);
       f.loc = &s.loc;
+      // s += "x" where only the name holds the str (and cur, here): appended
+      // in place, so a loop of appends is linear (as CPython resizes an
+      // unshared str). Nothing else can see the change.
+      if (a.op == ast::BinOp::Add && cur.is(Type::Str) && rhs.is(Type::Str) && cur.object().use_count() == 2) {
+        cur.obj<StrObj>().s += rhs.as_str();
+        return Flow::Normal;
+      }
       store_name(n, inplace_binary(a.op, cur, rhs), f);
       return Flow::Normal;
     }
@@ -338,8 +345,6 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
     case StmtKind::For: {
       auto& fo = static_cast<const For&>(s);
       Value it = eval(*fo.iter, f);
-      // (an object with __iter__: its iterator, taken one item at a time)
-      if (it.is(Type::Instance) && !special(it, "__iter__").is(Type::Unbound)) it = make_iterator(*this, it);
       // One iteration; false once the loop is left (break or return).
       Flow exit = Flow::Normal;
       auto step = [&](const Value& x) {
@@ -348,17 +353,7 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
         if (flow == Flow::Return || flow == Flow::Break) exit = flow;
         return flow != Flow::Break && flow != Flow::Return;
       };
-      if (it.is(Type::Range)) {  // the common loop, without materialising the range
-        const RangeObj& r = it.obj<RangeObj>();
-        for (int64_t i = 0, n = r.length(); i < n && step(Value(r.at(i))); ++i) {}
-      } else if (it.is(Type::List)) {  // a list is visited live, as in Python
-        auto& items = it.items();
-        for (size_t i = 0; i < items.size() && step(Value(items[i])); ++i) {}
-      } else if (it.is(Type::Iterator)) {  // one item at a time: a break leaves the rest to come
-        auto& iter = it.obj<IteratorObj>();
-        while (std::optional<Value> x = iter.take())
-          if (!step(*x)) break;
-      } else if (it.is(Type::Dict)) {  // its keys; a change of its size is Python's RuntimeError
+      if (it.is(Type::Dict)) {  // its keys; a change of its size is Python's RuntimeError
         const auto& d = it.obj<DictObj>();
         size_t n = d.count;
         for (const Value& k : d.keys()) {
@@ -368,24 +363,8 @@ Interpreter::Flow Interpreter::exec(const Stmt& s, Frame& f, Value& ret) {
             fail(ErrorKind::RuntimeError, "dictionary changed size during iteration");
           }
         }
-      } else if (it.is(Type::Instance) && special(it, "__iter__").is(Type::Unbound) &&
-                 !special(it, "__getitem__").is(Type::Unbound)) {
-        // The sequence protocol, one item at a time: it[0], it[1], ... until IndexError.
-        Value get = special(it, "__getitem__");
-        for (int64_t i = 0;; ++i) {
-          CallArgs at{{Value(i)}, {}};
-          Value x;
-          try {
-            x = call(get, at);
-          } catch (Error& e) {
-            if (e.kind() != ErrorKind::IndexError) throw;
-            break;
-          }
-          if (!step(x)) break;
-        }
       } else {
-        for (const Value& x : iterate(it))
-          if (!step(x)) break;
+        each(it, step);  // (a range not materialised; a list live; an iterator one item at a time)
       }
       if (exit == Flow::Break) return Flow::Normal;
       return exit == Flow::Return ? exit : exec(fo.orelse, f, ret);
@@ -727,16 +706,13 @@ void Interpreter::comp_loop(const ListComp& c, size_t gen, Frame& f, std::vector
   const Comprehension& g = c.generators[gen];
   Value it = eval(*g.iter, f);
   f.loc = &g.iter->loc;
-  for (const Value& x : iterate(it)) {
+  each(it, [&](const Value& x) {  // (an iterator one item at a time, as Python draws it)
     assign(*g.target, x, f);
-    bool keep = true;
     for (auto& cond : g.ifs)
-      if (!truth(eval(*cond, f))) {
-        keep = false;
-        break;
-      }
-    if (keep) comp_loop(c, gen + 1, f, out);
-  }
+      if (!truth(eval(*cond, f))) return true;
+    comp_loop(c, gen + 1, f, out);
+    return true;
+  });
 }
 
 Value Interpreter::eval_call(const Call& c, Frame& f) {

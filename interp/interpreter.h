@@ -102,7 +102,14 @@ class Interpreter {
   bool equals(const Value& a, const Value& b);
   bool same_object(const Value& a, const Value& b);  // `a is b` for objects
   bool less(const Value& a, const Value& b);  // a < b for sorting, min and max
-  std::vector<Value> iterate(const Value& v);  // the items `for` visits
+  std::vector<Value> iterate(const Value& v);  // the items `for` visits, all of them
+  // The items `for` visits, one at a time, until step returns false (then
+  // false): an iterator, or an object's __iter__ or __getitem__, is drawn
+  // from only as far as visited; a list is visited live.
+  bool each(const Value& v, const std::function<bool(const Value&)>& step);
+  // Whether drawing v's items runs code or uses them up (an iterator, an
+  // object): zip, enumerate and map of one are iterators themselves.
+  static bool draws(const Value& v) { return v.is(Type::Iterator) || v.is(Type::Instance); }
   int64_t tensor_dim(const Value& t);
   Value tensor_len(const Value& t);  // len(t): t.size(0), symbolic while tracing
   Value getattr(const Value& obj, const std::string& name);

@@ -376,7 +376,7 @@ std::optional<Value> IteratorObj::take() {
         return std::nullopt;
       }
     }
-    case Kind::Zip: {
+    case Kind::Zip: case Kind::Map: {
       std::vector<Value> row;  // (each source in turn, as Python's zip: the first used up ends it)
       for (const Value& s : sources) {
         std::optional<Value> x = s.obj<IteratorObj>().take();
@@ -384,7 +384,9 @@ std::optional<Value> IteratorObj::take() {
         row.push_back(*x);
       }
       if (row.empty()) return std::nullopt;
-      return Value::tuple(std::move(row));
+      if (kind == Kind::Zip) return Value::tuple(std::move(row));
+      CallArgs call{std::move(row), {}};
+      return Interpreter::running()->call(items, call);
     }
   }
   return std::nullopt;

@@ -114,9 +114,10 @@ struct IteratorObj : Object {
   Value items;
   size_t next = 0;
   // Next: an instance's __next__ (`items`: the instance), called until it
-  // raises StopIteration.
-  enum class Kind : uint8_t { Items, Enumerate, Zip, Next } kind = Kind::Items;
-  std::vector<Value> sources;  // Enumerate: one iterator; Zip: one per argument
+  // raises StopIteration. Map: `items` (a function) of one item of each
+  // source.
+  enum class Kind : uint8_t { Items, Enumerate, Zip, Map, Next } kind = Kind::Items;
+  std::vector<Value> sources;  // Enumerate: one iterator; Zip, Map: one per argument
   int64_t count = 0;           // Enumerate: the next index
   // The next item, or nothing once it is used up.
   std::optional<Value> take();

@@ -61,7 +61,8 @@ std::vector<Value> bind(std::string_view name, const CallArgs& a, std::initializ
   for (const auto& kw : a.kwargs) {
     // (Not a structured binding: clang 14 cannot capture it. NumPy's names
     // are PyTorch's aliases.)
-    const std::string_view k = kw.first == "axis" ? "dim" : kw.first == "keepdims" ? "keepdim" : kw.first;
+    const char* alias = numpy_keyword_alias(kw.first);
+    const std::string_view k = alias ? alias : std::string_view(kw.first);
     auto it = std::find_if(ps.begin(), ps.end(), [&](const Param& p) { return p.first == k; });
     if (it == ps.end()) {
       std::vector<std::string> names;

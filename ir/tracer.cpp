@@ -254,7 +254,8 @@ TraceResult Tracer::trace(const Value& fn, const std::vector<Value>& params, con
   std::vector<std::shared_ptr<AutogradMeta>> grad_metas;
   for (size_t k = 0; k < grad_args_.size(); ++k) {
     auto m = std::make_shared<AutogradMeta>();
-    m->requires_grad = true;
+    m->requires_grad = requires_grad(grad_args_[k]);
+    m->carried = true;
     m->grad = grads.items()[k];
     for (const InputLeaf& l : r.leaves)
       if (l.kind == InputLeaf::Tensor && l.value.object() == grad_args_[k].object())

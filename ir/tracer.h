@@ -181,8 +181,6 @@ class Tracer : public OpDispatch {
   // trace leaves (a changed list argument: an output).
   void differentiate(std::vector<Value> tensors) { grad_args_ = std::move(tensors); }
 
-  Value call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
-             bool inplace) override;
   Value getitem(const Value& tensor, std::span<const Value> index) override;
   bool mask_assign(const Value& tensor, const Value& mask, const Value& value);
   void setitem(const Value& tensor, std::span<const Value> index, const Value& value) override;
@@ -205,6 +203,10 @@ class Tracer : public OpDispatch {
   Value number_node(NumberOp op, std::vector<Value> operands);
   // Guards that `predicate` (a number proxy) is true, as it is on this call.
   void assume(const Value& predicate);
+
+ protected:
+  Value run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw,
+               bool inplace) override;
 
  private:
   Value flatten(const Value& arg, int parent, int index, const std::string& name, std::vector<InputLeaf>& leaves);

@@ -108,7 +108,7 @@ void check_one_device(std::span<const Value> args) {
 
 }  // namespace
 
-Value Tracer::call(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
+Value Tracer::run_op(const OpDef& op, const Value* self, std::span<const Value> args, const CallArgs& kw, bool inplace) {
   // Introspection (x.shape, x.item(), ...); T and mT are views, recorded below.
   if (op.family == OpFamily::Attribute && op.schema.returns != "Tensor") {
     const Value* t = self ? self : args.empty() ? nullptr : &args[0];

@@ -124,10 +124,10 @@ struct JitObj : BuiltinObj {
     std::vector<Value> grad_tensors;
     {
       std::vector<std::pair<std::string, Value>> found;
-      for (size_t i = 0; i < params.size(); ++i) tensors_requiring_grad(params[i], names[i], found);
+      for (size_t i = 0; i < params.size(); ++i) tensors_requiring_grad(params[i], names[i], found, false, true);
       std::vector<std::string> paths;
       for (const auto& [path, t] : found) {
-        if (autograd_of(t)->step) {
+        if (autograd_of(t)->step && requires_grad(t)) {
           // (one computed outside: its graph would have to continue outside
           // the trace; with grad mode off it is a plain input)
           if (!grad_recording(in)) continue;
@@ -142,7 +142,8 @@ struct JitObj : BuiltinObj {
           continue;
         }
         grad_tensors.push_back(t);
-        paths.push_back(path);
+        // (one that has a .grad but does not require grad is no leaf of the trace's graph)
+        paths.push_back(requires_grad(t) ? path : path + " (.grad only)");
       }
       if (!grad_tensors.empty()) {
         std::vector<Value> grads;

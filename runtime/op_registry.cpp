@@ -272,8 +272,6 @@ bool makes_on_default_device(const OpDef& op) {
                       [](const Param& p) { return p.type == ParamType::Tensor; });
 }
 
-const std::string kDim = "dim", kKeepdim = "keepdim";
-
 }  // namespace
 
 void set_default_device(Device d) { default_device = d; }
@@ -317,8 +315,8 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
   }
   for (size_t j = 0; j < kwargs.size(); j++) {
     const auto& [given_name, value] = kwargs[j];
-    // NumPy's names, which PyTorch's argument parser accepts for its own.
-    const std::string& name = given_name == "axis" ? kDim : given_name == "keepdims" ? kKeepdim : given_name;
+    // (NumPy's axis= and keepdims= are the schema's names by now: OpDispatch::call)
+    const std::string& name = given_name;
     size_t i = 0;
     while (i < s.params.size() && s.params[i].name != name) i++;
     if (i == s.params.size()) {

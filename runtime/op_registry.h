@@ -163,7 +163,13 @@ struct ArgSource {
 // Where creation and random ops that take no tensor make their result when
 // no device is given (`thn run --device cuda`); the CPU unless set.
 void set_default_device(Device d);
-// Binds (positional, keyword) arguments to op's schema; a method call passes its
+// The PyTorch name of a NumPy keyword its argument parser accepts for its
+// own: "dim" for axis, "keepdim" for keepdims; null for any other.
+inline const char* numpy_keyword_alias(std::string_view k) {
+  return k == "axis" ? "dim" : k == "keepdims" ? "keepdim" : nullptr;
+}
+// Binds (positional, keyword) arguments to op's schema (keywords by the
+// schema's names: interp's OpDispatch::call renames NumPy's); a method call passes its
 // receiver as `self`. TypeError on a mismatch. `sources`, when given, gets one
 // entry per parameter.
 Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IValue> positional,

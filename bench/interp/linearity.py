@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Inputs whose cost must grow linearly with their size (issue 40, item 9):
-an if/elif chain and a jit call whose argument is a nested list (its
-prologue, names and output links). (str() of a nested list is linear too,
+"""Inputs whose cost must grow linearly with their size (issue 40, item 9;
+issue 60, item 6): an if/elif chain, a jit call whose argument is a nested
+list (its prologue, names and output links), and a loop of 40n `s += "x"`
+appends (in place while only the name holds the str). (str() of a nested list is linear too,
 but past 1000 levels it is Python's RecursionError.) Each is run at n and
 4n; the table gives the seconds (best of 3) and their ratio, about 4 when
 linear (16 when quadratic). Plain python3.
@@ -27,6 +28,10 @@ def nested_argument(n):
             "j = jit(f)\nprint(j(ones(2), l), j(ones(2), l))\n")
 
 
+def string_appends(n):
+    return f's = ""\nfor i in range({40 * n}):\n    s += "x"\nprint(len(s))\n'
+
+
 def seconds(thn, code):
     with tempfile.NamedTemporaryFile("w", suffix=".thn", delete=False) as f:
         f.write(code)
@@ -49,7 +54,8 @@ def main():
     a = ap.parse_args()
     print(f"| input | n = {a.n} (s) | n = {4 * a.n} (s) | ratio |")
     print("|---|---|---|---|")
-    for name, make in [("if/elif chain of n branches", elif_chain), ("jit call, argument a list nested n deep", nested_argument)]:
+    for name, make in [("if/elif chain of n branches", elif_chain), ("jit call, argument a list nested n deep", nested_argument),
+                       ("40n appends `s += \"x\"`", string_appends)]:
         t1, t4 = seconds(a.thn, make(a.n)), seconds(a.thn, make(4 * a.n))
         print(f"| {name} | {t1:.3f} | {t4:.3f} | {t4 / t1:.1f} |")
 

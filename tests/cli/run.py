@@ -268,6 +268,11 @@ def check_emit_ast(thn):
     got = "Module {}\n" + (lines[1] if len(lines) > 1 else "")
     if r.returncode != 0 or got != want:
         return [f"--emit=ast (exit {r.returncode}):\n--- want\n{want}--- got\n{r.stdout}{r.stderr}"]
+    # A syntax error: the located message with its source line, exit 1,
+    # nothing on stdout (the error's location outlives the parsed text).
+    r = run(thn, ["run", "FILE", "--emit=ast"], "x = 1\ny = (2 +\nprint(x)\n")
+    if r.returncode != 1 or r.stdout or "SyntaxError" not in r.stderr or "y = (2 +" not in r.stderr:
+        return [f"--emit=ast of a syntax error (exit {r.returncode}):\n{r.stdout}{r.stderr}"]
     return []
 
 

@@ -43,7 +43,7 @@ def check_pipe(thn):
         problems.append("prompts or escape codes on a pipe")
     errors = ["ZeroDivisionError: division by zero", "unknown command ':nonsense'", "NameError: name 'x' is not defined",
               ":trace: hj has not been called yet", ":emit trace: no jit function ran in 'z + 1'",
-              ":trace: 'z' is not a jit function (jit functions: hj)", "usage: :mode [interpret|jit]"]
+              "SyntaxError", "w = (1 +", ":trace: 'z' is not a jit function (jit functions: hj)", "usage: :mode [interpret|jit]"]
     at = 0
     for e in errors:
         i = r.stderr.find(e, at)

@@ -7,17 +7,27 @@ reader written here (struct, json and ast only: no NumPy, no thn):
   newline with the data 64-byte aligned, then the elements in C order;
 - safetensors: an 8-byte little-endian header length, a JSON header whose
   tensors' data_offsets cover the buffer without holes or overlaps,
-  `__metadata__` of strings, then the bytes.
+  `__metadata__` of strings, then the bytes;
+- a save replaces its destination whole or not at all: one that fails for
+  want of room (a file size limit, EFBIG, standing in for a full disk)
+  leaves the old file byte for byte and no temporary beside it; a saved
+  file keeps the mode of the one it replaced; a save through a symbolic
+  link replaces the link's target; a FIFO is written in place.
 
     check_written.py --thn build/thn
 """
 import argparse
 import ast
 import json
+import os
+import resource
+import signal
+import stat
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 PROGRAM = """
@@ -57,6 +67,49 @@ def read_npy(path):
 
 def unpack(fmt, data):
     return list(struct.unpack("<" + fmt * (len(data) // struct.calcsize(fmt)), data))
+
+
+def limited(size):
+    """A child's file size limit, its SIGXFSZ ignored (a write past it is EFBIG)."""
+    def setup():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    return setup
+
+
+def check_replacing(thn, tmp):
+    def save(code, **kw):
+        (tmp / "s.thn").write_text("from safetensors import save_file\n" + code)
+        return subprocess.run([thn, "run", "s.thn"], cwd=tmp, capture_output=True, text=True, timeout=120, **kw)
+
+    r = save('save_npy(arange(4.0), "old.npy")\nsave_file({"w": arange(4.0)}, "old.safetensors")\n')
+    check(r.returncode == 0, f"saving the old files: {r.stderr}")
+    os.chmod(tmp / "old.npy", 0o640)
+    before = {p.name: p.read_bytes() for p in tmp.iterdir() if p.is_file()}
+    for code in ['save_npy(zeros(100000), "old.npy")', 'save_file({"w": zeros(100000)}, "old.safetensors")']:
+        r = save(code + "\n", preexec_fn=limited(64 * 1024))
+        check(r.returncode == 1 and "OSError" in r.stderr and "File too large" in r.stderr,
+              f"{code} past the size limit: exit {r.returncode}, {r.stderr.strip()!r}")
+        after = {p.name: p.read_bytes() for p in tmp.iterdir() if p.is_file() and p.name != "s.thn"}
+        check(sorted(after) == sorted(n for n in before if n != "s.thn"),
+              f"{code} past the size limit: the folder holds {sorted(after)}")
+        for name in ("old.npy", "old.safetensors"):
+            check(after.get(name) == before[name], f"{code} past the size limit changed {name}")
+    r = save('save_npy(arange(3.0), "old.npy")\n')
+    check(r.returncode == 0 and read_npy(tmp / "old.npy")[1] == (3,), f"replacing old.npy: {r.stderr}")
+    check(stat.S_IMODE(os.stat(tmp / "old.npy").st_mode) == 0o640, "a replaced file keeps its mode")
+    os.symlink("old.npy", tmp / "link.npy")
+    r = save('save_npy(arange(5.0), "link.npy")\n')
+    check(r.returncode == 0 and (tmp / "link.npy").is_symlink() and read_npy(tmp / "old.npy")[1] == (5,),
+          f"saving through a link replaces its target: {r.stderr}")
+    os.mkfifo(tmp / "pipe.npy")
+    got = []
+    reader = threading.Thread(target=lambda: got.append((tmp / "pipe.npy").read_bytes()), daemon=True)
+    reader.start()
+    r = save('save_npy(arange(2.0), "pipe.npy")\n')
+    reader.join(60)
+    check(r.returncode == 0 and got and got[0][:6] == b"\x93NUMPY" and stat.S_ISFIFO(os.stat(tmp / "pipe.npy").st_mode),
+          f"saving to a FIFO writes it in place: {r.stderr}")
 
 
 def main():
@@ -102,6 +155,8 @@ def main():
             check(info.get("shape") == shape, f"safetensors {name}: shape {info.get('shape')}")
             begin, end = info.get("data_offsets", [0, 0])
             check(unpack(fmt, buffer[begin:end]) == values, f"safetensors {name}: values {unpack(fmt, buffer[begin:end])}")
+    with tempfile.TemporaryDirectory() as tmp:
+        check_replacing(thn, Path(tmp))
     for f in FAILURES:
         print("FAIL", f)
     print(f"file formats: {'ok' if not FAILURES else f'{len(FAILURES)} failed'}")
