@@ -144,12 +144,15 @@ std::string disk_full(const fs::path& dir) {
 // miss, which the rebuild replaces), so no planted entry can hang thn or
 // make it read without end.
 constexpr off_t kMaxCacheFile = off_t(1) << 30;
-std::string read_file(const fs::path& p) {
-  const int fd = ::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return "";
+// The bytes of the open file fd, when it is a regular file of at most
+// kMaxCacheFile bytes (and, with `loadable`, one thn may load: owned by
+// this user and writable by no one else); empty otherwise.
+std::string read_fd(int fd, bool loadable = false) {
   std::string out;
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size <= kMaxCacheFile) {
+  if (::fstat(fd, &st) != 0 || (loadable && (st.st_uid != ::geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))))
+    return out;
+  if (S_ISREG(st.st_mode) && st.st_size <= kMaxCacheFile) {
     out.resize(size_t(st.st_size));
     size_t got = 0;
     while (got < out.size()) {
@@ -159,6 +162,13 @@ std::string read_file(const fs::path& p) {
     }
     out.resize(got);
   }
+  return out;
+}
+
+std::string read_file(const fs::path& p) {
+  const int fd = ::open(p.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string out = read_fd(fd);
   ::close(fd);
   return out;
 }
@@ -174,6 +184,9 @@ bool is_entry(const fs::path& p) {
 // its name (a directory, a symlink), which the cache owns.
 void install(const fs::path& from, const fs::path& to) {
   std::error_code ec;
+  struct stat st {};  // (writable by this user alone, whatever the umask: a loadable entry must be)
+  if (::lstat(from.c_str(), &st) == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)))
+    (void)::chmod(from.c_str(), st.st_mode & 07755);
   if (!is_entry(to) && fs::symlink_status(to, ec).type() != fs::file_type::not_found) fs::remove_all(to, ec);
   fs::rename(from, to, ec);
   if (ec) {
@@ -440,14 +453,31 @@ CacheSummary clear_cache() {
   return c;
 }
 
-std::shared_ptr<HostModule> cached_module(const std::string& key) {
-  fs::path dir = kernel_cache_dir();
-  fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
-  // Loaded only when its checksum holds: bytes planted in the cache or a
-  // torn write never reach dlopen.
-  if (is_entry(so) && is_entry(sum) && read_file(sum) == entry_sum(key + ".so", read_file(so))) return open_module(so);
-  return nullptr;
+namespace {
+
+// The module of entry `key` in dir, or null when it is no entry thn may
+// load: a regular file owned by this user, writable by no one else, whose
+// bytes (read from the one descriptor its checks were made on) match the
+// .sum, so a torn write or planted bytes never reach dlopen. (dlopen then
+// opens it by name: loading through /proc/self/fd/N would need names
+// unique for the process's life, as glibc matches a loaded object by
+// name first, and a reused N named an earlier module.)
+std::shared_ptr<HostModule> verified_module(const fs::path& dir, const std::string& key) {
+  const fs::path so = dir / (key + ".so"), sum = dir / (key + ".sum");
+  const int fd = ::open(so.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  struct Closed {
+    int fd;
+    ~Closed() { ::close(fd); }
+  } closed{fd};
+  const std::string bytes = read_fd(fd, true);
+  if (bytes.empty() || !is_entry(sum) || read_file(sum) != entry_sum(key + ".so", bytes)) return nullptr;
+  return open_module(so);
 }
+
+}  // namespace
+
+std::shared_ptr<HostModule> cached_module(const std::string& key) { return verified_module(kernel_cache_dir(), key); }
 
 namespace {
 
@@ -565,7 +595,9 @@ std::shared_ptr<HostModule> build_host_module(const std::string& key, const std:
   run_compiler(src, out, extra, true, cancel);
   write_file(sum, entry_sum(key + ".so", read_file(out)));
   install(out, so);
-  return done(open_module(so), false, false);
+  std::shared_ptr<HostModule> m = verified_module(dir, key);
+  if (!m) fail(ErrorKind::RuntimeError, "the compiled kernels {} changed before they were loaded (another process writes the kernel cache)", so.string());
+  return done(m, false, false);
 }
 
 }  // namespace

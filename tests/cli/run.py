@@ -637,7 +637,8 @@ def check_interrupt(thn):
 
 def check_hostile_cache(thn):
     """Cache entries replaced by a FIFO (.so) and a symlink to /dev/zero
-    (.sum) are misses that the rebuild replaces: no hang, no endless read."""
+    (.sum) are misses that the rebuild replaces: no hang, no endless read;
+    an entry others may write is not loaded (rebuilt)."""
     problems = []
     code = "def f(x):\n    return x * 3 - 1\nprint(jit(f)(ones(2)))\n"
     with tempfile.TemporaryDirectory() as cache:
@@ -663,6 +664,21 @@ def check_hostile_cache(thn):
                 problems.append(f"exit {r.returncode}, stdout {r.stdout!r}:\n{r.stderr}")
         if not planted:
             problems.append("no kernel entry to replace")
+    # An entry with a good checksum that others may write (mode o+w) is not
+    # loaded: rebuilt, and the rebuilt one is loaded on the next run.
+    with tempfile.TemporaryDirectory() as cache:
+        env = {"XDG_CACHE_HOME": cache, "THN_COMPILE": "sync"}
+        counts = lambda r: re.findall(r"compiled=\d+ loaded=\d+", r.stderr)
+        first = run(thn, ["run", "FILE", "--stats"], code, env=env)
+        kernels = os.path.join(cache, "thn", "kernels")
+        sos = [os.path.join(kernels, n) for n in os.listdir(kernels) if n.endswith(".so")]
+        for so in sos:
+            os.chmod(so, 0o777)
+        again = run(thn, ["run", "FILE", "--stats"], code, env=env)
+        third = run(thn, ["run", "FILE", "--stats"], code, env=env)
+        if not sos or counts(first) != ["compiled=1 loaded=0"] or counts(again) != ["compiled=1 loaded=0"] or \
+                counts(third) != ["compiled=0 loaded=1"] or any(os.stat(so).st_mode & 0o022 for so in sos):
+            problems.append(f"a writable-by-others entry: {sos}, {counts(first)} {counts(again)} {counts(third)}\n{again.stderr}")
     return problems
 
 
