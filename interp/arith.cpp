@@ -584,6 +584,7 @@ bool Interpreter::each(const Value& v, const std::function<bool(const Value&)>& 
     // The sequence protocol: v[0], v[1], ... until IndexError.
     Value get = special(v, "__getitem__");
     for (int64_t i = 0;; ++i) {
+      if (interrupt_requested() && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
       CallArgs at{{Value(i)}, {}};
       Value x;
       try {
@@ -630,29 +631,17 @@ std::vector<Value> Interpreter::iterate(const Value& v) {
       }
       return out;
     }
-    case Type::Iterator: {  // what is left of it, which is then used up
-      auto& it = v.obj<IteratorObj>();
+    case Type::Iterator: case Type::Instance: {
+      // What is left of an iterator (then used up); an object's __iter__,
+      // else Python's sequence protocol: v[0], v[1], ... until IndexError.
+      if (v.is(Type::Instance) && special(v, "__iter__").is(Type::Unbound) && special(v, "__getitem__").is(Type::Unbound))
+        break;
       std::vector<Value> out;
-      while (std::optional<Value> x = it.take()) out.push_back(std::move(*x));
+      each(v, [&](const Value& x) {
+        out.push_back(x);
+        return true;
+      });
       return out;
-    }
-    case Type::Instance: {
-      // __iter__'s result, else Python's sequence protocol: v[0], v[1], ...
-      // until IndexError.
-      if (!special(v, "__iter__").is(Type::Unbound)) return iterate(make_iterator(*this, v));
-      Value get = special(v, "__getitem__");
-      if (get.is(Type::Unbound)) break;
-      std::vector<Value> out;
-      for (int64_t i = 0;; ++i) {
-        if (interrupt_requested() && take_interrupt()) fail(ErrorKind::KeyboardInterrupt, "");
-        CallArgs at{{Value(i)}, {}};
-        try {
-          out.push_back(call(get, at));
-        } catch (Error& e) {
-          if (e.kind() != ErrorKind::IndexError) throw;
-          return out;
-        }
-      }
     }
     default: break;
   }

@@ -493,10 +493,8 @@ bool set_autograd_attribute(Interpreter& in, const Value& t, const std::string& 
   // it was traced. Its .grad it can: jit writes an argument's back.)
   if (t.is_proxy() && (name == "requires_grad" || (name == "grad" && !requires_grad(t)))) {
     const AutogradMeta* m = autograd_of(t);
-    if (name == "grad" && m && m->carried) {
-    } else if (name == "grad" && v.is_none() && (!m || m->grad.is_none())) {
-      return true;  // (None stays None)
-    } else {
+    if (name != "grad" || !m || !m->carried) {  // (a carried .grad the trace may set)
+      if (name == "grad" && v.is_none() && (!m || m->grad.is_none())) return true;  // (None stays None)
       refuse_in_trace(name);
     }
   }

@@ -127,7 +127,7 @@ struct JitObj : BuiltinObj {
       for (size_t i = 0; i < params.size(); ++i) tensors_requiring_grad(params[i], names[i], found, false, true);
       std::vector<std::string> paths;
       for (const auto& [path, t] : found) {
-        if (autograd_of(t)->step && requires_grad(t)) {
+        if (autograd_of(t)->step) {
           // (one computed outside: its graph would have to continue outside
           // the trace; with grad mode off it is a plain input)
           if (!grad_recording(in)) continue;

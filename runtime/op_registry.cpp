@@ -314,15 +314,14 @@ Args bind_args(const OpDef& op, std::optional<IValue> self, std::span<const IVal
     }
   }
   for (size_t j = 0; j < kwargs.size(); j++) {
-    const auto& [given_name, value] = kwargs[j];
     // (NumPy's axis= and keepdims= are the schema's names by now: OpDispatch::call)
-    const std::string& name = given_name;
+    const auto& [name, value] = kwargs[j];
     size_t i = 0;
     while (i < s.params.size() && s.params[i].name != name) i++;
     if (i == s.params.size()) {
       std::vector<std::string> names;
       for (const Param& p : s.params) names.push_back(p.name);
-      unexpected_keyword(s.name, given_name, names);
+      unexpected_keyword(s.name, name, names);
     }
     set(i, value, false, {ArgSource::Keyword, uint32_t(j), 1});
   }
